@@ -1,0 +1,88 @@
+// Micro-benchmarks of the store: noderange expansion, selection, store get/put/scan.
+
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "store/cluster_view.hpp"
+#include "store/database.hpp"
+#include "store/noderange.hpp"
+
+namespace {
+
+using namespace cws::store;
+
+/// A temporary database with `n` nodes node000001..; half kvm, half ipmi.
+struct fixture {
+  std::filesystem::path dir;
+  std::unique_ptr<database> db;
+
+  explicit fixture(size_t n) {
+    dir = std::filesystem::temp_directory_path() / ("cws-bench-" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir);
+    lmdb_options opts;
+    opts.durable = false;
+    db = std::make_unique<database>(dir, opts);
+    db->write([&](write_txn& t) {
+      char name[32];
+      for (size_t i = 1; i <= n; ++i) {
+        std::snprintf(name, sizeof name, "node%06zu", i);
+        t.put(object_type::node, name,
+              {{"groups", "all,compute"}, {"mgt", i % 2 ? "kvm" : "ipmi"}, {"os", "rhels9"}});
+      }
+    });
+  }
+
+  ~fixture() {
+    db.reset();
+    std::filesystem::remove_all(dir);
+  }
+};
+
+fixture& store100k() {
+  static fixture f{100000};
+  return f;
+}
+
+void expand(benchmark::State& state, const char* range) {
+  auto& f = store100k();
+  for (auto _ : state) {
+    auto txn = f.db->read();
+    cluster_view view{txn};
+    auto r = expand_noderange(range, view);
+    benchmark::DoNotOptimize(r.nodes.data());
+    state.counters["nodes"] = static_cast<double>(r.nodes.size());
+  }
+}
+
+BENCHMARK_CAPTURE(expand, range_100k, "node[000001-100000]")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(expand, multi_bracket, "node[0000-0099][01-10]")
+  ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(expand, exclusion, "all,-node[000001-050000]")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(expand, select_mgt_kvm, "mgt==kvm")->Unit(benchmark::kMillisecond);
+
+void store_get(benchmark::State& state) {
+  auto& f = store100k();
+  auto txn = f.db->read();
+  size_t i = 0;
+  char name[32];
+  for (auto _ : state) {
+    std::snprintf(name, sizeof name, "node%06zu", (i++ % 100000) + 1);
+    benchmark::DoNotOptimize(txn.get(object_type::node, name));
+  }
+}
+BENCHMARK(store_get);
+
+void store_scan(benchmark::State& state) {
+  auto& f = store100k();
+  for (auto _ : state) {
+    auto txn = f.db->read();
+    size_t n = 0;
+    txn.scan(object_type::node, [&](std::string_view, record_view) { ++n; });
+    benchmark::DoNotOptimize(n);
+  }
+}
+BENCHMARK(store_scan)->Unit(benchmark::kMillisecond);
+
+} // namespace

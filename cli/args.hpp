@@ -1,0 +1,61 @@
+#pragma once
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cws::cli {
+
+/// A command-line usage mistake; the message is printed after `Error: `.
+class usage_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Which options a command accepts.
+struct option_spec {
+  /// Short options taking a value (`-t node`, `-tnode`).
+  std::string_view short_values;
+  /// Short boolean options, bundlable (`-lS`).
+  std::string_view short_flags;
+  /// Long options taking a value (`--home DIR`, `--home=DIR`).
+  std::vector<std::string_view> long_values;
+  /// Long boolean options.
+  std::vector<std::string_view> long_flags;
+};
+
+/// Parsed command line: options and the positional arguments in order.
+struct parsed_args {
+  std::map<std::string, std::vector<std::string>> values;
+  std::set<std::string> flags;
+  std::vector<std::string> positional;
+
+  /// True if boolean option `name` (`"l"`, `"help"`) was given.
+  bool has(std::string_view name) const {
+    return flags.count(std::string{name}) > 0;
+  }
+
+  /// The last value of option `name`, or `fallback`.
+  std::string value(std::string_view name, std::string fallback = {}) const {
+    auto it = values.find(std::string{name});
+    return it == values.end() ? fallback : it->second.back();
+  }
+
+  /// Every value of a repeatable option (`-w`).
+  std::vector<std::string> all(std::string_view name) const {
+    auto it = values.find(std::string{name});
+    return it == values.end() ? std::vector<std::string>{} : it->second;
+  }
+};
+
+/// Parses `args` (without the program name). `-h` and `--help` are always accepted.
+/// @throws usage_error for an unknown option or a missing value.
+parsed_args parse_args(const std::vector<std::string>& args, const option_spec& spec);
+
+/// Splits `attr=value` as xCAT does (`^\s*(\S+?)\s*=\s*(\S*.*)$`); false if there is no `=`.
+bool split_assignment(std::string_view arg, std::string& name, std::string& value);
+
+} // namespace cws::cli

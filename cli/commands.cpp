@@ -1,0 +1,195 @@
+#include "cli/commands.hpp"
+
+#include <iostream>
+
+#include "store/error.hpp"
+
+namespace cws::cli {
+
+namespace {
+
+using store::object_type;
+
+constexpr std::string_view change_help
+  = "  -t TYPE    object type: node (default), group, network, osimage, policy, site\n"
+    "  -o NAMES   object names (or give them as the first argument; a noderange for nodes)\n"
+    "  --home DIR state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n"
+    "  -h, --help this text\n";
+
+struct change_args {
+  store::change_request req;
+  parsed_args args;
+};
+
+/// Shared mkdef/chdef parsing: names from -o or the first non-assignment argument.
+change_args parse_change(const std::vector<std::string>& argv, std::string_view flags,
+                         const session* s) {
+  change_args c;
+  c.args = parse_args(argv, {"to", flags, {"home"}, {}});
+  c.req.type = parse_object_type(c.args.value("t", "node"));
+  std::string spec = c.args.value("o");
+  for (const auto& p : c.args.positional) {
+    store::attr_change a;
+    if (split_assignment(p, a.name, a.value)) {
+      c.req.attrs.push_back(std::move(a));
+    } else if (spec.empty()) {
+      spec = p;
+    } else {
+      throw usage_error("Unexpected argument '" + p + "'.");
+    }
+  }
+  if (s != nullptr) {
+    if (spec.empty() && c.req.type != object_type::site) {
+      throw usage_error("No object names were provided.");
+    }
+    c.req.names = s->names(c.req.type, spec);
+  }
+  return c;
+}
+
+} // namespace
+
+// -- shared helpers -------------------------------------------------------------
+
+session session::open(const parsed_args& args) {
+  session s;
+  s.home = store::home::resolve(args.value("home"));
+  if (!s.home.initialized()) {
+    throw usage_error("The clusterws home '" + s.home.dir.string()
+                      + "' is not initialized; run 'clusterctl init --home "
+                      + s.home.dir.string() + "' first.");
+  }
+  s.db = std::make_unique<store::database>(s.home.db());
+  auto conf = s.home.settings();
+  if (auto it = conf.find("noderange_max"); it != conf.end()) {
+    s.noderange.max_nodes = std::stoul(it->second);
+  }
+  if (auto it = conf.find("noderange_regex_max"); it != conf.end()) {
+    s.noderange.max_regex = std::stoul(it->second);
+  }
+  s.noderange.allow_files = true; // the CLI runs as its caller: `^file` reads their file
+  return s;
+}
+
+std::vector<std::string> session::names(object_type t, std::string_view spec) const {
+  if (t == object_type::site) {
+    return {"clustersite"};
+  }
+  if (t != object_type::node) {
+    return store::split_list(spec);
+  }
+  auto txn = db->read();
+  store::cluster_view view{txn};
+  auto opts = noderange;
+  opts.verify = false;
+  auto r = store::expand_noderange(spec, view, opts);
+  return std::move(r.nodes);
+}
+
+object_type parse_object_type(const std::string& text) {
+  auto t = store::parse_type(text);
+  if (!t) {
+    throw usage_error("Type '" + text + "' is not a valid xCAT object type.");
+  }
+  return *t;
+}
+
+int report(const store::outcome& out, io& streams) {
+  for (const auto& w : out.warnings) {
+    streams.err << "Warning: " << w << '\n';
+  }
+  for (const auto& e : out.errors) {
+    streams.err << "Error: " << e << '\n';
+  }
+  for (const auto& i : out.info) {
+    streams.out << i << '\n';
+  }
+  return out.ok() ? 0 : 1;
+}
+
+int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
+  static const std::pair<std::string_view, command_fn> table[] = {
+    {"lsdef", lsdef}, {"nodels", nodels}, {"mkdef", mkdef},   {"chdef", chdef},
+    {"rmdef", rmdef}, {"init", init},     {"passwd", passwd},
+  };
+  for (const auto& [n, fn] : table) {
+    if (n == name) {
+      try {
+        return fn(args, streams);
+      } catch (const usage_error& e) {
+        streams.err << "Error: " << e.what() << "\nTry '" << name << " --help'.\n";
+      } catch (const std::exception& e) {
+        streams.err << "Error: " << e.what() << '\n';
+      }
+      return 1;
+    }
+  }
+  streams.err << "Error: Unknown command '" << name
+              << "'. Commands: lsdef nodels mkdef chdef rmdef init passwd\n";
+  return 1;
+}
+
+// -- mkdef / chdef / rmdef ------------------------------------------------------------
+
+int mkdef(const std::vector<std::string>& argv, io& streams) {
+  if (parse_change(argv, "f", nullptr).args.has("help")) {
+    streams.out << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
+                << "Creates object definitions. -f replaces existing definitions.\n"
+                << change_help;
+    return 0;
+  }
+  auto s = session::open(parse_args(argv, {"to", "f", {"home"}, {}}));
+  auto c = parse_change(argv, "f", &s);
+  c.req.force = c.args.has("f");
+  return report(store::make_objects(*s.db, c.req), streams);
+}
+
+int chdef(const std::vector<std::string>& argv, io& streams) {
+  auto probe = parse_change(argv, "pmf", nullptr);
+  if (probe.args.has("help")) {
+    streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
+                << "Changes object definitions, creating missing ones. attr= clears.\n"
+                << "  -p         add the values to comma lists\n"
+                << "  -m         remove the values from comma lists\n"
+                << change_help;
+    return 0;
+  }
+  if (probe.args.has("f")) {
+    throw usage_error("The '-f' option is not valid for the chdef command.");
+  }
+  if (probe.args.has("p") && probe.args.has("m")) {
+    throw usage_error("The flags '-p' and '-m' cannot be used together.");
+  }
+  if (probe.req.attrs.empty()) {
+    throw usage_error("No attribute values were specified.");
+  }
+  auto s = session::open(probe.args);
+  auto c = parse_change(argv, "pmf", &s);
+  c.req.mode = c.args.has("p")   ? store::list_mode::append
+               : c.args.has("m") ? store::list_mode::remove
+                                 : store::list_mode::set;
+  return report(store::change_objects(*s.db, c.req), streams);
+}
+
+int rmdef(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"to", "", {"home"}, {}});
+  if (args.has("help")) {
+    streams.out << "Usage: rmdef [-t TYPE] [-o NAMES | NAMES]\n"
+                << "Removes object definitions; nothing is removed if any is missing.\n"
+                << change_help;
+    return 0;
+  }
+  auto type = parse_object_type(args.value("t", "node"));
+  std::string spec = args.value("o");
+  if (spec.empty() && !args.positional.empty()) {
+    spec = args.positional.front();
+  }
+  if (spec.empty() || args.positional.size() > 1) {
+    throw usage_error(spec.empty() ? "No object names were provided."
+                                   : "Unexpected argument '" + args.positional.back() + "'.");
+  }
+  auto s = session::open(args);
+  return report(store::remove_objects(*s.db, type, s.names(type, spec)), streams);
+}
+
+} // namespace cws::cli

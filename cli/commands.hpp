@@ -1,0 +1,60 @@
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/args.hpp"
+#include "store/database.hpp"
+#include "store/definitions.hpp"
+#include "store/home.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::cli {
+
+/// Where a command reads and writes.
+struct io {
+  std::istream& in;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+/// A command's signature: arguments without the program name; returns the exit status.
+using command_fn = int (*)(const std::vector<std::string>& args, io& streams);
+
+/// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, init, passwd) or prints an
+/// error for an unknown one. Exit status 0 on success, 1 on any error.
+int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams);
+
+/// An opened state directory with the limits of its configuration.
+struct session {
+  store::home home;
+  std::unique_ptr<store::database> db;
+  store::noderange_options noderange;
+
+  /// Opens the home named by `--home` / $CLUSTERWS_HOME.
+  /// @throws usage_error when it has not been initialized.
+  static session open(const parsed_args& args);
+
+  /// Expands object names for `t`: a noderange (no verify) for nodes, a comma list otherwise.
+  std::vector<std::string> names(store::object_type t, std::string_view spec) const;
+};
+
+/// Parses the `-t` option (default node).
+/// @throws usage_error for a type that is not a definition type.
+store::object_type parse_object_type(const std::string& text);
+
+/// Prints an outcome: warnings and errors on stderr, info on stdout. Returns the exit status.
+int report(const store::outcome& out, io& streams);
+
+int lsdef(const std::vector<std::string>& args, io& streams);
+int nodels(const std::vector<std::string>& args, io& streams);
+int mkdef(const std::vector<std::string>& args, io& streams);
+int chdef(const std::vector<std::string>& args, io& streams);
+int rmdef(const std::vector<std::string>& args, io& streams);
+int init(const std::vector<std::string>& args, io& streams);
+int passwd(const std::vector<std::string>& args, io& streams);
+
+} // namespace cws::cli

@@ -1,0 +1,25 @@
+// clusterctl: one multi-call binary for lsdef, nodels, mkdef, chdef, rmdef, init and passwd.
+// Called by one of those names (a symlink) or as `clusterctl <command> ...`.
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string name = std::filesystem::path{argc > 0 ? argv[0] : "clusterctl"}.filename();
+  cws::cli::io streams{std::cin, std::cout, std::cerr};
+  if (name == "clusterctl") {
+    if (args.empty() || args.front() == "--help" || args.front() == "-h") {
+      std::cout << "Usage: clusterctl COMMAND [ARGS]\n"
+                   "Commands: lsdef nodels mkdef chdef rmdef init passwd\n"
+                   "Each command takes --help. The definition tools are also installed under\n"
+                   "their own names (lsdef, nodels, mkdef, chdef, rmdef).\n";
+      return args.empty() ? 1 : 0;
+    }
+    name = args.front();
+    args.erase(args.begin());
+  }
+  return cws::cli::run_tool(name, args, streams);
+}

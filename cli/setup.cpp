@@ -1,0 +1,211 @@
+// clusterctl init and clusterctl passwd: creating a state directory and setting credentials.
+
+#include <fstream>
+#include <iostream>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli/commands.hpp"
+#include "cli/pki.hpp"
+#include "store/credentials.hpp"
+
+namespace cws::cli {
+
+namespace {
+
+using store::object_type;
+
+std::string short_hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  std::string h = buf;
+  return h.substr(0, h.find('.'));
+}
+
+std::string timezone_name() {
+  std::ifstream in{"/etc/timezone"};
+  std::string tz;
+  return std::getline(in, tz) && !tz.empty() ? tz : "UTC";
+}
+
+/// Site defaults written by xCAT's xcatconfig on a new database (xcat-compat.md §5.4).
+store::attr_map site_defaults(const std::string& master) {
+  return {
+    {"auditnosyslog", "0"},
+    {"auditskipcmds", "ALL"},
+    {"blademaxp", "64"},
+    {"cleanupdiskfullxcatpost", "no"},
+    {"cleanupxcatpost", "no"},
+    {"consoleondemand", "no"},
+    {"databaseloc", "/var/lib"},
+    {"db2installloc", "/mntdb2"},
+    {"dhcplease", "43200"},
+    {"dnshandler", "ddns"},
+    {"enableASMI", "no"},
+    {"fsptimeout", "0"},
+    {"installdir", "/install"},
+    {"ipmimaxp", "64"},
+    {"ipmiretries", "3"},
+    {"ipmitimeout", "2"},
+    {"master", master},
+    {"maxssh", "8"},
+    {"nameservers", master},
+    {"nodesyncfiledir", "/var/xcat/node/syncfiles"},
+    {"powerinterval", "0"},
+    {"ppcmaxp", "64"},
+    {"ppcretry", "3"},
+    {"ppctimeout", "0"},
+    {"sharedtftp", "1"},
+    {"SNsyncfiledir", "/var/xcat/syncfiles"},
+    {"sshbetweennodes", "ALLGROUPS"},
+    {"syspowerinterval", "0"},
+    {"tftpdir", "/tftpboot"},
+    {"timezone", timezone_name()},
+    {"tokenexpiredays", "1"},
+    {"useNmapfromMN", "no"},
+    {"vsftp", "n"},
+    {"xcatconfdir", "/etc/xcat"},
+    {"xcatdport", "3001"},
+    {"xcatiport", "3002"},
+    {"xcattlspolicy", "modern"},
+  };
+}
+
+constexpr std::string_view default_config
+  = "# clusterws configuration: key = value; '#' starts a comment.\n"
+    "# Address the daemon listens on (loopback by default).\n"
+    "listen = 127.0.0.1:8443\n"
+    "# Largest number of names one noderange may expand to.\n"
+    "noderange_max = 1000000\n"
+    "# Longest regular expression accepted in a noderange or selector.\n"
+    "noderange_regex_max = 1024\n";
+
+bool valid_user(std::string_view u) {
+  if (u.empty() || u.size() > 32 || !(std::islower(u[0]) || u[0] == '_')) {
+    return false;
+  }
+  return std::all_of(u.begin(), u.end(), [](char c) {
+    return std::islower(c) || std::isdigit(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+void set_password(store::database& db, const std::string& user, const std::string& hash) {
+  db.write([&](store::write_txn& t) { t.put(object_type::passwd, user, {{"password", hash}}); });
+}
+
+/// Reads a password: the first line of stdin, or twice from the terminal without echo.
+std::string read_password(io& streams, bool from_stdin) {
+  std::string pw;
+  if (from_stdin || !isatty(STDIN_FILENO)) {
+    if (!from_stdin) {
+      throw usage_error("No password given: use --password-stdin or run on a terminal.");
+    }
+    std::getline(streams.in, pw);
+    return pw;
+  }
+  termios old{};
+  tcgetattr(STDIN_FILENO, &old);
+  termios quiet = old;
+  quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+  tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+  std::string again;
+  streams.err << "New password: " << std::flush;
+  std::getline(streams.in, pw);
+  streams.err << "\nRetype new password: " << std::flush;
+  std::getline(streams.in, again);
+  streams.err << '\n';
+  tcsetattr(STDIN_FILENO, TCSANOW, &old);
+  if (pw != again) {
+    throw usage_error("The passwords do not match.");
+  }
+  return pw;
+}
+
+} // namespace
+
+int init(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"", "", {"home", "admin-password", "master"}, {}});
+  if (args.has("help")) {
+    streams.out << "Usage: clusterctl init [--home DIR] [--admin-password PW] [--master IP]\n"
+                   "Creates the state directory: database with xCAT's site defaults and\n"
+                   "default policy, cluster CA and server certificate (pki/), clusterws.conf,\n"
+                   "and root's credential (generated and printed once unless given).\n";
+    return 0;
+  }
+  auto home = store::home::resolve(args.value("home"));
+  if (home.initialized()) {
+    throw usage_error("The clusterws home '" + home.dir.string() + "' is already initialized.");
+  }
+  std::filesystem::create_directories(home.dir);
+  std::filesystem::permissions(home.dir, std::filesystem::perms::owner_all);
+  auto host = short_hostname();
+  make_pki(home.pki(), {host.empty() ? "localhost" : host, "localhost", "127.0.0.1", "::1"});
+  if (!std::filesystem::exists(home.config())) {
+    std::ofstream{home.config()} << default_config;
+  }
+  std::string password = args.value("admin-password");
+  bool generated = password.empty();
+  if (generated) {
+    password = store::random_hex(12);
+  }
+  store::database db{home.db()};
+  auto master = args.value("master", "127.0.0.1");
+  db.write([&](store::write_txn& t) {
+    t.put(object_type::site, "clustersite", site_defaults(master));
+    t.set_meta("xcatdefaults.postscripts", "syslog,remoteshell,syncfiles");
+    t.set_meta("xcatdefaults.postbootscripts", "otherpkgs");
+    t.put(object_type::policy, "1", {{"name", "root"}, {"rule", "allow"}});
+    t.put(object_type::policy, "1.2", {{"name", host}, {"rule", "trusted"}});
+    const std::pair<const char*, const char*> rows[] = {
+      {"2", "getbmcconfig"},  {"2.1", "remoteimmsetup"}, {"2.3", "lsxcatd"},
+      {"3", "nextdestiny"},   {"4", "getdestiny"},       {"4.4", "getpostscript"},
+      {"4.5", "getcredentials"}, {"4.6", "syncfiles"},   {"4.7", "litefile"},
+      {"4.8", "litetree"},    {"4.9", "getadapter"},
+    };
+    for (const auto& [prio, cmd] : rows) {
+      t.put(object_type::policy, prio, {{"commands", cmd}, {"rule", "allow"}});
+    }
+    t.put(object_type::passwd, "root", {{"password", store::hash_password(password)}});
+  });
+  streams.out << "Initialized clusterws home " << home.dir.string() << '\n'
+              << "CA certificate for clients: " << (home.pki() / "ca-cert.pem").string() << '\n';
+  if (generated) {
+    streams.out << "Password for root (shown once): " << password << '\n';
+  }
+  return 0;
+}
+
+int passwd(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"", "", {"home", "hash"}, {"password-stdin"}});
+  if (args.has("help")) {
+    streams.out << "Usage: clusterctl passwd USER [--password-stdin | --hash HASH]\n"
+                   "Sets USER's API credential, stored as a salted yescrypt hash.\n"
+                   "  --password-stdin  read the password from the first line of stdin\n"
+                   "  --hash HASH       store a crypt(3) hash as is (e.g. from /etc/shadow)\n"
+                   "Without either, asks twice on the terminal.\n";
+    return 0;
+  }
+  if (args.positional.size() != 1 || !valid_user(args.positional.front())) {
+    throw usage_error(args.positional.empty() ? "No user name was provided."
+                                              : "Invalid user name.");
+  }
+  const auto& user = args.positional.front();
+  std::string hash = args.value("hash");
+  if (!hash.empty()) {
+    if (!store::is_password_hash(hash)) {
+      throw usage_error("The value of --hash is not a crypt(3) password hash.");
+    }
+  } else {
+    auto pw = read_password(streams, args.has("password-stdin"));
+    if (pw.empty()) {
+      throw usage_error("The password is empty.");
+    }
+    hash = store::hash_password(pw);
+  }
+  auto s = session::open(args);
+  set_password(*s.db, user, hash);
+  streams.out << "The password for '" << user << "' has been set.\n";
+  return 0;
+}
+
+} // namespace cws::cli

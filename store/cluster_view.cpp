@@ -1,0 +1,163 @@
+#include "store/cluster_view.hpp"
+
+#include "store/schema.hpp"
+#include "store/selector.hpp"
+
+namespace cws::store {
+
+namespace {
+
+/// `defaults` prepended to `own` as lsdef does with the xcatdefaults postscripts row.
+std::string prepend(const std::string& defaults, std::string_view own) {
+  if (defaults.empty()) {
+    return std::string{own};
+  }
+  if (own.empty()) {
+    return defaults;
+  }
+  return defaults + "," + std::string{own};
+}
+
+} // namespace
+
+cluster_view::cluster_view(const read_txn& txn) : txn_(txn) {
+  // nop
+}
+
+const std::vector<std::string>& cluster_view::nodes() const {
+  if (!nodes_) {
+    nodes_ = txn_.names(object_type::node);
+  }
+  return *nodes_;
+}
+
+bool cluster_view::is_node(std::string_view name) const {
+  return txn_.exists(object_type::node, name);
+}
+
+const attr_map* cluster_view::group_record(std::string_view name) const {
+  auto it = groups_.find(std::string{name});
+  if (it == groups_.end()) {
+    std::optional<attr_map> rec;
+    if (auto r = txn_.get(object_type::group, name)) {
+      rec = r->to_map();
+    }
+    it = groups_.emplace(std::string{name}, std::move(rec)).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+std::optional<std::vector<std::string>> cluster_view::group(std::string_view name) const {
+  const attr_map* rec = group_record(name);
+  if (rec != nullptr) {
+    auto type = rec->find("grouptype");
+    auto where = rec->find("wherevals");
+    if (type != rec->end() && type->second == "dynamic" && where != rec->end()) {
+      // dynamic group: nodes passing every `attr<op>value` of wherevals (`::`-separated)
+      std::vector<selector> sels;
+      std::string_view w = where->second;
+      for (size_t pos = 0; pos <= w.size();) {
+        auto end = w.find("::", pos);
+        if (end == std::string_view::npos) {
+          end = w.size();
+        }
+        if (auto s = selector::parse(w.substr(pos, end - pos))) {
+          sels.push_back(std::move(*s));
+        }
+        pos = end + 2;
+      }
+      std::vector<std::string> out;
+      for (const auto& n : nodes()) {
+        bool ok = !sels.empty();
+        for (const auto& s : sels) {
+          ok = ok && s.matches(attribute(n, s.attribute()));
+        }
+        if (ok) {
+          out.push_back(n);
+        }
+      }
+      return out;
+    }
+  }
+  auto members = txn_.members(name);
+  if (members.empty() && rec == nullptr) {
+    return std::nullopt;
+  }
+  return members;
+}
+
+std::string cluster_view::inherited(record_view own, std::string_view attr) const {
+  if (auto v = own.find(attr)) {
+    return std::string{*v};
+  }
+  if (is_nodelist_attribute(attr)) {
+    return {};
+  }
+  // the first of the node's groups, in order, that has a value provides it
+  for (const auto& g : split_list(own.find("groups").value_or(""))) {
+    if (const attr_map* rec = group_record(g)) {
+      if (auto it = rec->find(attr); it != rec->end()) {
+        return it->second;
+      }
+    }
+  }
+  return {};
+}
+
+std::string cluster_view::attribute(std::string_view node, std::string_view attr) const {
+  auto own = txn_.get(object_type::node, node);
+  return own ? inherited(*own, attr) : std::string{};
+}
+
+bool cluster_view::hidden(std::string_view name) const {
+  auto own = txn_.get(object_type::node, name);
+  return own && own->find("hidden").value_or("") == "1";
+}
+
+bool cluster_view::exists(object_type t, std::string_view name) const {
+  if (t == object_type::group) {
+    return group_record(name) != nullptr || !txn_.members(name).empty();
+  }
+  return txn_.exists(t, name);
+}
+
+std::optional<attr_map> cluster_view::display(object_type t, std::string_view name) const {
+  if (t == object_type::group) {
+    auto members = group(name);
+    if (!members) {
+      return std::nullopt;
+    }
+    attr_map out;
+    if (const attr_map* rec = group_record(name)) {
+      out = *rec;
+    }
+    out["members"] = join_list(*members); // always shown, even when empty
+    return out;
+  }
+  auto rec = txn_.get(t, name);
+  if (!rec) {
+    return std::nullopt;
+  }
+  attr_map out = rec->to_map();
+  if (t == object_type::node) {
+    for (const auto& g : split_list(out["groups"])) {
+      if (const attr_map* grec = group_record(g)) {
+        for (const auto& [k, v] : *grec) {
+          if (is_valid_attribute(object_type::node, k) && !is_nodelist_attribute(k)) {
+            out.emplace(k, v); // the node's own value wins
+          }
+        }
+      }
+    }
+    for (const char* list : {"postscripts", "postbootscripts"}) {
+      auto merged = prepend(txn_.meta(std::string{"xcatdefaults."} + list), out[list]);
+      out[list] = merged;
+    }
+    for (auto it = out.begin(); it != out.end();) {
+      it = it->second.empty() ? out.erase(it) : std::next(it);
+    }
+  }
+  return out;
+}
+
+} // namespace cws::store

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "store/codec.hpp"
+#include "store/database.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::store {
+
+/// The cluster as one read transaction sees it: the noderange universe, and objects as lsdef
+/// shows them (group-inherited node values, xcatdefaults postscripts, computed group members).
+/// Lives no longer than the transaction it reads.
+class cluster_view : public node_universe {
+public:
+  explicit cluster_view(const read_txn& txn);
+
+  // -- node_universe ---------------------------------------------------------
+
+  const std::vector<std::string>& nodes() const override;
+  bool is_node(std::string_view name) const override;
+  std::optional<std::vector<std::string>> group(std::string_view name) const override;
+  std::string attribute(std::string_view node, std::string_view attr) const override;
+
+  // -- listing ---------------------------------------------------------------
+
+  /// The attributes lsdef shows for object `name` of type `t` (without the key attribute),
+  /// or nullopt if it does not exist.
+  std::optional<attr_map> display(object_type t, std::string_view name) const;
+
+  /// True if the object exists (a group exists if defined or used by any node).
+  bool exists(object_type t, std::string_view name) const;
+
+  /// True if node `name` has `hidden` set (skipped by listings unless asked for).
+  bool hidden(std::string_view name) const;
+
+  /// The transaction read.
+  const read_txn& txn() const noexcept {
+    return txn_;
+  }
+
+private:
+  const attr_map* group_record(std::string_view name) const;
+  std::string inherited(record_view own, std::string_view attr) const;
+
+  const read_txn& txn_;
+  mutable std::optional<std::vector<std::string>> nodes_;
+  mutable std::unordered_map<std::string, std::optional<attr_map>> groups_;
+};
+
+} // namespace cws::store

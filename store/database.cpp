@@ -1,0 +1,253 @@
+#include "store/database.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "store/error.hpp"
+
+namespace cws::store {
+
+namespace {
+
+constexpr std::string_view generation_key = "generation";
+
+constexpr const char* db_names[] = {"node",   "group",  "network", "osimage", "policy",
+                                    "site",   "passwd", "token",   "members", "meta"};
+
+std::string member_key(std::string_view group, std::string_view node) {
+  std::string key;
+  key.reserve(group.size() + node.size() + 1);
+  key.append(group).push_back('\0');
+  key.append(node);
+  return key;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+} // namespace
+
+std::vector<std::string> split_list(std::string_view list) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t end = list.find(',', pos);
+    if (end == std::string_view::npos) {
+      end = list.size();
+    }
+    auto item = trim(list.substr(pos, end - pos));
+    if (!item.empty()) {
+      out.emplace_back(item);
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) {
+      out += ',';
+    }
+    out += item;
+  }
+  return out;
+}
+
+// -- read_txn -----------------------------------------------------------------
+
+read_txn::read_txn(const database& db, bool write) : db_(db), txn_(db.env(), write) {
+  // nop
+}
+
+std::optional<record_view> read_txn::get(object_type t, std::string_view name) const {
+  if (auto bytes = txn_.get(db_.dbi(static_cast<size_t>(t)), name)) {
+    return record_view{*bytes};
+  }
+  return std::nullopt;
+}
+
+bool read_txn::exists(object_type t, std::string_view name) const {
+  return txn_.get(db_.dbi(static_cast<size_t>(t)), name).has_value();
+}
+
+void read_txn::scan(object_type t,
+                    const std::function<void(std::string_view, record_view)>& fn) const {
+  lmdb_cursor cur{txn_, db_.dbi(static_cast<size_t>(t))};
+  for (bool ok = cur.seek({}); ok; ok = cur.next()) {
+    fn(cur.key(), record_view{cur.value()});
+  }
+}
+
+std::vector<std::string> read_txn::names(object_type t) const {
+  std::vector<std::string> out;
+  lmdb_cursor cur{txn_, db_.dbi(static_cast<size_t>(t))};
+  for (bool ok = cur.seek({}); ok; ok = cur.next()) {
+    out.emplace_back(cur.key());
+  }
+  return out;
+}
+
+std::vector<std::string> read_txn::members(std::string_view g) const {
+  std::vector<std::string> out;
+  auto prefix = member_key(g, {});
+  lmdb_cursor cur{txn_, db_.dbi(database::members_db)};
+  for (bool ok = cur.seek(prefix); ok && cur.key().substr(0, prefix.size()) == prefix;
+       ok = cur.next()) {
+    out.emplace_back(cur.key().substr(prefix.size()));
+  }
+  return out;
+}
+
+std::vector<std::string> read_txn::group_names() const {
+  std::vector<std::string> used;
+  {
+    lmdb_cursor cur{txn_, db_.dbi(database::members_db)};
+    bool ok = cur.seek({});
+    while (ok) {
+      auto key = cur.key();
+      auto group = key.substr(0, key.find('\0'));
+      used.emplace_back(group);
+      // jump past every member of this group: "group\x01" sorts after "group\0<any>"
+      std::string next{group};
+      next.push_back('\x01');
+      ok = cur.seek(next);
+    }
+  }
+  auto defined = names(object_type::group);
+  std::vector<std::string> out;
+  out.reserve(used.size() + defined.size());
+  std::set_union(used.begin(), used.end(), defined.begin(), defined.end(),
+                 std::back_inserter(out));
+  return out;
+}
+
+uint64_t read_txn::generation() const {
+  auto v = txn_.get(db_.dbi(database::meta_db), generation_key);
+  uint64_t gen = 0;
+  if (v && v->size() == sizeof(gen)) {
+    std::memcpy(&gen, v->data(), sizeof(gen));
+  }
+  return gen;
+}
+
+std::string read_txn::meta(std::string_view key) const {
+  return std::string{txn_.get(db_.dbi(database::meta_db), key).value_or("")};
+}
+
+// -- write_txn ----------------------------------------------------------------
+
+write_txn::write_txn(const database& db) : read_txn(db, true) {
+  // nop
+}
+
+void write_txn::index_groups(std::string_view node, std::string_view old_groups,
+                             std::string_view new_groups) {
+  auto before = split_list(old_groups);
+  auto after = split_list(new_groups);
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  auto members = db_.dbi(database::members_db);
+  for (const auto& g : before) {
+    if (!std::binary_search(after.begin(), after.end(), g)) {
+      txn_.del(members, member_key(g, node));
+    }
+  }
+  for (const auto& g : after) {
+    if (!std::binary_search(before.begin(), before.end(), g)) {
+      txn_.put(members, member_key(g, node), {});
+    }
+  }
+}
+
+void write_txn::put(object_type t, std::string_view name, const attr_map& attrs) {
+  if (name.empty() || name.size() > 511 || name.find('\0') != std::string_view::npos) {
+    throw error{store_errc::bad_request, "invalid object name"};
+  }
+  attr_map stored;
+  for (const auto& [k, v] : attrs) {
+    if (!v.empty()) {
+      stored.emplace(k, v);
+    }
+  }
+  auto dbi = db_.dbi(static_cast<size_t>(t));
+  if (t == object_type::node) {
+    std::string old_groups;
+    if (auto old = get(t, name)) {
+      old_groups = std::string{old->find("groups").value_or("")};
+    }
+    auto it = stored.find("groups");
+    index_groups(name, old_groups, it == stored.end() ? std::string_view{} : it->second);
+  }
+  txn_.put(dbi, name, encode(stored));
+}
+
+bool write_txn::erase(object_type t, std::string_view name) {
+  auto dbi = db_.dbi(static_cast<size_t>(t));
+  if (t == object_type::node) {
+    auto old = get(t, name);
+    if (!old) {
+      return false;
+    }
+    index_groups(name, old->find("groups").value_or(""), {});
+  }
+  return txn_.del(dbi, name);
+}
+
+void write_txn::set_meta(std::string_view key, std::string_view value) {
+  txn_.put(db_.dbi(database::meta_db), key, value);
+}
+
+void write_txn::commit() {
+  uint64_t gen = generation() + 1;
+  txn_.put(db_.dbi(database::meta_db), generation_key,
+           std::string_view{reinterpret_cast<const char*>(&gen), sizeof(gen)});
+  txn_.commit();
+}
+
+// -- database -----------------------------------------------------------------
+
+database::database(const std::filesystem::path& dir, lmdb_options opts)
+  : env_(std::make_unique<lmdb_env>(dir, opts)) {
+  for (;;) {
+    try {
+      lmdb_txn txn{*env_, true};
+      for (size_t i = 0; i < db_count; ++i) {
+        check_lmdb(mdb_dbi_open(txn.handle(), db_names[i], MDB_CREATE, &dbis_[i]),
+                   "mdb_dbi_open");
+      }
+      txn.commit();
+      return;
+    } catch (const map_full&) {
+      env_->grow();
+    }
+  }
+}
+
+read_txn database::read() const {
+  return read_txn{*this, false};
+}
+
+void database::write(const std::function<void(write_txn&)>& fn) {
+  for (;;) {
+    try {
+      write_txn txn{*this};
+      fn(txn);
+      txn.commit();
+      return;
+    } catch (const map_full&) {
+      // the transaction is gone (destructor); grow and run the change again
+      env_->grow();
+    }
+  }
+}
+
+} // namespace cws::store

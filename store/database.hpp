@@ -1,0 +1,122 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/codec.hpp"
+#include "store/lmdb_env.hpp"
+#include "store/schema.hpp"
+
+namespace cws::store {
+
+class database;
+
+/// A consistent snapshot of the database. Views it returns die with the transaction.
+/// Must not outlive its database; a thread holding one must not start a write.
+class read_txn {
+public:
+  read_txn(read_txn&&) noexcept = default;
+  virtual ~read_txn() = default;
+
+  /// The object `name` of type `t`, if it exists.
+  std::optional<record_view> get(object_type t, std::string_view name) const;
+
+  /// True if the object exists.
+  bool exists(object_type t, std::string_view name) const;
+
+  /// Calls `fn(name, record)` for every object of type `t`, in ASCII name order.
+  void scan(object_type t, const std::function<void(std::string_view, record_view)>& fn) const;
+
+  /// Names of every object of type `t`, ASCII-sorted.
+  std::vector<std::string> names(object_type t) const;
+
+  /// Static members of group `g` (nodes whose `groups` attribute lists it), ASCII-sorted.
+  std::vector<std::string> members(std::string_view g) const;
+
+  /// Every group name: defined group objects plus every name used in a node's `groups`.
+  std::vector<std::string> group_names() const;
+
+  /// Counter bumped by every committed write; equal values mean equal contents.
+  uint64_t generation() const;
+
+  /// An internal setting (e.g. `xcatdefaults.postscripts`); "" if unset.
+  std::string meta(std::string_view key) const;
+
+  /// The underlying transaction.
+  const lmdb_txn& raw() const noexcept {
+    return txn_;
+  }
+
+protected:
+  friend class database;
+  read_txn(const database& db, bool write);
+
+  const database& db_;
+  lmdb_txn txn_;
+};
+
+/// A write transaction: all of its changes commit together or not at all.
+class write_txn : public read_txn {
+public:
+  /// Creates or replaces object `name`. Empty values are not stored. For nodes, the group
+  /// index follows the `groups` attribute in the same transaction.
+  void put(object_type t, std::string_view name, const attr_map& attrs);
+
+  /// Deletes object `name`; false if it did not exist.
+  bool erase(object_type t, std::string_view name);
+
+  /// Sets an internal setting.
+  void set_meta(std::string_view key, std::string_view value);
+
+private:
+  friend class database;
+  explicit write_txn(const database& db);
+  void commit();
+  void index_groups(std::string_view node, std::string_view old_groups,
+                    std::string_view new_groups);
+};
+
+/// The cluster object database: one LMDB environment under `<home>/db`.
+class database {
+public:
+  /// Opens or creates the database in directory `dir`.
+  /// @throws cws::store::error when it cannot be opened.
+  database(const std::filesystem::path& dir, lmdb_options opts = {});
+
+  /// Starts a read-only snapshot.
+  read_txn read() const;
+
+  /// Runs `fn` in one write transaction and commits it. If `fn` throws, nothing is written.
+  /// A full map is grown and `fn` runs again, so `fn` must only change the database.
+  /// @throws whatever `fn` throws, or cws::store::error on a database failure.
+  void write(const std::function<void(write_txn&)>& fn);
+
+  /// The LMDB environment.
+  lmdb_env& env() const noexcept {
+    return *env_;
+  }
+
+private:
+  friend class read_txn;
+  friend class write_txn;
+  enum extra_db : size_t { members_db = object_type_count, meta_db, db_count };
+  MDB_dbi dbi(size_t i) const noexcept {
+    return dbis_[i];
+  }
+  std::unique_ptr<lmdb_env> env_;
+  MDB_dbi dbis_[db_count] = {};
+};
+
+/// Splits a comma-separated list, dropping empty items and surrounding blanks.
+std::vector<std::string> split_list(std::string_view list);
+
+/// Joins `items` with commas.
+std::string join_list(const std::vector<std::string>& items);
+
+} // namespace cws::store

@@ -1,0 +1,366 @@
+#include "store/definitions.hpp"
+
+#include <algorithm>
+
+#include "store/error.hpp"
+
+namespace cws::store {
+
+namespace {
+
+constexpr std::string_view some_errors
+  = "One or more errors occured when attempting to create or modify xCAT object definitions.";
+
+/// Thrown inside a write to abort it; the messages are already in the outcome.
+struct aborted {};
+
+/// "" and blank values clear an attribute.
+std::string normalize_value(std::string_view v) {
+  if (v.find_first_not_of(" \t") == std::string_view::npos) {
+    return {};
+  }
+  return std::string{v};
+}
+
+std::string created_message(size_t n) {
+  return std::to_string(n) + " object definitions have been created or modified.";
+}
+
+bool is_policy_priority(std::string_view s) {
+  bool digit = false;
+  bool dot = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      return false;
+    }
+  }
+  return digit;
+}
+
+/// Validates everything that does not need the database; false with errors filled in.
+bool validate(const change_request& req, outcome& out) {
+  for (const auto& a : req.attrs) {
+    if (!is_valid_attribute(req.type, a.name)) {
+      out.errors.push_back(invalid_attribute_message(a.name, req.type));
+    } else if (a.value.find_first_of("\r\n", 0) != std::string::npos
+               || a.value.find('\0') != std::string::npos) {
+      out.errors.push_back("The value of '" + a.name + "' cannot contain a line break.");
+    }
+  }
+  for (const auto& n : req.names) {
+    if (auto msg = check_object_name(req.type, n); !msg.empty()) {
+      out.errors.push_back(msg);
+    }
+  }
+  return out.errors.empty();
+}
+
+/// The new value of `attr` after applying `value` in `mode`.
+std::string apply_list(list_mode mode, const std::string& old, const std::string& value,
+                       const std::string& attr, const std::string& obj, outcome& out) {
+  if (mode == list_mode::set) {
+    return value;
+  }
+  auto items = split_list(old);
+  for (const auto& item : split_list(value)) {
+    auto it = std::find(items.begin(), items.end(), item);
+    if (mode == list_mode::append) {
+      if (it == items.end()) {
+        items.push_back(item);
+      }
+    } else if (it != items.end()) {
+      items.erase(it);
+    } else {
+      out.warnings.push_back(item + " is not in the attribute of '" + attr + "' for the '" + obj
+                             + "' definition.");
+    }
+  }
+  return join_list(items);
+}
+
+/// Adds (or removes) group `g` to (from) node `n`'s groups list.
+void set_membership(write_txn& t, const std::string& n, const std::string& g, bool member,
+                    outcome& out) {
+  auto rec = t.get(object_type::node, n);
+  if (!rec) {
+    out.errors.push_back(not_found_message(n, object_type::node));
+    throw aborted{};
+  }
+  auto attrs = rec->to_map();
+  auto groups = split_list(attrs["groups"]);
+  auto it = std::find(groups.begin(), groups.end(), g);
+  if (member && it == groups.end()) {
+    groups.push_back(g);
+  } else if (!member && it != groups.end()) {
+    groups.erase(it);
+  } else {
+    return;
+  }
+  attrs["groups"] = join_list(groups);
+  t.put(object_type::node, n, attrs);
+}
+
+/// Group `members=`: membership lives in the nodes' groups attribute.
+void change_members(write_txn& t, const std::string& g, list_mode mode, const std::string& value,
+                    outcome& out) {
+  auto wanted = split_list(value);
+  if (mode == list_mode::set) {
+    for (const auto& n : t.members(g)) {
+      if (std::find(wanted.begin(), wanted.end(), n) == wanted.end()) {
+        set_membership(t, n, g, false, out);
+      }
+    }
+  }
+  for (const auto& n : wanted) {
+    set_membership(t, n, g, mode != list_mode::remove, out);
+  }
+}
+
+/// Applies `req.attrs` to object `name` (existing attributes `attrs`) and writes it.
+void write_object(write_txn& t, const change_request& req, const std::string& name,
+                  attr_map attrs, outcome& out) {
+  auto key = key_attribute(req.type);
+  for (const auto& a : req.attrs) {
+    if (a.name == key) {
+      continue; // the key is the object's name
+    }
+    auto value = normalize_value(a.value);
+    if (req.type == object_type::group && a.name == "members") {
+      change_members(t, name, req.mode, value, out);
+      continue;
+    }
+    auto merged = apply_list(req.mode, attrs[a.name], value, a.name, name, out);
+    if (merged.empty()) {
+      attrs.erase(a.name);
+    } else {
+      attrs[a.name] = merged;
+    }
+  }
+  t.put(req.type, name, attrs);
+}
+
+bool has_groups(const change_request& req) {
+  return std::any_of(req.attrs.begin(), req.attrs.end(), [](const attr_change& a) {
+    return a.name == "groups" && !normalize_value(a.value).empty();
+  });
+}
+
+/// Object names of the request; site has the single object `clustersite`.
+std::vector<std::string> object_names(const change_request& req) {
+  if (req.type == object_type::site) {
+    return {"clustersite"};
+  }
+  return req.names;
+}
+
+/// Runs `fn` in a write transaction; an `aborted` or store error leaves nothing written.
+void run(database& db, outcome& out, const std::function<void(write_txn&)>& fn) {
+  auto saved = out;
+  try {
+    db.write([&](write_txn& t) {
+      out = saved; // a retried transaction starts over
+      fn(t);
+      if (!out.ok()) {
+        throw aborted{};
+      }
+    });
+  } catch (const aborted&) {
+    out.count = 0;
+  } catch (const error& e) {
+    out.count = 0;
+    out.errors.emplace_back(e.what());
+  }
+}
+
+} // namespace
+
+std::string not_found_message(std::string_view name, object_type t) {
+  return "Could not find an object named '" + std::string{name} + "' of type '"
+         + std::string{type_name(t)} + "'.";
+}
+
+std::string check_object_name(object_type t, std::string_view name) {
+  bool node_like = t == object_type::node || t == object_type::group;
+  std::string_view forbidden = node_like ? ",/\\'\"`[]()@^=~!+*?$&|;<>{}#%" : ",/\\'\"`";
+  bool ok = !name.empty() && name.size() <= 255 && name.front() != '-';
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    ok = ok && u > 0x20 && u < 0x7f && forbidden.find(c) == std::string_view::npos;
+  }
+  if (ok && t == object_type::policy && !is_policy_priority(name)) {
+    return "The policy priority '" + std::string{name} + "' is not a number.";
+  }
+  return ok ? std::string{} : "The object name '" + std::string{name} + "' is not valid.";
+}
+
+outcome make_objects(database& db, const change_request& req) {
+  outcome out;
+  if (req.attrs.empty()) {
+    std::string msg = "No object definitions have been created or modified: no attributes were "
+                      "specified.";
+    if (req.type == object_type::node) {
+      msg += " The 'groups' attribute is required when creating node definitions.";
+    }
+    out.errors.push_back(msg);
+    return out;
+  }
+  if (!validate(req, out)) {
+    return out;
+  }
+  auto names = object_names(req);
+  if (req.type == object_type::node && !has_groups(req)) {
+    for (const auto& n : names) {
+      out.errors.push_back("Attribute 'groups' is not specified for node '" + n
+                           + "', skipping to the next node.");
+    }
+    out.errors.emplace_back(some_errors);
+    return out;
+  }
+  run(db, out, [&](write_txn& t) {
+    cluster_view view{t};
+    for (const auto& n : names) {
+      if (view.exists(req.type, n)) {
+        if (!req.force) {
+          out.warnings.push_back("A definition for '" + n
+                                 + "' already exists. No changes will be made.  Run again with "
+                                   "'-f' option to force replace.");
+          continue;
+        }
+        t.erase(req.type, n); // -f replaces, it does not merge
+      }
+      write_object(t, req, n, {}, out);
+      ++out.count;
+    }
+    if (out.count == 0) {
+      out.errors.push_back(created_message(0));
+    }
+  });
+  if (out.ok()) {
+    out.info.push_back(created_message(out.count));
+  }
+  return out;
+}
+
+outcome change_objects(database& db, const change_request& req) {
+  outcome out;
+  if (!validate(req, out)) {
+    return out;
+  }
+  auto names = object_names(req);
+  std::vector<std::string> created;
+  run(db, out, [&](write_txn& t) {
+    created.clear();
+    cluster_view view{t};
+    for (const auto& n : names) {
+      attr_map attrs;
+      if (auto rec = t.get(req.type, n)) {
+        attrs = rec->to_map();
+      } else if (!view.exists(req.type, n)) {
+        if (req.mode == list_mode::remove) {
+          out.errors.push_back("The '-m' option is not valid since the '" + n
+                               + "' definition does not exist.");
+          continue;
+        }
+        if (req.type == object_type::node && !has_groups(req)) {
+          out.errors.push_back("Attribute 'groups' is not specified for node '" + n
+                               + "', skipping to the next node.");
+          continue;
+        }
+        created.push_back(n);
+      }
+      write_object(t, req, n, std::move(attrs), out);
+      ++out.count;
+    }
+    if (!out.ok()) {
+      out.errors.emplace_back(some_errors);
+    }
+  });
+  if (out.ok()) {
+    out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
+                                      : created_message(out.count));
+    if (!created.empty()) {
+      out.info.push_back("New object definitions '" + join_list(created)
+                         + "' have been created.");
+    }
+  }
+  return out;
+}
+
+outcome remove_objects(database& db, object_type t, const std::vector<std::string>& names) {
+  outcome out;
+  if (t == object_type::site) {
+    out.errors.emplace_back("The site definition 'clustersite' cannot be removed.");
+    return out;
+  }
+  run(db, out, [&](write_txn& txn) {
+    cluster_view view{txn};
+    for (const auto& n : names) {
+      if (!view.exists(t, n)) {
+        out.errors.push_back(not_found_message(n, t));
+      }
+    }
+    if (!out.ok()) {
+      out.errors.emplace_back("No objects have been removed from the xCAT database.");
+      throw aborted{};
+    }
+    for (const auto& n : names) {
+      if (t == object_type::group) {
+        for (const auto& member : txn.members(n)) {
+          set_membership(txn, member, n, false, out);
+        }
+      }
+      txn.erase(t, n);
+      ++out.count;
+    }
+  });
+  if (out.ok()) {
+    out.info.push_back(std::to_string(out.count) + " object definitions have been removed.");
+  }
+  return out;
+}
+
+listing list_objects(const cluster_view& view, object_type t,
+                     const std::vector<std::string>& names, const std::vector<std::string>* only,
+                     const std::vector<selector>& where) {
+  listing out;
+  std::vector<std::string> wanted;
+  if (only != nullptr) {
+    for (const auto& a : *only) {
+      if (is_valid_attribute(t, a)) {
+        wanted.push_back(a);
+      } else {
+        out.errors.push_back(invalid_attribute_message(a, t));
+      }
+    }
+  }
+  for (const auto& n : names) {
+    auto attrs = view.display(t, n);
+    if (!attrs) {
+      out.errors.push_back(not_found_message(n, t));
+      continue;
+    }
+    bool pass = std::all_of(where.begin(), where.end(), [&](const selector& s) {
+      auto it = attrs->find(s.attribute());
+      return it != attrs->end() && s.matches(it->second);
+    });
+    if (!pass) {
+      continue;
+    }
+    if (only != nullptr) {
+      attr_map picked;
+      for (const auto& a : wanted) {
+        auto it = attrs->find(a);
+        picked[a] = it == attrs->end() ? std::string{} : it->second;
+      }
+      attrs = std::move(picked);
+    }
+    out.objects.push_back({n, std::move(*attrs)});
+  }
+  return out;
+}
+
+} // namespace cws::store

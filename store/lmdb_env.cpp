@@ -1,0 +1,192 @@
+#include "store/lmdb_env.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace cws::store {
+
+void check_lmdb(int rc, const char* what) {
+  if (rc == 0) {
+    return;
+  }
+  if (rc == MDB_MAP_FULL) {
+    throw map_full{};
+  }
+  std::string msg = std::string{what} + ": " + mdb_strerror(rc);
+  if (rc == ENOSPC) {
+    msg = std::string{what} + ": no space left on device; nothing was written";
+  }
+  throw error{store_errc::database, msg};
+}
+
+namespace {
+
+MDB_val to_val(std::string_view s) {
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
+
+} // namespace
+
+// -- lmdb_env -----------------------------------------------------------------
+
+lmdb_env::lmdb_env(const std::filesystem::path& dir, lmdb_options opts) : opts_(opts) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw error{store_errc::database, "cannot create " + dir.string() + ": " + ec.message()};
+  }
+  check_lmdb(mdb_env_create(&env_), "mdb_env_create");
+  try {
+    check_lmdb(mdb_env_set_maxdbs(env_, 16), "mdb_env_set_maxdbs");
+    check_lmdb(mdb_env_set_maxreaders(env_, opts.max_readers), "mdb_env_set_maxreaders");
+    check_lmdb(mdb_env_set_mapsize(env_, opts.initial_map_size), "mdb_env_set_mapsize");
+    // MDB_NOTLS: read transactions are not tied to a thread (actors migrate between threads).
+    unsigned flags = MDB_NOTLS;
+    if (!opts.durable) {
+      flags |= MDB_NOSYNC;
+    }
+    check_lmdb(mdb_env_open(env_, dir.c_str(), flags, 0600), "cannot open database");
+    // A process killed mid-read leaves its reader slot behind; a stale slot pins old pages.
+    check_lmdb(mdb_reader_check(env_, &stale_cleared_), "mdb_reader_check");
+    // Another process may have grown the map beyond our initial size.
+    check_lmdb(mdb_env_set_mapsize(env_, 0), "mdb_env_set_mapsize");
+  } catch (...) {
+    mdb_env_close(env_);
+    throw;
+  }
+}
+
+lmdb_env::~lmdb_env() {
+  mdb_env_close(env_);
+}
+
+size_t lmdb_env::map_size() const {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  return info.me_mapsize;
+}
+
+void lmdb_env::grow() {
+  std::unique_lock<std::shared_mutex> guard{resize_mutex_};
+  size_t cur = map_size();
+  if (cur >= opts_.max_map_size) {
+    throw error{store_errc::database,
+                "database is full: map size " + std::to_string(cur >> 20)
+                  + " MiB reached its limit; nothing was written"};
+  }
+  size_t next = std::min(cur * 2, opts_.max_map_size);
+  check_lmdb(mdb_env_set_mapsize(env_, next), "mdb_env_set_mapsize");
+}
+
+void lmdb_env::adopt_map_size() {
+  std::unique_lock<std::shared_mutex> guard{resize_mutex_};
+  check_lmdb(mdb_env_set_mapsize(env_, 0), "mdb_env_set_mapsize");
+}
+
+// -- lmdb_txn -----------------------------------------------------------------
+
+lmdb_txn::lmdb_txn(lmdb_env& env, bool write) {
+  for (int attempt = 0;; ++attempt) {
+    lock_.emplace(env.resize_mutex());
+    int rc = mdb_txn_begin(env.handle(), nullptr, write ? 0 : MDB_RDONLY, &txn_);
+    if (rc == MDB_MAP_RESIZED && attempt < 3) {
+      lock_.reset();
+      env.adopt_map_size();
+      continue;
+    }
+    if (rc != 0) {
+      lock_.reset();
+      txn_ = nullptr;
+    }
+    check_lmdb(rc, "mdb_txn_begin");
+    return;
+  }
+}
+
+lmdb_txn::lmdb_txn(lmdb_txn&& other) noexcept
+  : txn_(other.txn_), lock_(std::move(other.lock_)) {
+  other.txn_ = nullptr;
+}
+
+lmdb_txn::~lmdb_txn() {
+  abort();
+}
+
+void lmdb_txn::commit() {
+  // Clear the handle first: a failed commit has already freed the transaction.
+  MDB_txn* t = txn_;
+  txn_ = nullptr;
+  int rc = mdb_txn_commit(t);
+  lock_.reset();
+  check_lmdb(rc, "commit");
+}
+
+void lmdb_txn::abort() noexcept {
+  if (txn_ != nullptr) {
+    mdb_txn_abort(txn_);
+    txn_ = nullptr;
+  }
+  lock_.reset();
+}
+
+std::optional<std::string_view> lmdb_txn::get(MDB_dbi dbi, std::string_view key) const {
+  MDB_val k = to_val(key);
+  MDB_val v;
+  int rc = mdb_get(txn_, dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) {
+    return std::nullopt;
+  }
+  check_lmdb(rc, "mdb_get");
+  return std::string_view{static_cast<const char*>(v.mv_data), v.mv_size};
+}
+
+void lmdb_txn::put(MDB_dbi dbi, std::string_view key, std::string_view value) {
+  MDB_val k = to_val(key);
+  MDB_val v = to_val(value);
+  check_lmdb(mdb_put(txn_, dbi, &k, &v, 0), "mdb_put");
+}
+
+bool lmdb_txn::del(MDB_dbi dbi, std::string_view key) {
+  MDB_val k = to_val(key);
+  int rc = mdb_del(txn_, dbi, &k, nullptr);
+  if (rc == MDB_NOTFOUND) {
+    return false;
+  }
+  check_lmdb(rc, "mdb_del");
+  return true;
+}
+
+// -- lmdb_cursor --------------------------------------------------------------
+
+lmdb_cursor::lmdb_cursor(const lmdb_txn& txn, MDB_dbi dbi) {
+  check_lmdb(mdb_cursor_open(txn.handle(), dbi, &cur_), "mdb_cursor_open");
+}
+
+lmdb_cursor::~lmdb_cursor() {
+  mdb_cursor_close(cur_);
+}
+
+bool lmdb_cursor::step(MDB_cursor_op op) {
+  int rc = mdb_cursor_get(cur_, &k_, &v_, op);
+  if (rc == MDB_NOTFOUND) {
+    return false;
+  }
+  check_lmdb(rc, "mdb_cursor_get");
+  return true;
+}
+
+bool lmdb_cursor::seek(std::string_view key) {
+  if (key.empty()) {
+    return step(MDB_FIRST);
+  }
+  k_ = to_val(key);
+  return step(MDB_SET_RANGE);
+}
+
+bool lmdb_cursor::next() {
+  return step(MDB_NEXT);
+}
+
+} // namespace cws::store

@@ -1,0 +1,155 @@
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <shared_mutex>
+#include <string_view>
+
+#include "store/error.hpp"
+
+namespace cws::store {
+
+/// Tuning of one LMDB environment. Every limit is explicit.
+struct lmdb_options {
+  /// Map size at open; the map grows by doubling when a write finds it full.
+  size_t initial_map_size = size_t{256} << 20;
+  /// The map never grows past this.
+  size_t max_map_size = size_t{64} << 30;
+  /// Concurrent reader slots shared by every process using the environment.
+  unsigned max_readers = 1022;
+  /// fsync on every commit. Only benchmarks and throwaway homes turn this off.
+  bool durable = true;
+};
+
+/// Owns one LMDB environment (a directory holding data.mdb and lock.mdb).
+/// Safe for several processes: stale reader slots are cleared at open and a map grown
+/// by another process is adopted on the next transaction.
+class lmdb_env {
+public:
+  /// Opens (creating if needed) the environment in `dir`.
+  /// @throws cws::store::error on failure.
+  lmdb_env(const std::filesystem::path& dir, lmdb_options opts);
+
+  ~lmdb_env();
+
+  lmdb_env(const lmdb_env&) = delete;
+  lmdb_env& operator=(const lmdb_env&) = delete;
+
+  /// The raw handle.
+  MDB_env* handle() const noexcept {
+    return env_;
+  }
+
+  /// Doubles the map size. Call with no transaction of this process open.
+  /// @throws cws::store::error when the map is already at `max_map_size`.
+  void grow();
+
+  /// Adopts a map size set by another process (after MDB_MAP_RESIZED).
+  void adopt_map_size();
+
+  /// Current map size in bytes.
+  size_t map_size() const;
+
+  /// Readers hold this shared; resizing the map takes it exclusively, because LMDB
+  /// forbids a resize while this process has a transaction open.
+  std::shared_mutex& resize_mutex() noexcept {
+    return resize_mutex_;
+  }
+
+  /// Number of stale reader slots cleared at open.
+  int stale_readers_cleared() const noexcept {
+    return stale_cleared_;
+  }
+
+private:
+  MDB_env* env_ = nullptr;
+  lmdb_options opts_;
+  std::shared_mutex resize_mutex_;
+  int stale_cleared_ = 0;
+};
+
+/// A move-only LMDB transaction; the destructor aborts what was not committed.
+class lmdb_txn {
+public:
+  /// Begins a transaction; adopts a map resized by another process.
+  /// @throws cws::store::error on failure.
+  lmdb_txn(lmdb_env& env, bool write);
+
+  lmdb_txn(lmdb_txn&& other) noexcept;
+  lmdb_txn& operator=(lmdb_txn&&) = delete;
+  lmdb_txn(const lmdb_txn&) = delete;
+
+  ~lmdb_txn();
+
+  /// Commits. A failed commit is not retried.
+  /// @throws cws::store::error on failure; map_full() tells the caller to grow and retry.
+  /// @post handle() == nullptr
+  void commit();
+
+  /// Aborts.
+  /// @post handle() == nullptr
+  void abort() noexcept;
+
+  /// The raw handle.
+  MDB_txn* handle() const noexcept {
+    return txn_;
+  }
+
+  /// Reads `key` from `dbi`; the view lives until the transaction ends or writes.
+  std::optional<std::string_view> get(MDB_dbi dbi, std::string_view key) const;
+
+  /// Writes `key` = `value`.
+  void put(MDB_dbi dbi, std::string_view key, std::string_view value);
+
+  /// Deletes `key`; false if it was absent.
+  bool del(MDB_dbi dbi, std::string_view key);
+
+private:
+  MDB_txn* txn_ = nullptr;
+  std::optional<std::shared_lock<std::shared_mutex>> lock_;
+};
+
+/// A cursor over one database, closed when it goes out of scope (before commit).
+class lmdb_cursor {
+public:
+  lmdb_cursor(const lmdb_txn& txn, MDB_dbi dbi);
+  ~lmdb_cursor();
+  lmdb_cursor(const lmdb_cursor&) = delete;
+  lmdb_cursor& operator=(const lmdb_cursor&) = delete;
+
+  /// Positions at the first key >= `key` (or the first key when empty); false at the end.
+  bool seek(std::string_view key);
+
+  /// Advances; false at the end.
+  bool next();
+
+  std::string_view key() const noexcept {
+    return {static_cast<const char*>(k_.mv_data), k_.mv_size};
+  }
+
+  std::string_view value() const noexcept {
+    return {static_cast<const char*>(v_.mv_data), v_.mv_size};
+  }
+
+private:
+  bool step(MDB_cursor_op op);
+  MDB_cursor* cur_ = nullptr;
+  MDB_val k_{0, nullptr};
+  MDB_val v_{0, nullptr};
+};
+
+/// Thrown by a write or commit that found the map full; the caller grows and retries.
+class map_full : public error {
+public:
+  map_full() : error(store_errc::database, "database map is full") {
+    // nop
+  }
+};
+
+/// Throws cws::store::error for LMDB return code `rc` (no-op when rc == 0).
+void check_lmdb(int rc, const char* what);
+
+} // namespace cws::store

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cws::store {
+
+/// What the noderange expander needs to know about the cluster. Implemented over a store
+/// snapshot (cluster_view) and, in tests, over plain containers.
+class node_universe {
+public:
+  virtual ~node_universe() = default;
+
+  /// Every node name, ASCII-sorted.
+  virtual const std::vector<std::string>& nodes() const = 0;
+
+  /// True if `name` is a node.
+  virtual bool is_node(std::string_view name) const = 0;
+
+  /// The members of group `name` (static or dynamic), or nullopt if there is no such group.
+  /// A defined group without members yields an empty list.
+  virtual std::optional<std::vector<std::string>> group(std::string_view name) const = 0;
+
+  /// The value of `attr` for `node`, including values inherited from its groups; "" if unset.
+  virtual std::string attribute(std::string_view node, std::string_view attr) const = 0;
+};
+
+/// Limits and modes of one expansion. Every limit is explicit.
+struct noderange_options {
+  /// Report names that are neither nodes nor groups as missing (xcatd's verify mode).
+  /// Without it they are returned as given (lsdef/mkdef/chdef/rmdef -o).
+  bool verify = true;
+  /// Refuse a noderange that would expand to more names than this, before expanding.
+  size_t max_nodes = 1'000'000;
+  /// Longest regular expression accepted (`/re`, `attr=~re`).
+  size_t max_regex = 1024;
+  /// Longest noderange text accepted.
+  size_t max_length = 64 * 1024;
+  /// Allow `^/path/file` atoms (CLI only: the daemon must not read files for clients).
+  bool allow_files = false;
+  /// Prefix for bare digits (`10` -> `node10`), XCAT_NODE_PREFIX.
+  std::string digit_prefix = "node";
+  /// A noderange always excluded (site.excludenodes).
+  std::string exclude;
+};
+
+/// The outcome of an expansion.
+struct noderange_result {
+  /// The nodes (or, without verify, names), deduplicated and ASCII-sorted.
+  std::vector<std::string> nodes;
+  /// Atoms or names that are neither nodes nor groups, in the order met (verify mode).
+  std::vector<std::string> missing;
+};
+
+/// Expands `range` with the complete xCAT grammar (xcat-compat.md §4).
+/// @throws cws::store::error (bad_noderange) for unbalanced parentheses, a bad or overlong
+///         regex, an overlong text, or an expansion past `max_nodes`.
+noderange_result expand_noderange(std::string_view range, const node_universe& universe,
+                                  const noderange_options& opts = {});
+
+/// `Invalid nodes and/or groups in noderange: a,b` (long lists are shortened).
+std::string missing_nodes_message(const std::vector<std::string>& missing);
+
+} // namespace cws::store

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace cws::store {
+
+/// The object types the store keeps. passwd and token are internal (no lsdef type).
+enum class object_type : uint8_t { node, group, network, osimage, policy, site, passwd, token };
+
+/// Number of object types.
+constexpr size_t object_type_count = 8;
+
+/// The lsdef type name of `t` ("node", "group", ...; "site" for globalconf).
+std::string_view type_name(object_type t);
+
+/// Parses an lsdef type name; nullopt if it is not a definition type (passwd and token are
+/// not definition types).
+std::optional<object_type> parse_type(std::string_view name);
+
+/// The name of the key attribute (`node`, `groupname`, `netname`, `imagename`, `priority`).
+/// The key is the object's name; lsdef never prints it.
+std::string_view key_attribute(object_type t);
+
+/// True if `attr` may be set on an object of type `t` (xcat-compat.md §5). Site keys are
+/// free-form; `nic<word>.<ifname>` is validated as its `nic<word>` stem.
+bool is_valid_attribute(object_type t, std::string_view attr);
+
+/// The exact xCAT message for an invalid attribute name.
+std::string invalid_attribute_message(std::string_view attr, object_type t);
+
+/// The 194 valid node attribute names, in Schema order (includes `node`).
+const std::vector<std::string_view>& node_attributes();
+
+/// Node attributes held in xCAT's nodelist table: a node's own, never inherited from groups.
+bool is_nodelist_attribute(std::string_view attr);
+
+/// Maps a nodels/noderange column (`nodehm.mgt`, `nodelist.groups`, `vm.memory`, or the
+/// short names `groups`, `tags`, `mgt`) to the node attribute it holds.
+std::optional<std::string_view> attribute_for_column(std::string_view column);
+
+} // namespace cws::store

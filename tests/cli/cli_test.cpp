@@ -1,0 +1,267 @@
+// The definition tools end to end: the built binaries against a temporary home, output
+// compared as text.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "../store/temp_home.hpp"
+#include "store/credentials.hpp"
+#include "store/database.hpp"
+#include "store/home.hpp"
+
+namespace {
+
+struct result {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in{p};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class cli_test : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    home_ = new cws::test::temp_dir;
+    auto r = run_in(home_->path, "clusterctl init --admin-password adminpw");
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+
+  static void TearDownTestSuite() {
+    delete home_;
+  }
+
+  void SetUp() override {
+    // each test starts from an empty node table
+    run("rmdef all");
+    run("rmdef -t group rack1");
+  }
+
+  /// Runs a shell command line with the tools first in PATH and CLUSTERWS_HOME = `home`.
+  static result run_in(const std::filesystem::path& home, const std::string& cmd,
+                       const std::string& input = "") {
+    cws::test::temp_dir io;
+    auto out = io.path / "out";
+    auto err = io.path / "err";
+    auto in = io.path / "in";
+    std::ofstream{in} << input;
+    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home.string()
+                       + "' " + cmd + " <'" + in.string() + "' >'" + out.string() + "' 2>'"
+                       + err.string() + "'";
+    int status = std::system(line.c_str());
+    return {WEXITSTATUS(status), slurp(out), slurp(err)};
+  }
+
+  static result run(const std::string& cmd, const std::string& input = "") {
+    return run_in(home_->path, cmd, input);
+  }
+
+  static cws::test::temp_dir* home_;
+};
+
+cws::test::temp_dir* cli_test::home_ = nullptr;
+
+TEST_F(cli_test, init_creates_pki_config_defaults_and_refuses_twice) {
+  auto pki = home_->path / "pki";
+  for (auto f : {"ca-cert.pem", "ca-key.pem", "server-cert.pem", "server-key.pem"}) {
+    EXPECT_TRUE(std::filesystem::exists(pki / f)) << f;
+  }
+  EXPECT_EQ(std::filesystem::status(pki / "server-key.pem").permissions()
+              & std::filesystem::perms::group_read,
+            std::filesystem::perms::none);
+  auto verify = run("openssl verify -CAfile '" + (pki / "ca-cert.pem").string() + "' '"
+                    + (pki / "server-cert.pem").string() + "'");
+  EXPECT_EQ(verify.rc, 0) << verify.out << verify.err;
+  auto san = run("openssl x509 -noout -ext subjectAltName -in '"
+                 + (pki / "server-cert.pem").string() + "'");
+  EXPECT_NE(san.out.find("IP Address:127.0.0.1"), std::string::npos) << san.out;
+  EXPECT_NE(san.out.find("DNS:localhost"), std::string::npos);
+  auto again = run("clusterctl init");
+  EXPECT_EQ(again.rc, 1);
+  EXPECT_NE(again.err.find("is already initialized"), std::string::npos);
+
+  cws::test::temp_dir fresh;
+  auto gen = run_in(fresh.path / "h", "clusterctl init");
+  ASSERT_EQ(gen.rc, 0) << gen.err;
+  auto pos = gen.out.find("Password for root (shown once): ");
+  ASSERT_NE(pos, std::string::npos);
+  auto pw = gen.out.substr(pos + 32, 24);
+  cws::store::database db{fresh.path / "h" / "db"};
+  auto txn = db.read();
+  auto rec = txn.get(cws::store::object_type::passwd, "root");
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_TRUE(cws::store::verify_password(pw, rec->find("password").value_or("")));
+}
+
+TEST_F(cli_test, site_and_policy_defaults) {
+  auto r = run("lsdef -t site");
+  EXPECT_EQ(r.out, "clustersite  (site)\n");
+  r = run("lsdef -t site -i tftpdir,xcatdport -c");
+  EXPECT_EQ(r.out, "clustersite: tftpdir=/tftpboot\nclustersite: xcatdport=3001\n");
+  r = run("lsdef -t policy -o 1");
+  EXPECT_EQ(r.out, "Object name: 1\n    name=root\n    rule=allow\n");
+  r = run("lsdef -t policy");
+  EXPECT_EQ(r.out.substr(0, 28), "1  (policy)\n1.2  (policy)\n2");
+}
+
+TEST_F(cli_test, mkdef_lsdef_long_short_and_stanza) {
+  auto r = run("mkdef -t node -o node1 groups=all mgt=kvm os=rhels9 arch=x86_64");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "1 object definitions have been created or modified.\n");
+  r = run("lsdef node1");
+  EXPECT_EQ(r.out, "Object name: node1\n"
+                   "    arch=x86_64\n"
+                   "    groups=all\n"
+                   "    mgt=kvm\n"
+                   "    os=rhels9\n"
+                   "    postbootscripts=otherpkgs\n"
+                   "    postscripts=syslog,remoteshell,syncfiles\n");
+  run("mkdef node[2-3] groups=all,compute");
+  r = run("lsdef");
+  EXPECT_EQ(r.out, "node1  (node)\nnode2  (node)\nnode3  (node)\n");
+  r = run("lsdef -t node -o node1,node2 -i mgt,bmc -c");
+  EXPECT_EQ(r.out, "node1: bmc=\nnode1: mgt=kvm\nnode2: bmc=\nnode2: mgt=\n");
+  r = run("lsdef node1 -z -i mgt");
+  EXPECT_EQ(r.out, "# <xCAT data object stanza file>\n\nnode1:\n    objtype=node\n    mgt=kvm\n");
+  r = run("lsdef -t node,group -o node1 -i mgt");
+  EXPECT_EQ(r.out.substr(0, 29), "Object name: node1  (node)\n  ");
+  r = run("lsdef -w mgt==kvm");
+  EXPECT_EQ(r.out, "node1  (node)\n");
+  r = run("lsdef -t group");
+  EXPECT_EQ(r.out, "all  (group)\ncompute  (group)\n");
+  r = run("lsdef -t group -o compute");
+  EXPECT_EQ(r.out, "Object name: compute\n    members=node2,node3\n");
+}
+
+TEST_F(cli_test, lsdef_errors) {
+  auto r = run("lsdef nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Could not find an object named 'nosuch' of type 'node'.\n");
+  r = run("lsdef -t network");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Could not get objects of type 'network'.\n");
+  r = run("lsdef -t bogus");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: Type 'bogus' is not a valid xCAT object type."), std::string::npos);
+  r = run("lsdef -l -s");
+  EXPECT_EQ(r.rc, 1);
+  r = run("lsdef -Q");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: Invalid option '-Q'."), std::string::npos);
+}
+
+TEST_F(cli_test, chdef_set_clear_append_remove) {
+  run("mkdef node1 groups=all id=7");
+  auto r = run("chdef node1 vmmemory=4096 id=");
+  EXPECT_EQ(r.out, "1 object definitions have been created or modified.\n");
+  r = run("lsdef node1 -i id,vmmemory -c");
+  EXPECT_EQ(r.out, "node1: id=\nnode1: vmmemory=4096\n");
+  run("chdef -p node1 groups=compute");
+  r = run("nodels compute");
+  EXPECT_EQ(r.out, "node1\n");
+  run("chdef -m node1 groups=compute");
+  r = run("nodels compute");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Invalid nodes and/or groups in noderange: compute\n");
+  r = run("chdef node9 groups=all");
+  EXPECT_EQ(r.out, "1 object definitions have been created or modified.\n"
+                   "New object definitions 'node9' have been created.\n");
+  r = run("chdef -f node1 id=1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("The '-f' option is not valid for the chdef command."), std::string::npos);
+}
+
+TEST_F(cli_test, mkdef_errors_write_nothing) {
+  auto r = run("mkdef node1 groups=all bogus=1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: 'bogus' is not a valid attribute name for an object type of 'node'.\n");
+  EXPECT_EQ(run("lsdef node1").rc, 1);
+  r = run("mkdef node1 mgt=kvm");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Attribute 'groups' is not specified for node 'node1'"), std::string::npos);
+  run("mkdef node1 groups=all");
+  r = run("mkdef node1 groups=all");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Warning: A definition for 'node1' already exists. No changes will be made.  "
+                   "Run again with '-f' option to force replace.\n"
+                   "Error: 0 object definitions have been created or modified.\n");
+}
+
+TEST_F(cli_test, nodels_formats_and_selectors) {
+  run("mkdef node[1-3] groups=all mgt=kvm");
+  run("chdef node2 mgt=ipmi");
+  auto r = run("nodels");
+  EXPECT_EQ(r.out, "node1\nnode2\nnode3\n");
+  r = run("nodels node[1-2] nodehm.mgt");
+  EXPECT_EQ(r.out, "node1: kvm\nnode2: ipmi\n");
+  r = run("nodels node1 nodehm.mgt groups");
+  EXPECT_EQ(r.out, "node1: nodehm.mgt: kvm\nnode1: groups: all\n");
+  r = run("nodels all nodehm.mgt==kvm");
+  EXPECT_EQ(r.out, "node1\nnode3\n");
+  r = run("nodels node1 vm.memory");
+  EXPECT_EQ(r.out, "node1: \n");
+  r = run("nodels node1,nosuch,other");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Invalid nodes and/or groups in noderange: nosuch,other\n");
+  r = run("nodels node1 bogus.col");
+  EXPECT_EQ(r.err, "Error: bogus.col not a valid table.column description\n");
+  r = run("nodels 'node[1-99999999]'");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("more than 1000000"), std::string::npos);
+}
+
+TEST_F(cli_test, rmdef_reports_and_is_all_or_nothing) {
+  run("mkdef node[1-2] groups=all");
+  auto r = run("rmdef node1,nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Could not find an object named 'nosuch' of type 'node'.\n"
+                   "Error: No objects have been removed from the xCAT database.\n");
+  EXPECT_EQ(run("nodels").out, "node1\nnode2\n");
+  r = run("rmdef node1");
+  EXPECT_EQ(r.out, "1 object definitions have been removed.\n");
+  EXPECT_EQ(run("nodels").out, "node2\n");
+}
+
+TEST_F(cli_test, passwd_stores_a_slow_hash_or_an_imported_one) {
+  auto r = run("clusterctl passwd alice --password-stdin", "alicepw\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string shadow = "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/cZ/1GM/O6IND4WQhG.";
+  r = run("clusterctl passwd bob --hash '" + shadow + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("clusterctl passwd carol --hash plaintext").rc, 1);
+  EXPECT_EQ(run("clusterctl passwd 'Bad User' --password-stdin", "x\n").rc, 1);
+  cws::store::database db{home_->path / "db"};
+  auto txn = db.read();
+  auto alice = std::string{txn.get(cws::store::object_type::passwd, "alice")->find("password").value_or("")};
+  EXPECT_EQ(alice.substr(0, 3), "$y$");
+  EXPECT_TRUE(cws::store::verify_password("alicepw", alice));
+  auto bob = txn.get(cws::store::object_type::passwd, "bob")->find("password").value_or("");
+  EXPECT_TRUE(cws::store::verify_password("secret", bob));
+  EXPECT_FALSE(txn.exists(cws::store::object_type::passwd, "carol"));
+}
+
+TEST_F(cli_test, help_multicall_and_uninitialized_home) {
+  for (auto tool : {"lsdef", "nodels", "mkdef", "chdef", "rmdef", "clusterctl init",
+                    "clusterctl passwd"}) {
+    auto r = run(std::string{tool} + " --help");
+    EXPECT_EQ(r.rc, 0) << tool;
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << tool;
+  }
+  run("mkdef node1 groups=all");
+  EXPECT_EQ(run("clusterctl lsdef node1").out, run("lsdef node1").out);
+  cws::test::temp_dir empty;
+  auto r = run_in(empty.path, "lsdef");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("is not initialized"), std::string::npos);
+  EXPECT_EQ(run("clusterctl frobnicate").rc, 1);
+}
+
+} // namespace

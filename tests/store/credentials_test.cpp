@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include "store/credentials.hpp"
+
+using namespace cws::store;
+
+TEST(credentials, hash_is_salted_and_verifies) {
+  auto h1 = hash_password("s3cret");
+  auto h2 = hash_password("s3cret");
+  EXPECT_EQ(h1.substr(0, 3), "$y$");
+  EXPECT_NE(h1, h2); // fresh salt each time
+  EXPECT_TRUE(verify_password("s3cret", h1));
+  EXPECT_FALSE(verify_password("s3cret!", h1));
+  EXPECT_FALSE(verify_password("", h1));
+}
+
+TEST(credentials, stored_hash_is_never_accepted_as_the_password) {
+  auto h = hash_password("pw");
+  EXPECT_FALSE(verify_password(h, h));
+}
+
+TEST(credentials, plain_stored_value_never_matches) {
+  EXPECT_FALSE(is_password_hash("plaintext"));
+  EXPECT_FALSE(verify_password("plaintext", "plaintext"));
+}
+
+TEST(credentials, accepts_shadow_sha512_hashes) {
+  // openssl passwd -6 -salt abcdefgh secret
+  std::string shadow = "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/"
+                       "cZ/1GM/O6IND4WQhG.";
+  EXPECT_TRUE(is_password_hash(shadow));
+  EXPECT_TRUE(verify_password("secret", shadow));
+  EXPECT_FALSE(verify_password("Secret", shadow));
+}
+
+TEST(credentials, helpers) {
+  EXPECT_TRUE(constant_time_equal("abc", "abc"));
+  EXPECT_FALSE(constant_time_equal("abc", "abd"));
+  EXPECT_FALSE(constant_time_equal("abc", "ab"));
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(random_hex(16).size(), 32u);
+  EXPECT_NE(random_hex(16), random_hex(16));
+}

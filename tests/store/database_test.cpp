@@ -1,0 +1,197 @@
+// The LMDB store: transactions, group index, generation counter, map growth, several processes.
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/database.hpp"
+#include "store/error.hpp"
+#include "temp_home.hpp"
+
+namespace {
+
+using namespace cws::store;
+
+TEST(database, put_get_erase_and_sorted_scan) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  db.write([](write_txn& t) {
+    t.put(object_type::node, "node2", {{"groups", "all"}, {"mgt", "kvm"}});
+    t.put(object_type::node, "node10", {{"groups", "all"}});
+    t.put(object_type::network, "net1", {{"mtu", "1500"}});
+  });
+  auto txn = db.read();
+  EXPECT_EQ(txn.names(object_type::node), (std::vector<std::string>{"node10", "node2"}));
+  EXPECT_EQ(txn.get(object_type::node, "node2")->find("mgt").value_or(""), "kvm");
+  EXPECT_FALSE(txn.exists(object_type::node, "net1")); // types are separate
+  EXPECT_TRUE(txn.exists(object_type::network, "net1"));
+}
+
+TEST(database, empty_values_are_not_stored) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}, {"id", ""}}); });
+  EXPECT_FALSE(db.read().get(object_type::node, "n1")->find("id").has_value());
+}
+
+TEST(database, group_index_follows_the_groups_attribute) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  db.write([](write_txn& t) {
+    t.put(object_type::node, "n1", {{"groups", "all,compute"}});
+    t.put(object_type::node, "n2", {{"groups", "all"}});
+    t.put(object_type::group, "defined", {{"grouptype", "static"}});
+  });
+  {
+    auto txn = db.read();
+    EXPECT_EQ(txn.members("all"), (std::vector<std::string>{"n1", "n2"}));
+    EXPECT_EQ(txn.members("compute"), (std::vector<std::string>{"n1"}));
+    EXPECT_EQ(txn.group_names(), (std::vector<std::string>{"all", "compute", "defined"}));
+  }
+  db.write([](write_txn& t) {
+    t.put(object_type::node, "n1", {{"groups", "all"}});
+    t.erase(object_type::node, "n2");
+  });
+  auto txn = db.read();
+  EXPECT_EQ(txn.members("all"), (std::vector<std::string>{"n1"}));
+  EXPECT_TRUE(txn.members("compute").empty());
+  EXPECT_EQ(txn.group_names(), (std::vector<std::string>{"all", "defined"}));
+}
+
+TEST(database, failing_change_leaves_nothing_behind) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  auto before = db.read().generation();
+  EXPECT_THROW(db.write([](write_txn& t) {
+    t.put(object_type::node, "n1", {{"groups", "all"}});
+    t.put(object_type::node, "n2", {{"groups", "all"}});
+    throw error{store_errc::bad_request, "boom"};
+  }),
+               error);
+  auto txn = db.read();
+  EXPECT_TRUE(txn.names(object_type::node).empty());
+  EXPECT_TRUE(txn.members("all").empty());
+  EXPECT_EQ(txn.generation(), before);
+}
+
+TEST(database, generation_counts_commits) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  auto g0 = db.read().generation();
+  db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}}); });
+  db.write([](write_txn& t) { t.erase(object_type::node, "n1"); });
+  EXPECT_EQ(db.read().generation(), g0 + 2);
+}
+
+TEST(database, snapshot_does_not_see_later_writes) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  auto old = db.read();
+  db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}}); });
+  EXPECT_FALSE(old.exists(object_type::node, "n1"));
+}
+
+TEST(database, full_map_grows_instead_of_failing) {
+  cws::test::temp_dir dir;
+  lmdb_options opts;
+  opts.initial_map_size = 1 << 20; // 1 MiB: the write below needs several
+  opts.durable = false;
+  database db{dir.path, opts};
+  std::string big(1000, 'x');
+  db.write([&](write_txn& t) {
+    for (int i = 0; i < 5000; ++i) {
+      t.put(object_type::node, "node" + std::to_string(i), {{"groups", "all"}, {"usercomment", big}});
+    }
+  });
+  EXPECT_EQ(db.read().names(object_type::node).size(), 5000u);
+  EXPECT_GT(db.env().map_size(), size_t{1} << 20);
+}
+
+TEST(database, map_limit_gives_a_clear_error_and_keeps_old_data) {
+  cws::test::temp_dir dir;
+  lmdb_options opts;
+  opts.initial_map_size = 1 << 20;
+  opts.max_map_size = 2 << 20;
+  opts.durable = false;
+  database db{dir.path, opts};
+  db.write([](write_txn& t) { t.put(object_type::node, "keep", {{"groups", "all"}}); });
+  std::string big(100000, 'x');
+  try {
+    db.write([&](write_txn& t) {
+      for (int i = 0; i < 100; ++i) {
+        t.put(object_type::node, "n" + std::to_string(i), {{"usercomment", big}});
+      }
+    });
+    FAIL() << "expected a full database";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code(), store_errc::database);
+    EXPECT_NE(std::string{e.what()}.find("full"), std::string::npos);
+  }
+  auto txn = db.read();
+  EXPECT_TRUE(txn.exists(object_type::node, "keep"));
+  EXPECT_FALSE(txn.exists(object_type::node, "n0"));
+}
+
+TEST(database, two_processes_write_at_once) {
+  cws::test::temp_dir dir;
+  { database init{dir.path}; }
+  constexpr int per_process = 200;
+  pid_t pids[2];
+  for (int p = 0; p < 2; ++p) {
+    pids[p] = fork();
+    ASSERT_GE(pids[p], 0);
+    if (pids[p] == 0) {
+      int rc = 0;
+      try {
+        lmdb_options opts;
+        opts.initial_map_size = 1 << 20; // small: both processes grow the map
+        database db{dir.path, opts};
+        for (int i = 0; i < per_process; ++i) {
+          db.write([&](write_txn& t) {
+            t.put(object_type::node, "p" + std::to_string(p) + "n" + std::to_string(i),
+                  {{"groups", "all,p" + std::to_string(p)}, {"usercomment", std::string(2000, 'x')}});
+          });
+        }
+      } catch (...) {
+        rc = 1;
+      }
+      _exit(rc);
+    }
+  }
+  for (auto pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  database db{dir.path};
+  auto txn = db.read();
+  EXPECT_EQ(txn.names(object_type::node).size(), 2u * per_process);
+  EXPECT_EQ(txn.members("all").size(), 2u * per_process);
+  EXPECT_EQ(txn.members("p1").size(), size_t{per_process});
+  EXPECT_EQ(txn.generation(), 2u * per_process);
+}
+
+TEST(database, stale_reader_slot_of_a_killed_process_is_cleared_at_open) {
+  cws::test::temp_dir dir;
+  { database init{dir.path}; }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    database db{dir.path};
+    auto txn = db.read(); // holds a reader slot
+    (void) !write(ready[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  database db{dir.path};
+  EXPECT_EQ(db.env().stale_readers_cleared(), 1);
+}
+
+} // namespace

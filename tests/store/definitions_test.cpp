@@ -1,0 +1,210 @@
+// mkdef/chdef/rmdef/lsdef semantics over a real LMDB store.
+
+#include <gtest/gtest.h>
+
+#include "store/definitions.hpp"
+#include "temp_home.hpp"
+
+namespace {
+
+using namespace cws::store;
+
+class definitions_test : public ::testing::Test {
+protected:
+  cws::test::temp_dir dir;
+  database db{dir.path};
+
+  outcome mk(object_type t, std::vector<std::string> names, std::vector<attr_change> attrs,
+             bool force = false) {
+    change_request r{t, std::move(names), std::move(attrs), list_mode::set, force};
+    return make_objects(db, r);
+  }
+
+  outcome ch(std::vector<std::string> names, std::vector<attr_change> attrs,
+             list_mode mode = list_mode::set, object_type t = object_type::node) {
+    change_request r{t, std::move(names), std::move(attrs), mode, false};
+    return change_objects(db, r);
+  }
+
+  std::optional<attr_map> show(object_type t, const std::string& name) {
+    auto txn = db.read();
+    cluster_view view{txn};
+    return view.display(t, name);
+  }
+
+  std::vector<std::string> node_names() {
+    return db.read().names(object_type::node);
+  }
+};
+
+TEST_F(definitions_test, mkdef_creates_and_reports) {
+  auto out = mk(object_type::node, {"n1", "n2"}, {{"groups", "all"}, {"mgt", "kvm"}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out.info, (std::vector<std::string>{"2 object definitions have been created or modified."}));
+  EXPECT_EQ(show(object_type::node, "n1")->at("mgt"), "kvm");
+}
+
+TEST_F(definitions_test, mkdef_invalid_attribute_writes_nothing) {
+  auto out = mk(object_type::node, {"n1"}, {{"groups", "all"}, {"bogus", "x"}});
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(out.errors.front(),
+            "'bogus' is not a valid attribute name for an object type of 'node'.");
+  EXPECT_TRUE(node_names().empty());
+}
+
+TEST_F(definitions_test, mkdef_node_needs_groups) {
+  auto out = mk(object_type::node, {"n1"}, {{"mgt", "kvm"}});
+  EXPECT_EQ(out.errors, (std::vector<std::string>{
+                          "Attribute 'groups' is not specified for node 'n1', skipping to the "
+                          "next node.",
+                          "One or more errors occured when attempting to create or modify xCAT "
+                          "object definitions."}));
+  EXPECT_TRUE(node_names().empty());
+  out = mk(object_type::node, {"n1"}, {});
+  EXPECT_EQ(out.errors.front(),
+            "No object definitions have been created or modified: no attributes were "
+            "specified. The 'groups' attribute is required when creating node definitions.");
+}
+
+TEST_F(definitions_test, mkdef_existing_is_skipped_unless_forced) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}, {"mgt", "kvm"}});
+  auto out = mk(object_type::node, {"n1"}, {{"groups", "all"}});
+  EXPECT_EQ(out.warnings.front(), "A definition for 'n1' already exists. No changes will be "
+                                  "made.  Run again with '-f' option to force replace.");
+  EXPECT_EQ(out.errors.front(), "0 object definitions have been created or modified.");
+  EXPECT_EQ(show(object_type::node, "n1")->at("mgt"), "kvm");
+  out = mk(object_type::node, {"n1"}, {{"groups", "compute"}}, true);
+  ASSERT_TRUE(out.ok());
+  auto n1 = show(object_type::node, "n1");
+  EXPECT_EQ(n1->count("mgt"), 0u); // replaced, not merged
+  EXPECT_EQ(n1->at("groups"), "compute");
+}
+
+TEST_F(definitions_test, chdef_sets_clears_and_creates) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}, {"id", "7"}, {"mgt", "kvm"}});
+  auto out = ch({"n1"}, {{"id", ""}, {"mgt", " "}, {"vmmemory", "4096"}});
+  ASSERT_TRUE(out.ok());
+  auto n1 = *show(object_type::node, "n1");
+  EXPECT_EQ(n1.count("id"), 0u);
+  EXPECT_EQ(n1.count("mgt"), 0u);
+  EXPECT_EQ(n1.at("vmmemory"), "4096");
+  out = ch({"n2"}, {{"groups", "all"}});
+  EXPECT_EQ(out.info, (std::vector<std::string>{
+                        "1 object definitions have been created or modified.",
+                        "New object definitions 'n2' have been created."}));
+  out = ch({"n3"}, {{"mgt", "kvm"}});
+  EXPECT_FALSE(out.ok());
+  EXPECT_FALSE(db.read().exists(object_type::node, "n3"));
+}
+
+TEST_F(definitions_test, chdef_append_and_remove_list_items) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}});
+  ch({"n1"}, {{"groups", "compute,all"}}, list_mode::append);
+  EXPECT_EQ(show(object_type::node, "n1")->at("groups"), "all,compute");
+  EXPECT_EQ(db.read().members("compute"), (std::vector<std::string>{"n1"}));
+  auto out = ch({"n1"}, {{"groups", "all,nothere"}}, list_mode::remove);
+  EXPECT_EQ(out.warnings.front(),
+            "nothere is not in the attribute of 'groups' for the 'n1' definition.");
+  EXPECT_EQ(show(object_type::node, "n1")->at("groups"), "compute");
+  EXPECT_TRUE(db.read().members("all").empty());
+  out = ch({"absent"}, {{"groups", "x"}}, list_mode::remove);
+  EXPECT_EQ(out.errors.front(),
+            "The '-m' option is not valid since the 'absent' definition does not exist.");
+}
+
+TEST_F(definitions_test, one_bad_object_aborts_the_whole_change) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}});
+  auto out = ch({"n1", "newnode"}, {{"mgt", "kvm"}}); // newnode lacks groups
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(show(object_type::node, "n1")->count("mgt"), 0u);
+}
+
+TEST_F(definitions_test, rmdef_all_or_nothing) {
+  mk(object_type::node, {"n1", "n2"}, {{"groups", "all"}});
+  auto out = remove_objects(db, object_type::node, {"n1", "nosuch"});
+  EXPECT_EQ(out.errors, (std::vector<std::string>{
+                          "Could not find an object named 'nosuch' of type 'node'.",
+                          "No objects have been removed from the xCAT database."}));
+  EXPECT_EQ(node_names().size(), 2u);
+  out = remove_objects(db, object_type::node, {"n1", "n2"});
+  EXPECT_EQ(out.info.front(), "2 object definitions have been removed.");
+  EXPECT_TRUE(node_names().empty());
+  EXPECT_TRUE(db.read().group_names().empty());
+}
+
+TEST_F(definitions_test, nodes_inherit_from_groups_and_show_default_postscripts) {
+  db.write([](write_txn& t) {
+    t.set_meta("xcatdefaults.postscripts", "syslog,remoteshell,syncfiles");
+    t.set_meta("xcatdefaults.postbootscripts", "otherpkgs");
+  });
+  mk(object_type::group, {"compute"}, {{"mgt", "ipmi"}, {"os", "rhels9"}});
+  mk(object_type::node, {"n1"}, {{"groups", "compute,all"}, {"os", "sles15"}, {"postscripts", "mine"}});
+  auto n1 = *show(object_type::node, "n1");
+  EXPECT_EQ(n1.at("mgt"), "ipmi");
+  EXPECT_EQ(n1.at("os"), "sles15"); // own value wins
+  EXPECT_EQ(n1.at("postscripts"), "syslog,remoteshell,syncfiles,mine");
+  EXPECT_EQ(n1.at("postbootscripts"), "otherpkgs");
+  auto txn = db.read();
+  cluster_view view{txn};
+  EXPECT_EQ(view.attribute("n1", "mgt"), "ipmi");
+  auto r = expand_noderange("mgt==ipmi", view);
+  EXPECT_EQ(r.nodes, (std::vector<std::string>{"n1"}));
+}
+
+TEST_F(definitions_test, groups_list_members_and_members_attribute_edits_nodes) {
+  mk(object_type::node, {"n1", "n2", "n3"}, {{"groups", "all"}});
+  auto out = ch({"rack1"}, {{"members", "n1,n2"}}, list_mode::set, object_type::group);
+  ASSERT_TRUE(out.ok()) << out.errors.front();
+  EXPECT_EQ(show(object_type::group, "rack1")->at("members"), "n1,n2");
+  EXPECT_EQ(show(object_type::node, "n1")->at("groups"), "all,rack1");
+  ch({"rack1"}, {{"members", "n3"}}, list_mode::set, object_type::group);
+  EXPECT_EQ(show(object_type::group, "rack1")->at("members"), "n3");
+  EXPECT_EQ(show(object_type::node, "n1")->at("groups"), "all");
+  out = remove_objects(db, object_type::group, {"rack1"});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(show(object_type::node, "n3")->at("groups"), "all");
+  EXPECT_FALSE(show(object_type::group, "rack1").has_value());
+}
+
+TEST_F(definitions_test, dynamic_group) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}, {"mgt", "kvm"}});
+  mk(object_type::node, {"n2"}, {{"groups", "all"}, {"mgt", "ipmi"}});
+  mk(object_type::group, {"virt"}, {{"grouptype", "dynamic"}, {"wherevals", "mgt==kvm"}});
+  auto txn = db.read();
+  cluster_view view{txn};
+  EXPECT_EQ(expand_noderange("virt", view).nodes, (std::vector<std::string>{"n1"}));
+}
+
+TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
+  change_request r{object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set,
+                   false};
+  ASSERT_TRUE(change_objects(db, r).ok());
+  EXPECT_EQ(show(object_type::site, "clustersite")->at("tftpdir"), "/tftpboot");
+  r.attrs = {{"custom", ""}};
+  change_objects(db, r);
+  EXPECT_EQ(show(object_type::site, "clustersite")->count("custom"), 0u);
+}
+
+TEST_F(definitions_test, names_and_values_are_checked) {
+  EXPECT_FALSE(mk(object_type::node, {"bad/name"}, {{"groups", "all"}}).ok());
+  EXPECT_FALSE(mk(object_type::node, {"a,b"}, {{"groups", "all"}}).ok());
+  EXPECT_FALSE(mk(object_type::node, {"n1"}, {{"groups", "all"}, {"mgt", "a\nb"}}).ok());
+  EXPECT_FALSE(mk(object_type::policy, {"abc"}, {{"rule", "allow"}}).ok());
+  EXPECT_TRUE(mk(object_type::policy, {"6.5"}, {{"name", "bob"}, {"rule", "allow"}}).ok());
+  EXPECT_TRUE(node_names().empty());
+}
+
+TEST_F(definitions_test, lsdef_listing_with_selected_attributes) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}, {"mgt", "kvm"}});
+  auto txn = db.read();
+  cluster_view view{txn};
+  std::vector<std::string> only{"mgt", "bmc", "bogus"};
+  auto l = list_objects(view, object_type::node, {"n1", "n9"}, &only);
+  ASSERT_EQ(l.objects.size(), 1u);
+  EXPECT_EQ(l.objects[0].attrs, (attr_map{{"bmc", ""}, {"mgt", "kvm"}}));
+  EXPECT_EQ(l.errors, (std::vector<std::string>{
+                        "'bogus' is not a valid attribute name for an object type of 'node'.",
+                        "Could not find an object named 'n9' of type 'node'."}));
+}
+
+} // namespace

@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include "store/schema.hpp"
+
+using namespace cws::store;
+
+TEST(schema, has_the_194_node_attributes) {
+  EXPECT_EQ(node_attributes().size(), 194u);
+  for (auto a : {"groups", "mgt", "vmmemory", "id", "os", "arch", "ip", "switchtype",
+                 "prescripts-begin", "passwd.HMC", "storagcontroller"}) {
+    EXPECT_TRUE(is_valid_attribute(object_type::node, a)) << a;
+  }
+}
+
+TEST(schema, rejects_unknown_attributes_with_xcats_message) {
+  EXPECT_FALSE(is_valid_attribute(object_type::node, "nosuchattr"));
+  EXPECT_FALSE(is_valid_attribute(object_type::node, ""));
+  EXPECT_EQ(invalid_attribute_message("nosuchattr", object_type::node),
+            "'nosuchattr' is not a valid attribute name for an object type of 'node'.");
+}
+
+TEST(schema, nic_attributes_validate_by_stem) {
+  EXPECT_TRUE(is_valid_attribute(object_type::node, "nicips.eth0"));
+  EXPECT_FALSE(is_valid_attribute(object_type::node, "nicbogus.eth0"));
+  EXPECT_FALSE(is_valid_attribute(object_type::node, "nicips."));
+}
+
+TEST(schema, per_type_attributes) {
+  EXPECT_TRUE(is_valid_attribute(object_type::network, "mtu"));
+  EXPECT_TRUE(is_valid_attribute(object_type::network, "netname"));
+  EXPECT_FALSE(is_valid_attribute(object_type::network, "mgt"));
+  EXPECT_TRUE(is_valid_attribute(object_type::policy, "rule"));
+  EXPECT_FALSE(is_valid_attribute(object_type::policy, "mtu"));
+  EXPECT_TRUE(is_valid_attribute(object_type::osimage, "osvers"));
+  EXPECT_TRUE(is_valid_attribute(object_type::group, "mgt"));
+  EXPECT_TRUE(is_valid_attribute(object_type::group, "members"));
+  EXPECT_FALSE(is_valid_attribute(object_type::group, "status")); // nodelist: node's own
+  EXPECT_TRUE(is_valid_attribute(object_type::site, "anything_goes"));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, "a=b"));
+}
+
+TEST(schema, types_and_columns) {
+  EXPECT_EQ(parse_type("osimage"), object_type::osimage);
+  EXPECT_FALSE(parse_type("passwd").has_value());
+  EXPECT_FALSE(parse_type("bogus").has_value());
+  EXPECT_EQ(attribute_for_column("nodehm.mgt").value_or(""), "mgt");
+  EXPECT_EQ(attribute_for_column("vm.memory").value_or(""), "vmmemory");
+  EXPECT_EQ(attribute_for_column("tags").value_or(""), "groups");
+  EXPECT_EQ(attribute_for_column("nodetype.os").value_or(""), "os");
+  EXPECT_FALSE(attribute_for_column("nodehm.bogus").has_value());
+}
