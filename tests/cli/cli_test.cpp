@@ -109,7 +109,7 @@ TEST_F(cli_test, site_and_policy_defaults) {
   r = run("lsdef -t policy -o 1");
   EXPECT_EQ(r.out, "Object name: 1\n    name=root\n    rule=allow\n");
   r = run("lsdef -t policy");
-  EXPECT_EQ(r.out.substr(0, 28), "1  (policy)\n1.2  (policy)\n2");
+  EXPECT_EQ(r.out.substr(0, 28), "1  (policy)\n1.2  (policy)\n2 ");
 }
 
 TEST_F(cli_test, mkdef_lsdef_long_short_and_stanza) {
