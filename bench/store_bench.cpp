@@ -57,8 +57,7 @@ void expand(benchmark::State& state, const char* range) {
 }
 
 BENCHMARK_CAPTURE(expand, range_100k, "node[000001-100000]")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(expand, multi_bracket, "node[0000-0099][01-10]")
-  ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(expand, multi_bracket, "node[0000-0099][01-10]")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(expand, exclusion, "all,-node[000001-050000]")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(expand, select_mgt_kvm, "mgt==kvm")->Unit(benchmark::kMillisecond);
 

@@ -11,7 +11,7 @@ namespace cws::cli {
 
 /// A command-line usage mistake; the message is printed after `Error: `.
 class usage_error : public std::runtime_error {
-public:
+ public:
   using std::runtime_error::runtime_error;
 };
 

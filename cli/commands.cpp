@@ -56,8 +56,8 @@ session session::open(const parsed_args& args) {
   s.home = store::home::resolve(args.value("home"));
   if (!s.home.initialized()) {
     throw usage_error("The clusterws home '" + s.home.dir.string()
-                      + "' is not initialized; run 'clusterctl init --home "
-                      + s.home.dir.string() + "' first.");
+                      + "' is not initialized; run 'clusterctl init --home " + s.home.dir.string()
+                      + "' first.");
   }
   s.db = std::make_unique<store::database>(s.home.db());
   auto conf = s.home.settings();

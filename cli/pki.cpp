@@ -18,7 +18,7 @@ namespace cws::cli {
 
 namespace {
 
-template <class T, void (*F)(T*)>
+template<class T, void (*F)(T*)>
 struct deleter {
   void operator()(T* p) const {
     F(p);

@@ -157,10 +157,10 @@ int init(const std::vector<std::string>& argv, io& streams) {
     t.put(object_type::policy, "1", {{"name", "root"}, {"rule", "allow"}});
     t.put(object_type::policy, "1.2", {{"name", host}, {"rule", "trusted"}});
     const std::pair<const char*, const char*> rows[] = {
-      {"2", "getbmcconfig"},  {"2.1", "remoteimmsetup"}, {"2.3", "lsxcatd"},
-      {"3", "nextdestiny"},   {"4", "getdestiny"},       {"4.4", "getpostscript"},
-      {"4.5", "getcredentials"}, {"4.6", "syncfiles"},   {"4.7", "litefile"},
-      {"4.8", "litetree"},    {"4.9", "getadapter"},
+      {"2", "getbmcconfig"},     {"2.1", "remoteimmsetup"}, {"2.3", "lsxcatd"},
+      {"3", "nextdestiny"},      {"4", "getdestiny"},       {"4.4", "getpostscript"},
+      {"4.5", "getcredentials"}, {"4.6", "syncfiles"},      {"4.7", "litefile"},
+      {"4.8", "litetree"},       {"4.9", "getadapter"},
     };
     for (const auto& [prio, cmd] : rows) {
       t.put(object_type::policy, prio, {{"commands", cmd}, {"rule", "allow"}});

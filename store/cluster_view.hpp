@@ -16,7 +16,7 @@ namespace cws::store {
 /// shows them (group-inherited node values, xcatdefaults postscripts, computed group members).
 /// Lives no longer than the transaction it reads.
 class cluster_view : public node_universe {
-public:
+ public:
   explicit cluster_view(const read_txn& txn);
 
   // -- node_universe ---------------------------------------------------------
@@ -43,7 +43,7 @@ public:
     return txn_;
   }
 
-private:
+ private:
   const attr_map* group_record(std::string_view name) const;
   std::string inherited(record_view own, std::string_view attr) const;
 

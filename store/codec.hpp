@@ -16,7 +16,7 @@ std::string encode(const attr_map& attrs);
 
 /// A zero-copy view of an encoded record. Valid as long as the bytes it views.
 class record_view {
-public:
+ public:
   record_view() = default;
 
   explicit record_view(std::string_view bytes) : bytes_(bytes) {
@@ -37,7 +37,7 @@ public:
     return bytes_.empty();
   }
 
-private:
+ private:
   /// Reads the pair at `pos`; returns false at the end.
   bool read(size_t& pos, std::string_view& name, std::string_view& value) const;
 

@@ -11,8 +11,8 @@ namespace {
 
 constexpr std::string_view generation_key = "generation";
 
-constexpr const char* db_names[] = {"node",   "group",  "network", "osimage", "policy",
-                                    "site",   "passwd", "token",   "members", "meta"};
+constexpr const char* db_names[]
+  = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token", "members", "meta"};
 
 std::string member_key(std::string_view group, std::string_view node) {
   std::string key;
@@ -125,8 +125,7 @@ std::vector<std::string> read_txn::group_names() const {
   auto defined = names(object_type::group);
   std::vector<std::string> out;
   out.reserve(used.size() + defined.size());
-  std::set_union(used.begin(), used.end(), defined.begin(), defined.end(),
-                 std::back_inserter(out));
+  std::set_union(used.begin(), used.end(), defined.begin(), defined.end(), std::back_inserter(out));
   return out;
 }
 
@@ -216,13 +215,12 @@ void write_txn::commit() {
 // -- database -----------------------------------------------------------------
 
 database::database(const std::filesystem::path& dir, lmdb_options opts)
-  : env_(std::make_unique<lmdb_env>(dir, opts)) {
+    : env_(std::make_unique<lmdb_env>(dir, opts)) {
   for (;;) {
     try {
       lmdb_txn txn{*env_, true};
       for (size_t i = 0; i < db_count; ++i) {
-        check_lmdb(mdb_dbi_open(txn.handle(), db_names[i], MDB_CREATE, &dbis_[i]),
-                   "mdb_dbi_open");
+        check_lmdb(mdb_dbi_open(txn.handle(), db_names[i], MDB_CREATE, &dbis_[i]), "mdb_dbi_open");
       }
       txn.commit();
       return;

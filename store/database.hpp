@@ -20,7 +20,7 @@ class database;
 /// A consistent snapshot of the database. Views it returns die with the transaction.
 /// Must not outlive its database; a thread holding one must not start a write.
 class read_txn {
-public:
+ public:
   read_txn(read_txn&&) noexcept = default;
   virtual ~read_txn() = default;
 
@@ -53,7 +53,7 @@ public:
     return txn_;
   }
 
-protected:
+ protected:
   friend class database;
   read_txn(const database& db, bool write);
 
@@ -63,7 +63,7 @@ protected:
 
 /// A write transaction: all of its changes commit together or not at all.
 class write_txn : public read_txn {
-public:
+ public:
   /// Creates or replaces object `name`. Empty values are not stored. For nodes, the group
   /// index follows the `groups` attribute in the same transaction.
   void put(object_type t, std::string_view name, const attr_map& attrs);
@@ -74,7 +74,7 @@ public:
   /// Sets an internal setting.
   void set_meta(std::string_view key, std::string_view value);
 
-private:
+ private:
   friend class database;
   explicit write_txn(const database& db);
   void commit();
@@ -84,7 +84,7 @@ private:
 
 /// The cluster object database: one LMDB environment under `<home>/db`.
 class database {
-public:
+ public:
   /// Opens or creates the database in directory `dir`.
   /// @throws cws::store::error when it cannot be opened.
   database(const std::filesystem::path& dir, lmdb_options opts = {});
@@ -102,7 +102,7 @@ public:
     return *env_;
   }
 
-private:
+ private:
   friend class read_txn;
   friend class write_txn;
   enum extra_db : size_t { members_db = object_type_count, meta_db, db_count };

@@ -121,8 +121,8 @@ void change_members(write_txn& t, const std::string& g, list_mode mode, const st
 }
 
 /// Applies `req.attrs` to object `name` (existing attributes `attrs`) and writes it.
-void write_object(write_txn& t, const change_request& req, const std::string& name,
-                  attr_map attrs, outcome& out) {
+void write_object(write_txn& t, const change_request& req, const std::string& name, attr_map attrs,
+                  outcome& out) {
   auto key = key_attribute(req.type);
   for (const auto& a : req.attrs) {
     if (a.name == key) {
@@ -283,8 +283,7 @@ outcome change_objects(database& db, const change_request& req) {
     out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
                                       : created_message(out.count));
     if (!created.empty()) {
-      out.info.push_back("New object definitions '" + join_list(created)
-                         + "' have been created.");
+      out.info.push_back("New object definitions '" + join_list(created) + "' have been created.");
     }
   }
   return out;
@@ -323,9 +322,8 @@ outcome remove_objects(database& db, object_type t, const std::vector<std::strin
   return out;
 }
 
-listing list_objects(const cluster_view& view, object_type t,
-                     const std::vector<std::string>& names, const std::vector<std::string>* only,
-                     const std::vector<selector>& where) {
+listing list_objects(const cluster_view& view, object_type t, const std::vector<std::string>& names,
+                     const std::vector<std::string>* only, const std::vector<selector>& where) {
   listing out;
   std::vector<std::string> wanted;
   if (only != nullptr) {

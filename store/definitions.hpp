@@ -68,8 +68,7 @@ struct listing {
 
 /// lsdef: the named objects. With `only`, exactly those attributes (unset ones as ""), and an
 /// error for each invalid name. Objects failing any of `where` are left out.
-listing list_objects(const cluster_view& view, object_type t,
-                     const std::vector<std::string>& names,
+listing list_objects(const cluster_view& view, object_type t, const std::vector<std::string>& names,
                      const std::vector<std::string>* only = nullptr,
                      const std::vector<selector>& where = {});
 

@@ -29,9 +29,8 @@ enum class store_errc : uint8_t {
 /// An error the store reports to its caller; `what()` is the exact user-facing message.
 /// Thrown inside a write transaction it aborts the transaction: nothing is written.
 class error : public std::runtime_error {
-public:
-  error(store_errc code, const std::string& message)
-    : std::runtime_error(message), code_(code) {
+ public:
+  error(store_errc code, const std::string& message) : std::runtime_error(message), code_(code) {
     // nop
   }
 
@@ -40,7 +39,7 @@ public:
     return code_;
   }
 
-private:
+ private:
   store_errc code_;
 };
 

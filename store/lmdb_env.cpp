@@ -72,9 +72,8 @@ void lmdb_env::grow() {
   std::unique_lock<std::shared_mutex> guard{resize_mutex_};
   size_t cur = map_size();
   if (cur >= opts_.max_map_size) {
-    throw error{store_errc::database,
-                "database is full: map size " + std::to_string(cur >> 20)
-                  + " MiB reached its limit; nothing was written"};
+    throw error{store_errc::database, "database is full: map size " + std::to_string(cur >> 20)
+                                        + " MiB reached its limit; nothing was written"};
   }
   size_t next = std::min(cur * 2, opts_.max_map_size);
   check_lmdb(mdb_env_set_mapsize(env_, next), "mdb_env_set_mapsize");
@@ -105,8 +104,7 @@ lmdb_txn::lmdb_txn(lmdb_env& env, bool write) {
   }
 }
 
-lmdb_txn::lmdb_txn(lmdb_txn&& other) noexcept
-  : txn_(other.txn_), lock_(std::move(other.lock_)) {
+lmdb_txn::lmdb_txn(lmdb_txn&& other) noexcept : txn_(other.txn_), lock_(std::move(other.lock_)) {
   other.txn_ = nullptr;
 }
 

@@ -28,7 +28,7 @@ struct lmdb_options {
 /// Safe for several processes: stale reader slots are cleared at open and a map grown
 /// by another process is adopted on the next transaction.
 class lmdb_env {
-public:
+ public:
   /// Opens (creating if needed) the environment in `dir`.
   /// @throws cws::store::error on failure.
   lmdb_env(const std::filesystem::path& dir, lmdb_options opts);
@@ -64,7 +64,7 @@ public:
     return stale_cleared_;
   }
 
-private:
+ private:
   MDB_env* env_ = nullptr;
   lmdb_options opts_;
   std::shared_mutex resize_mutex_;
@@ -73,7 +73,7 @@ private:
 
 /// A move-only LMDB transaction; the destructor aborts what was not committed.
 class lmdb_txn {
-public:
+ public:
   /// Begins a transaction; adopts a map resized by another process.
   /// @throws cws::store::error on failure.
   lmdb_txn(lmdb_env& env, bool write);
@@ -107,14 +107,14 @@ public:
   /// Deletes `key`; false if it was absent.
   bool del(MDB_dbi dbi, std::string_view key);
 
-private:
+ private:
   MDB_txn* txn_ = nullptr;
   std::optional<std::shared_lock<std::shared_mutex>> lock_;
 };
 
 /// A cursor over one database, closed when it goes out of scope (before commit).
 class lmdb_cursor {
-public:
+ public:
   lmdb_cursor(const lmdb_txn& txn, MDB_dbi dbi);
   ~lmdb_cursor();
   lmdb_cursor(const lmdb_cursor&) = delete;
@@ -134,7 +134,7 @@ public:
     return {static_cast<const char*>(v_.mv_data), v_.mv_size};
   }
 
-private:
+ private:
   bool step(MDB_cursor_op op);
   MDB_cursor* cur_ = nullptr;
   MDB_val k_{0, nullptr};
@@ -143,7 +143,7 @@ private:
 
 /// Thrown by a write or commit that found the map full; the caller grows and retries.
 class map_full : public error {
-public:
+ public:
   map_full() : error(store_errc::database, "database map is full") {
     // nop
   }

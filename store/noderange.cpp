@@ -161,7 +161,7 @@ struct perl_range {
 };
 
 class expander {
-public:
+ public:
   expander(const node_universe& u, const noderange_options& o) : u_(u), o_(o) {
     // nop
   }
@@ -170,7 +170,7 @@ public:
 
   std::vector<std::string> missing;
 
-private:
+ private:
   name_list atom(std::string_view a);
   name_list element(std::string_view e);
   void generated(std::string name, name_list& out);
@@ -510,8 +510,7 @@ name_list expander::range(std::string_view r) {
       acc = intersect(std::move(acc), atom(e.substr(1)));
     } else {
       auto x = atom(e);
-      acc.insert(acc.end(), std::make_move_iterator(x.begin()),
-                 std::make_move_iterator(x.end()));
+      acc.insert(acc.end(), std::make_move_iterator(x.begin()), std::make_move_iterator(x.end()));
     }
   }
   // exclusions win regardless of position: applied last

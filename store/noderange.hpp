@@ -11,7 +11,7 @@ namespace cws::store {
 /// What the noderange expander needs to know about the cluster. Implemented over a store
 /// snapshot (cluster_view) and, in tests, over plain containers.
 class node_universe {
-public:
+ public:
   virtual ~node_universe() = default;
 
   /// Every node name, ASCII-sorted.

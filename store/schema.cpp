@@ -90,7 +90,7 @@ constexpr std::string_view osimage_attrs
 constexpr std::string_view policy_attrs = "priority name host commands noderange parameters "
                                           "time rule comments usercomment disable";
 
-template <class F>
+template<class F>
 void for_each_word(std::string_view words, F&& fn) {
   size_t pos = 0;
   while (pos < words.size()) {
@@ -153,8 +153,8 @@ const schema_tables& tables() {
   return instance;
 }
 
-constexpr std::string_view names[] = {"node",   "group", "network", "osimage",
-                                      "policy", "site",  "passwd",  "token"};
+constexpr std::string_view names[]
+  = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token"};
 
 } // namespace
 

@@ -9,14 +9,14 @@ namespace cws::store {
 
 std::shared_ptr<const re2::RE2> compile_regex(std::string_view pattern, size_t max_len) {
   if (pattern.size() > max_len) {
-    throw error{store_errc::bad_noderange, "Regular expression is longer than "
-                                             + std::to_string(max_len) + " characters."};
+    throw error{store_errc::bad_noderange,
+                "Regular expression is longer than " + std::to_string(max_len) + " characters."};
   }
   re2::RE2::Options opts;
   opts.set_log_errors(false);
   opts.set_max_mem(int64_t{8} << 20);
-  auto re = std::make_shared<const re2::RE2>(re2::StringPiece{pattern.data(), pattern.size()},
-                                             opts);
+  auto re
+    = std::make_shared<const re2::RE2>(re2::StringPiece{pattern.data(), pattern.size()}, opts);
   if (!re->ok()) {
     throw error{store_errc::bad_noderange,
                 "Invalid regular expression '" + std::string{pattern} + "': " + re->error()};
@@ -24,14 +24,13 @@ std::shared_ptr<const re2::RE2> compile_regex(std::string_view pattern, size_t m
   return re;
 }
 
-std::optional<selector> selector::parse(std::string_view text, size_t max_regex,
-                                        bool columns) {
+std::optional<selector> selector::parse(std::string_view text, size_t max_regex, bool columns) {
   struct candidate {
     std::string_view token;
     op kind;
   };
-  static constexpr candidate ops[] = {
-    {"!=", op::ne}, {"=~", op::match}, {"==", op::eq}, {"=", op::eq}, {"!~", op::no_match}};
+  static constexpr candidate ops[]
+    = {{"!=", op::ne}, {"=~", op::match}, {"==", op::eq}, {"=", op::eq}, {"!~", op::no_match}};
   for (const auto& c : ops) {
     auto pos = text.find(c.token);
     if (pos == std::string_view::npos) {

@@ -14,7 +14,7 @@ namespace cws::store {
 /// An attribute test such as `mgt==kvm`, `nodehm.mgt!=ipmi`, `os=~^rhel`, `groups!~test`.
 /// Unset attributes compare as the empty string (so `mgt!=kvm` matches nodes without mgt).
 class selector {
-public:
+ public:
   enum class op { eq, ne, match, no_match };
 
   /// Parses `text`. Operators are tried in xCAT's order: `!=`, `=~`, `==`, `=`, `!~`.
@@ -32,7 +32,7 @@ public:
   /// True if `value` (the attribute's value, "" when unset) passes the test.
   bool matches(std::string_view value) const;
 
-private:
+ private:
   std::string attr_;
   op op_ = op::eq;
   std::string value_;

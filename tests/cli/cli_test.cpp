@@ -28,7 +28,7 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 class cli_test : public ::testing::Test {
-protected:
+ protected:
   static void SetUpTestSuite() {
     home_ = new cws::test::temp_dir;
     auto r = run_in(home_->path, "clusterctl init --admin-password adminpw");
@@ -53,9 +53,9 @@ protected:
     auto err = io.path / "err";
     auto in = io.path / "in";
     std::ofstream{in} << input;
-    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home.string()
-                       + "' " + cmd + " <'" + in.string() + "' >'" + out.string() + "' 2>'"
-                       + err.string() + "'";
+    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home.string() + "' "
+                       + cmd + " <'" + in.string() + "' >'" + out.string() + "' 2>'" + err.string()
+                       + "'";
     int status = std::system(line.c_str());
     return {WEXITSTATUS(status), slurp(out), slurp(err)};
   }
@@ -233,14 +233,16 @@ TEST_F(cli_test, rmdef_reports_and_is_all_or_nothing) {
 TEST_F(cli_test, passwd_stores_a_slow_hash_or_an_imported_one) {
   auto r = run("clusterctl passwd alice --password-stdin", "alicepw\n");
   ASSERT_EQ(r.rc, 0) << r.err;
-  std::string shadow = "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/cZ/1GM/O6IND4WQhG.";
+  std::string shadow = "$6$abcdefgh$ltjgWl6579NluT/"
+                       "Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/cZ/1GM/O6IND4WQhG.";
   r = run("clusterctl passwd bob --hash '" + shadow + "'");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(run("clusterctl passwd carol --hash plaintext").rc, 1);
   EXPECT_EQ(run("clusterctl passwd 'Bad User' --password-stdin", "x\n").rc, 1);
   cws::store::database db{home_->path / "db"};
   auto txn = db.read();
-  auto alice = std::string{txn.get(cws::store::object_type::passwd, "alice")->find("password").value_or("")};
+  auto alice
+    = std::string{txn.get(cws::store::object_type::passwd, "alice")->find("password").value_or("")};
   EXPECT_EQ(alice.substr(0, 3), "$y$");
   EXPECT_TRUE(cws::store::verify_password("alicepw", alice));
   auto bob = txn.get(cws::store::object_type::passwd, "bob")->find("password").value_or("");
@@ -249,8 +251,8 @@ TEST_F(cli_test, passwd_stores_a_slow_hash_or_an_imported_one) {
 }
 
 TEST_F(cli_test, help_multicall_and_uninitialized_home) {
-  for (auto tool : {"lsdef", "nodels", "mkdef", "chdef", "rmdef", "clusterctl init",
-                    "clusterctl passwd"}) {
+  for (auto tool :
+       {"lsdef", "nodels", "mkdef", "chdef", "rmdef", "clusterctl init", "clusterctl passwd"}) {
     auto r = run(std::string{tool} + " --help");
     EXPECT_EQ(r.rc, 0) << tool;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << tool;

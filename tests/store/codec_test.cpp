@@ -6,7 +6,8 @@
 using namespace cws::store;
 
 TEST(codec, round_trips_sorted_attributes) {
-  attr_map in{{"mgt", "kvm"}, {"groups", "all,compute"}, {"empty", ""}, {"long", std::string(300, 'x')}};
+  attr_map in{
+    {"mgt", "kvm"}, {"groups", "all,compute"}, {"empty", ""}, {"long", std::string(300, 'x')}};
   auto bytes = encode(in);
   record_view view{bytes};
   EXPECT_EQ(view.to_map(), in);

@@ -26,8 +26,9 @@ TEST(credentials, plain_stored_value_never_matches) {
 
 TEST(credentials, accepts_shadow_sha512_hashes) {
   // openssl passwd -6 -salt abcdefgh secret
-  std::string shadow = "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/"
-                       "cZ/1GM/O6IND4WQhG.";
+  std::string shadow
+    = "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/"
+      "cZ/1GM/O6IND4WQhG.";
   EXPECT_TRUE(is_password_hash(shadow));
   EXPECT_TRUE(verify_password("secret", shadow));
   EXPECT_FALSE(verify_password("Secret", shadow));

@@ -101,7 +101,8 @@ TEST(database, full_map_grows_instead_of_failing) {
   std::string big(1000, 'x');
   db.write([&](write_txn& t) {
     for (int i = 0; i < 5000; ++i) {
-      t.put(object_type::node, "node" + std::to_string(i), {{"groups", "all"}, {"usercomment", big}});
+      t.put(object_type::node, "node" + std::to_string(i),
+            {{"groups", "all"}, {"usercomment", big}});
     }
   });
   EXPECT_EQ(db.read().names(object_type::node).size(), 5000u);
@@ -149,8 +150,9 @@ TEST(database, two_processes_write_at_once) {
         database db{dir.path, opts};
         for (int i = 0; i < per_process; ++i) {
           db.write([&](write_txn& t) {
-            t.put(object_type::node, "p" + std::to_string(p) + "n" + std::to_string(i),
-                  {{"groups", "all,p" + std::to_string(p)}, {"usercomment", std::string(2000, 'x')}});
+            t.put(
+              object_type::node, "p" + std::to_string(p) + "n" + std::to_string(i),
+              {{"groups", "all,p" + std::to_string(p)}, {"usercomment", std::string(2000, 'x')}});
           });
         }
       } catch (...) {
@@ -184,7 +186,7 @@ TEST(database, stale_reader_slot_of_a_killed_process_is_cleared_at_open) {
   if (reader == 0) {
     database db{dir.path};
     auto txn = db.read(); // takes a reader slot
-    (void) !write(ready[1], "x", 1);
+    (void)!write(ready[1], "x", 1);
     pause();
     _exit(0);
   }

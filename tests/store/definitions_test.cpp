@@ -10,7 +10,7 @@ namespace {
 using namespace cws::store;
 
 class definitions_test : public ::testing::Test {
-protected:
+ protected:
   cws::test::temp_dir dir;
   database db{dir.path};
 
@@ -40,7 +40,8 @@ protected:
 TEST_F(definitions_test, mkdef_creates_and_reports) {
   auto out = mk(object_type::node, {"n1", "n2"}, {{"groups", "all"}, {"mgt", "kvm"}});
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out.info, (std::vector<std::string>{"2 object definitions have been created or modified."}));
+  EXPECT_EQ(out.info,
+            (std::vector<std::string>{"2 object definitions have been created or modified."}));
   EXPECT_EQ(show(object_type::node, "n1")->at("mgt"), "kvm");
 }
 
@@ -89,9 +90,9 @@ TEST_F(definitions_test, chdef_sets_clears_and_creates) {
   EXPECT_EQ(n1.count("mgt"), 0u);
   EXPECT_EQ(n1.at("vmmemory"), "4096");
   out = ch({"n2"}, {{"groups", "all"}});
-  EXPECT_EQ(out.info, (std::vector<std::string>{
-                        "1 object definitions have been created or modified.",
-                        "New object definitions 'n2' have been created."}));
+  EXPECT_EQ(out.info,
+            (std::vector<std::string>{"1 object definitions have been created or modified.",
+                                      "New object definitions 'n2' have been created."}));
   out = ch({"n3"}, {{"mgt", "kvm"}});
   EXPECT_FALSE(out.ok());
   EXPECT_FALSE(db.read().exists(object_type::node, "n3"));
@@ -122,9 +123,9 @@ TEST_F(definitions_test, one_bad_object_aborts_the_whole_change) {
 TEST_F(definitions_test, rmdef_all_or_nothing) {
   mk(object_type::node, {"n1", "n2"}, {{"groups", "all"}});
   auto out = remove_objects(db, object_type::node, {"n1", "nosuch"});
-  EXPECT_EQ(out.errors, (std::vector<std::string>{
-                          "Could not find an object named 'nosuch' of type 'node'.",
-                          "No objects have been removed from the xCAT database."}));
+  EXPECT_EQ(out.errors,
+            (std::vector<std::string>{"Could not find an object named 'nosuch' of type 'node'.",
+                                      "No objects have been removed from the xCAT database."}));
   EXPECT_EQ(node_names().size(), 2u);
   out = remove_objects(db, object_type::node, {"n1", "n2"});
   EXPECT_EQ(out.info.front(), "2 object definitions have been removed.");
@@ -138,7 +139,8 @@ TEST_F(definitions_test, nodes_inherit_from_groups_and_show_default_postscripts)
     t.set_meta("xcatdefaults.postbootscripts", "otherpkgs");
   });
   mk(object_type::group, {"compute"}, {{"mgt", "ipmi"}, {"os", "rhels9"}});
-  mk(object_type::node, {"n1"}, {{"groups", "compute,all"}, {"os", "sles15"}, {"postscripts", "mine"}});
+  mk(object_type::node, {"n1"},
+     {{"groups", "compute,all"}, {"os", "sles15"}, {"postscripts", "mine"}});
   auto n1 = *show(object_type::node, "n1");
   EXPECT_EQ(n1.at("mgt"), "ipmi");
   EXPECT_EQ(n1.at("os"), "sles15"); // own value wins
@@ -176,8 +178,8 @@ TEST_F(definitions_test, dynamic_group) {
 }
 
 TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
-  change_request r{object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set,
-                   false};
+  change_request r{
+    object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set, false};
   ASSERT_TRUE(change_objects(db, r).ok());
   EXPECT_EQ(show(object_type::site, "clustersite")->at("tftpdir"), "/tftpboot");
   r.attrs = {{"custom", ""}};

@@ -17,7 +17,7 @@ using namespace cws::store;
 
 /// A cluster held in plain containers: nodes with attributes, static groups from `groups`.
 class memory_universe : public node_universe {
-public:
+ public:
   void add(const std::string& name, std::map<std::string, std::string> attrs = {}) {
     attrs_[name] = attrs;
     nodes_.push_back(name);
@@ -63,7 +63,7 @@ public:
     return v == it->second.end() ? std::string{} : v->second;
   }
 
-private:
+ private:
   std::vector<std::string> nodes_;
   std::map<std::string, std::map<std::string, std::string>> attrs_;
   std::map<std::string, std::vector<std::string>> groups_;
@@ -78,7 +78,7 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 class noderange_test : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     for (int i = 1; i <= 20; ++i) {
       std::string group = i <= 10 ? "all,rack1" : "all,rack2";
