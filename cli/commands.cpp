@@ -141,7 +141,9 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
   auto s = session::open(parse_args(argv, {"to", "f", {"home"}, {}}));
   auto c = parse_change(argv, "f", &s);
   c.req.force = c.args.has("f");
-  return report(store::make_objects(*s.db, c.req), streams);
+  return report(
+    store::apply(*s.db, [&](store::write_txn& t) { return store::make_objects(t, c.req); }),
+    streams);
 }
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
@@ -168,7 +170,9 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   c.req.mode = c.args.has("p")   ? store::list_mode::append
                : c.args.has("m") ? store::list_mode::remove
                                  : store::list_mode::set;
-  return report(store::change_objects(*s.db, c.req), streams);
+  return report(
+    store::apply(*s.db, [&](store::write_txn& t) { return store::change_objects(t, c.req); }),
+    streams);
 }
 
 int rmdef(const std::vector<std::string>& argv, io& streams) {
@@ -189,7 +193,12 @@ int rmdef(const std::vector<std::string>& argv, io& streams) {
                                    : "Unexpected argument '" + args.positional.back() + "'.");
   }
   auto s = session::open(args);
-  return report(store::remove_objects(*s.db, type, s.names(type, spec)), streams);
+  auto names = s.names(type, spec);
+  return report(store::apply(*s.db,
+                             [&](store::write_txn& t) {
+                               return store::remove_objects(t, type, names);
+                             }),
+                streams);
 }
 
 } // namespace cws::cli

@@ -68,6 +68,11 @@ read_txn::read_txn(const database& db, bool write) : db_(db), txn_(db.env(), wri
   // nop
 }
 
+read_txn::read_txn(const database& db, lmdb_txn& parent)
+  : db_(db), txn_(db.env(), parent) {
+  // nop
+}
+
 std::optional<record_view> read_txn::get(object_type t, std::string_view name) const {
   if (auto bytes = txn_.get(db_.dbi(static_cast<size_t>(t)), name)) {
     return record_view{*bytes};
@@ -148,6 +153,11 @@ write_txn::write_txn(const database& db) : read_txn(db, true) {
   // nop
 }
 
+write_txn::write_txn(const database& db, write_txn& parent)
+  : read_txn(db, parent.txn_), nested_(true) {
+  // nop
+}
+
 void write_txn::index_groups(std::string_view node, std::string_view old_groups,
                              std::string_view new_groups) {
   auto before = split_list(old_groups);
@@ -206,6 +216,10 @@ void write_txn::set_meta(std::string_view key, std::string_view value) {
 }
 
 void write_txn::commit() {
+  if (nested_) {
+    txn_.commit();
+    return;
+  }
   uint64_t gen = generation() + 1;
   txn_.put(db_.dbi(database::meta_db), generation_key,
            std::string_view{reinterpret_cast<const char*>(&gen), sizeof(gen)});
@@ -235,14 +249,35 @@ read_txn database::read() const {
 }
 
 void database::write(const std::function<void(write_txn&)>& fn) {
+  std::vector<batch_op> ops{{fn, nullptr}};
+  write_batch(ops);
+  if (ops.front().failure) {
+    std::rethrow_exception(ops.front().failure);
+  }
+}
+
+void database::write_batch(std::vector<batch_op>& ops) {
   for (;;) {
     try {
-      write_txn txn{*this};
-      fn(txn);
-      txn.commit();
+      write_txn parent{*this};
+      for (auto& op : ops) {
+        op.failure = nullptr;
+        write_txn child{*this, parent};
+        try {
+          op.body(child);
+          child.commit();
+        } catch (const map_full&) {
+          throw;
+        } catch (...) {
+          op.failure = std::current_exception(); // child aborts in its destructor
+        }
+      }
+      if (std::any_of(ops.begin(), ops.end(), [](const batch_op& op) { return !op.failure; })) {
+        parent.commit(); // else nothing changed: the parent aborts and no generation is used
+      }
       return;
     } catch (const map_full&) {
-      // the transaction is gone (destructor); grow and run the change again
+      // every transaction is gone (destructors); grow and run the whole batch again
       env_->grow();
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -56,6 +57,7 @@ class read_txn {
  protected:
   friend class database;
   read_txn(const database& db, bool write);
+  read_txn(const database& db, lmdb_txn& parent);
 
   const database& db_;
   lmdb_txn txn_;
@@ -77,7 +79,9 @@ class write_txn : public read_txn {
  private:
   friend class database;
   explicit write_txn(const database& db);
+  write_txn(const database& db, write_txn& parent);
   void commit();
+  bool nested_ = false;
   void index_groups(std::string_view node, std::string_view old_groups,
                     std::string_view new_groups);
 };
@@ -96,6 +100,18 @@ class database {
   /// A full map is grown and `fn` runs again, so `fn` must only change the database.
   /// @throws whatever `fn` throws, or cws::store::error on a database failure.
   void write(const std::function<void(write_txn&)>& fn);
+
+  /// One change of a batch and, after the batch, how it ended.
+  struct batch_op {
+    std::function<void(write_txn&)> body;
+    /// What `body` threw (it was rolled back alone), or null if it is in the commit.
+    std::exception_ptr failure;
+  };
+
+  /// Group commit: runs every op in its own nested transaction of one transaction and
+  /// commits once, so the whole batch costs one fsync. An op that throws is rolled back alone.
+  /// @throws cws::store::error if the commit fails; then nothing of the batch is written.
+  void write_batch(std::vector<batch_op>& ops);
 
   /// The LMDB environment.
   lmdb_env& env() const noexcept {

@@ -11,9 +11,6 @@ namespace {
 constexpr std::string_view some_errors
   = "One or more errors occured when attempting to create or modify xCAT object definitions.";
 
-/// Thrown inside a write to abort it; the messages are already in the outcome.
-struct aborted {};
-
 /// "" and blank values clear an attribute.
 std::string normalize_value(std::string_view v) {
   if (v.find_first_not_of(" \t") == std::string_view::npos) {
@@ -88,7 +85,7 @@ void set_membership(write_txn& t, const std::string& n, const std::string& g, bo
   auto rec = t.get(object_type::node, n);
   if (!rec) {
     out.errors.push_back(not_found_message(n, object_type::node));
-    throw aborted{};
+    throw rejected{out};
   }
   auto attrs = rec->to_map();
   auto groups = split_list(attrs["groups"]);
@@ -157,25 +154,6 @@ std::vector<std::string> object_names(const change_request& req) {
   return req.names;
 }
 
-/// Runs `fn` in a write transaction; an `aborted` or store error leaves nothing written.
-void run(database& db, outcome& out, const std::function<void(write_txn&)>& fn) {
-  auto saved = out;
-  try {
-    db.write([&](write_txn& t) {
-      out = saved; // a retried transaction starts over
-      fn(t);
-      if (!out.ok()) {
-        throw aborted{};
-      }
-    });
-  } catch (const aborted&) {
-    out.count = 0;
-  } catch (const error& e) {
-    out.count = 0;
-    out.errors.emplace_back(e.what());
-  }
-}
-
 } // namespace
 
 std::string not_found_message(std::string_view name, object_type t) {
@@ -197,7 +175,7 @@ std::string check_object_name(object_type t, std::string_view name) {
   return ok ? std::string{} : "The object name '" + std::string{name} + "' is not valid.";
 }
 
-outcome make_objects(database& db, const change_request& req) {
+outcome make_objects(write_txn& t, const change_request& req) {
   outcome out;
   if (req.attrs.empty()) {
     std::string msg = "No object definitions have been created or modified: no attributes were "
@@ -206,10 +184,10 @@ outcome make_objects(database& db, const change_request& req) {
       msg += " The 'groups' attribute is required when creating node definitions.";
     }
     out.errors.push_back(msg);
-    return out;
+    throw rejected{out};
   }
   if (!validate(req, out)) {
-    return out;
+    throw rejected{out};
   }
   auto names = object_names(req);
   if (req.type == object_type::node && !has_groups(req)) {
@@ -218,106 +196,109 @@ outcome make_objects(database& db, const change_request& req) {
                            + "', skipping to the next node.");
     }
     out.errors.emplace_back(some_errors);
-    return out;
+    throw rejected{out};
   }
-  run(db, out, [&](write_txn& t) {
-    cluster_view view{t};
-    for (const auto& n : names) {
-      if (view.exists(req.type, n)) {
-        if (!req.force) {
-          out.warnings.push_back("A definition for '" + n
-                                 + "' already exists. No changes will be made.  Run again with "
-                                   "'-f' option to force replace.");
-          continue;
-        }
-        t.erase(req.type, n); // -f replaces, it does not merge
+  cluster_view view{t};
+  for (const auto& n : names) {
+    if (view.exists(req.type, n)) {
+      if (!req.force) {
+        out.warnings.push_back("A definition for '" + n
+                               + "' already exists. No changes will be made.  Run again with "
+                                 "'-f' option to force replace.");
+        continue;
       }
-      write_object(t, req, n, {}, out);
-      ++out.count;
+      t.erase(req.type, n); // -f replaces, it does not merge
     }
-    if (out.count == 0) {
-      out.errors.push_back(created_message(0));
-    }
-  });
-  if (out.ok()) {
-    out.info.push_back(created_message(out.count));
+    write_object(t, req, n, {}, out);
+    ++out.count;
   }
+  if (out.count == 0) {
+    out.errors.push_back(created_message(0));
+  }
+  if (!out.ok()) {
+    throw rejected{out};
+  }
+  out.info.push_back(created_message(out.count));
   return out;
 }
 
-outcome change_objects(database& db, const change_request& req) {
+outcome change_objects(write_txn& t, const change_request& req) {
   outcome out;
   if (!validate(req, out)) {
-    return out;
+    throw rejected{out};
   }
-  auto names = object_names(req);
   std::vector<std::string> created;
-  run(db, out, [&](write_txn& t) {
-    created.clear();
-    cluster_view view{t};
-    for (const auto& n : names) {
-      attr_map attrs;
-      if (auto rec = t.get(req.type, n)) {
-        attrs = rec->to_map();
-      } else if (!view.exists(req.type, n)) {
-        if (req.mode == list_mode::remove) {
-          out.errors.push_back("The '-m' option is not valid since the '" + n
-                               + "' definition does not exist.");
-          continue;
-        }
-        if (req.type == object_type::node && !has_groups(req)) {
-          out.errors.push_back("Attribute 'groups' is not specified for node '" + n
-                               + "', skipping to the next node.");
-          continue;
-        }
-        created.push_back(n);
+  cluster_view view{t};
+  for (const auto& n : object_names(req)) {
+    attr_map attrs;
+    if (auto rec = t.get(req.type, n)) {
+      attrs = rec->to_map();
+    } else if (!view.exists(req.type, n)) {
+      if (req.mode == list_mode::remove) {
+        out.errors.push_back("The '-m' option is not valid since the '" + n
+                             + "' definition does not exist.");
+        continue;
       }
-      write_object(t, req, n, std::move(attrs), out);
-      ++out.count;
+      if (req.type == object_type::node && !has_groups(req)) {
+        out.errors.push_back("Attribute 'groups' is not specified for node '" + n
+                             + "', skipping to the next node.");
+        continue;
+      }
+      created.push_back(n);
     }
-    if (!out.ok()) {
-      out.errors.emplace_back(some_errors);
-    }
-  });
-  if (out.ok()) {
-    out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
-                                      : created_message(out.count));
-    if (!created.empty()) {
-      out.info.push_back("New object definitions '" + join_list(created) + "' have been created.");
-    }
+    write_object(t, req, n, std::move(attrs), out);
+    ++out.count;
+  }
+  if (!out.ok()) {
+    out.errors.emplace_back(some_errors);
+    throw rejected{out};
+  }
+  out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
+                                    : created_message(out.count));
+  if (!created.empty()) {
+    out.info.push_back("New object definitions '" + join_list(created) + "' have been created.");
   }
   return out;
 }
 
-outcome remove_objects(database& db, object_type t, const std::vector<std::string>& names) {
+outcome remove_objects(write_txn& t, object_type type, const std::vector<std::string>& names) {
   outcome out;
-  if (t == object_type::site) {
+  if (type == object_type::site) {
     out.errors.emplace_back("The site definition 'clustersite' cannot be removed.");
-    return out;
+    throw rejected{out};
   }
-  run(db, out, [&](write_txn& txn) {
-    cluster_view view{txn};
-    for (const auto& n : names) {
-      if (!view.exists(t, n)) {
-        out.errors.push_back(not_found_message(n, t));
+  cluster_view view{t};
+  for (const auto& n : names) {
+    if (!view.exists(type, n)) {
+      out.errors.push_back(not_found_message(n, type));
+    }
+  }
+  if (!out.ok()) {
+    out.errors.emplace_back("No objects have been removed from the xCAT database.");
+    throw rejected{out};
+  }
+  for (const auto& n : names) {
+    if (type == object_type::group) {
+      for (const auto& member : t.members(n)) {
+        set_membership(t, member, n, false, out);
       }
     }
-    if (!out.ok()) {
-      out.errors.emplace_back("No objects have been removed from the xCAT database.");
-      throw aborted{};
-    }
-    for (const auto& n : names) {
-      if (t == object_type::group) {
-        for (const auto& member : txn.members(n)) {
-          set_membership(txn, member, n, false, out);
-        }
-      }
-      txn.erase(t, n);
-      ++out.count;
-    }
-  });
-  if (out.ok()) {
-    out.info.push_back(std::to_string(out.count) + " object definitions have been removed.");
+    t.erase(type, n);
+    ++out.count;
+  }
+  out.info.push_back(std::to_string(out.count) + " object definitions have been removed.");
+  return out;
+}
+
+outcome apply(database& db, const std::function<outcome(write_txn&)>& change) {
+  outcome out;
+  try {
+    db.write([&](write_txn& t) { out = change(t); });
+  } catch (const rejected& r) {
+    return r.result;
+  } catch (const error& e) {
+    out = {};
+    out.errors.emplace_back(e.what());
   }
   return out;
 }

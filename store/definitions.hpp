@@ -1,5 +1,7 @@
 #pragma once
 
+#include <exception>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,15 +46,33 @@ struct outcome {
   }
 };
 
-/// mkdef: creates the objects in one transaction; existing ones are skipped with a warning
-/// unless `force` replaces them.
-outcome make_objects(database& db, const change_request& req);
+/// Thrown by a change that must not be written; carries its report. Thrown inside a
+/// transaction it aborts it.
+struct rejected : std::exception {
+  explicit rejected(outcome o) : result(std::move(o)) {
+    // nop
+  }
 
-/// chdef: changes the objects in one transaction, creating missing ones.
-outcome change_objects(database& db, const change_request& req);
+  const char* what() const noexcept override {
+    return result.errors.empty() ? "rejected" : result.errors.front().c_str();
+  }
 
-/// rmdef: removes every named object in one transaction, or none if any is missing.
-outcome remove_objects(database& db, object_type t, const std::vector<std::string>& names);
+  outcome result;
+};
+
+/// mkdef in transaction `t`: existing objects are skipped with a warning unless `force`
+/// replaces them. @throws rejected when nothing may be written.
+outcome make_objects(write_txn& t, const change_request& req);
+
+/// chdef in transaction `t`, creating missing objects. @throws rejected.
+outcome change_objects(write_txn& t, const change_request& req);
+
+/// rmdef in transaction `t`: every named object, or none if any is missing. @throws rejected.
+outcome remove_objects(write_txn& t, object_type type, const std::vector<std::string>& names);
+
+/// Runs one of the changes above in its own transaction of `db` and returns its report (the
+/// rejection's report, or a database failure as an error).
+outcome apply(database& db, const std::function<outcome(write_txn&)>& change);
 
 /// One object as lsdef shows it.
 struct listed_object {

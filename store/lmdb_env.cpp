@@ -104,6 +104,15 @@ lmdb_txn::lmdb_txn(lmdb_env& env, bool write) {
   }
 }
 
+lmdb_txn::lmdb_txn(lmdb_env& env, lmdb_txn& parent) {
+  // no lock: the parent holds it on this thread
+  int rc = mdb_txn_begin(env.handle(), parent.handle(), 0, &txn_);
+  if (rc != 0) {
+    txn_ = nullptr;
+  }
+  check_lmdb(rc, "mdb_txn_begin");
+}
+
 lmdb_txn::lmdb_txn(lmdb_txn&& other) noexcept : txn_(other.txn_), lock_(std::move(other.lock_)) {
   other.txn_ = nullptr;
 }

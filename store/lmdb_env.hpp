@@ -78,6 +78,11 @@ class lmdb_txn {
   /// @throws cws::store::error on failure.
   lmdb_txn(lmdb_env& env, bool write);
 
+  /// Begins a write transaction nested in `parent` (same thread): it commits into the parent
+  /// or aborts alone.
+  /// @throws cws::store::error on failure.
+  lmdb_txn(lmdb_env& env, lmdb_txn& parent);
+
   lmdb_txn(lmdb_txn&& other) noexcept;
   lmdb_txn& operator=(lmdb_txn&&) = delete;
   lmdb_txn(const lmdb_txn&) = delete;

@@ -207,3 +207,31 @@ TEST(database, stale_reader_slot_of_a_killed_process_is_cleared_at_open) {
 }
 
 } // namespace
+
+namespace {
+
+using namespace cws::store;
+
+TEST(database, batch_commits_good_ops_and_rolls_back_failed_ones_alone) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  auto g0 = db.read().generation();
+  std::vector<database::batch_op> ops;
+  ops.push_back({[](write_txn& t) { t.put(object_type::node, "a", {{"groups", "all"}}); }, {}});
+  ops.push_back({[](write_txn& t) {
+                   t.put(object_type::node, "b", {{"groups", "all"}});
+                   throw error{store_errc::bad_request, "no"};
+                 },
+                 {}});
+  ops.push_back({[](write_txn& t) { t.put(object_type::node, "c", {{"groups", "all"}}); }, {}});
+  db.write_batch(ops);
+  EXPECT_FALSE(ops[0].failure);
+  EXPECT_TRUE(ops[1].failure);
+  EXPECT_FALSE(ops[2].failure);
+  auto txn = db.read();
+  EXPECT_EQ(txn.names(object_type::node), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(txn.members("all"), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(txn.generation(), g0 + 1); // one commit for the batch
+}
+
+} // namespace

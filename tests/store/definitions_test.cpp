@@ -17,13 +17,17 @@ class definitions_test : public ::testing::Test {
   outcome mk(object_type t, std::vector<std::string> names, std::vector<attr_change> attrs,
              bool force = false) {
     change_request r{t, std::move(names), std::move(attrs), list_mode::set, force};
-    return make_objects(db, r);
+    return apply(db, [&](write_txn& t) { return make_objects(t, r); });
   }
 
   outcome ch(std::vector<std::string> names, std::vector<attr_change> attrs,
              list_mode mode = list_mode::set, object_type t = object_type::node) {
     change_request r{t, std::move(names), std::move(attrs), mode, false};
-    return change_objects(db, r);
+    return apply(db, [&](write_txn& t) { return change_objects(t, r); });
+  }
+
+  outcome rm(object_type t, std::vector<std::string> names) {
+    return apply(db, [&](write_txn& txn) { return remove_objects(txn, t, names); });
   }
 
   std::optional<attr_map> show(object_type t, const std::string& name) {
@@ -122,12 +126,12 @@ TEST_F(definitions_test, one_bad_object_aborts_the_whole_change) {
 
 TEST_F(definitions_test, rmdef_all_or_nothing) {
   mk(object_type::node, {"n1", "n2"}, {{"groups", "all"}});
-  auto out = remove_objects(db, object_type::node, {"n1", "nosuch"});
+  auto out = rm(object_type::node, {"n1", "nosuch"});
   EXPECT_EQ(out.errors,
             (std::vector<std::string>{"Could not find an object named 'nosuch' of type 'node'.",
                                       "No objects have been removed from the xCAT database."}));
   EXPECT_EQ(node_names().size(), 2u);
-  out = remove_objects(db, object_type::node, {"n1", "n2"});
+  out = rm(object_type::node, {"n1", "n2"});
   EXPECT_EQ(out.info.front(), "2 object definitions have been removed.");
   EXPECT_TRUE(node_names().empty());
   EXPECT_TRUE(db.read().group_names().empty());
@@ -162,7 +166,7 @@ TEST_F(definitions_test, groups_list_members_and_members_attribute_edits_nodes) 
   ch({"rack1"}, {{"members", "n3"}}, list_mode::set, object_type::group);
   EXPECT_EQ(show(object_type::group, "rack1")->at("members"), "n3");
   EXPECT_EQ(show(object_type::node, "n1")->at("groups"), "all");
-  out = remove_objects(db, object_type::group, {"rack1"});
+  out = rm(object_type::group, {"rack1"});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(show(object_type::node, "n3")->at("groups"), "all");
   EXPECT_FALSE(show(object_type::group, "rack1").has_value());
@@ -180,10 +184,11 @@ TEST_F(definitions_test, dynamic_group) {
 TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
   change_request r{
     object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set, false};
-  ASSERT_TRUE(change_objects(db, r).ok());
+  auto chg = [&] { return apply(db, [&](write_txn& t) { return change_objects(t, r); }); };
+  ASSERT_TRUE(chg().ok());
   EXPECT_EQ(show(object_type::site, "clustersite")->at("tftpdir"), "/tftpboot");
   r.attrs = {{"custom", ""}};
-  change_objects(db, r);
+  chg();
   EXPECT_EQ(show(object_type::site, "clustersite")->count("custom"), 0u);
 }
 
