@@ -1,0 +1,162 @@
+#pragma once
+
+// The plain message types of the actor system: what the HTTP layer asks (api_call) and what
+// it gets back (api_result). Nothing here knows about HTTP.
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/definitions.hpp"
+#include "store/noderange.hpp"
+#include "store/policy.hpp"
+#include "store/schema.hpp"
+
+namespace cws::actors {
+
+// -- atoms (CAF 0.17: at most 10 characters) ----------------------------------
+
+using exec_atom = caf::atom_constant<caf::atom("exec")>;
+using authz_atom = caf::atom_constant<caf::atom("authz")>;
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+using token_atom = caf::atom_constant<caf::atom("token")>;
+using expand_atom = caf::atom_constant<caf::atom("expand")>;
+using verify_atom = caf::atom_constant<caf::atom("verify")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using fail_atom = caf::atom_constant<caf::atom("fail")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+
+// -- requests -----------------------------------------------------------------
+
+/// The operations of the API, independent of HTTP.
+enum class operation : uint8_t {
+  list,          ///< names of every object of a type
+  show,          ///< objects as lsdef shows them (optionally some attributes)
+  nodels,        ///< node names of a verified noderange
+  make,          ///< mkdef
+  change,        ///< chdef
+  remove,        ///< rmdef
+  site_show,     ///< the clustersite object (optionally some keys)
+  token_create,  ///< a new API token for the caller
+  token_revoke,  ///< delete a token
+  nodeshell,     ///< run a command on a noderange
+};
+
+/// True for operations that write the database.
+bool is_write(operation op);
+
+/// What the client presented to prove who it is.
+struct credentials {
+  std::string user;
+  std::string password;
+  /// X-Auth-Token value.
+  std::string token;
+};
+
+/// One API request after parsing: what to do, on what, and who asks.
+struct api_call {
+  operation op = operation::list;
+  store::object_type type = store::object_type::node;
+  /// Object names, or a noderange for nodes.
+  std::string target;
+  /// show: only these attributes (unset ones shown empty); site_show: these keys.
+  std::vector<std::string> attrs;
+  bool only_attrs = false;
+  /// make/change: the attribute changes, in order.
+  std::vector<store::attr_change> changes;
+  store::list_mode mode = store::list_mode::set;
+  /// nodeshell: the command line.
+  std::string command;
+  credentials creds;
+  /// The client's address (for policy `host` rows).
+  std::string client;
+  /// The xCAT command a policy row names for this request (lsdef, chdef, xdsh, ...).
+  std::string policy_command;
+  /// Set by the policy actor: the authenticated user.
+  std::string user;
+};
+
+using api_call_ptr = std::shared_ptr<const api_call>;
+
+// -- replies ------------------------------------------------------------------
+
+/// How a call ended; the HTTP layer maps each to a status code.
+enum class api_status : uint8_t {
+  ok,             ///< done (200)
+  created,        ///< done, something created or run (201)
+  unauthorized,   ///< bad credentials or no policy allows it (401)
+  failed,         ///< the command failed; `messages` says why (403)
+  bad_request,    ///< malformed request (400)
+  unavailable,    ///< the service could not complete it in time (503)
+};
+
+/// The result of a call.
+struct api_result {
+  api_status status = api_status::ok;
+  /// list / nodels: names.
+  std::vector<std::string> names;
+  /// show / site_show: objects with their attributes.
+  std::vector<store::listed_object> objects;
+  /// failed: the error lines; ok: informational lines.
+  std::vector<std::string> messages;
+  /// The xCAT errorcode of a failure ("1" for command errors).
+  std::string errorcode = "1";
+  /// token_create: id and expiry text.
+  std::string token_id;
+  std::string token_expire;
+
+  /// A failure with one message.
+  static api_result failure(api_status s, std::string message, std::string code = "1");
+};
+
+/// What the policy actor needs from the store, rebuilt when the database changes.
+struct auth_snapshot {
+  uint64_t generation = 0;
+  /// Enabled rows, sorted by priority, noderanges expanded.
+  std::vector<store::policy_row> rows;
+  bool has_noderange_rows = false;
+  /// user -> stored crypt(3) hash
+  std::map<std::string, std::string> passwords;
+};
+
+using auth_snapshot_ptr = std::shared_ptr<const auth_snapshot>;
+
+/// A token as stored: whose it is and until when (seconds since the epoch; 0 = never).
+struct token_info {
+  bool found = false;
+  std::string user;
+  int64_t expires = 0;
+};
+
+/// The answer of the policy actor.
+struct auth_result {
+  bool allowed = false;
+  /// The authenticated user (also set when authenticated but not allowed).
+  std::string user;
+  /// Why not: authentication failure or policy.
+  std::string reason;
+  /// The service itself failed (a timeout): not the client's fault.
+  bool unavailable = false;
+};
+
+/// Counters of the policy actor (for tests and metrics).
+struct auth_stats {
+  uint64_t failures = 0;
+  uint64_t hash_checks = 0;
+  uint64_t cache_hits = 0;
+};
+
+} // namespace cws::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::api_call_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::api_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_snapshot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::token_info)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::store::noderange_result)

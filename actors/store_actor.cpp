@@ -1,0 +1,413 @@
+#include "actors/store_actor.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "store/cluster_view.hpp"
+#include "store/credentials.hpp"
+#include "store/error.hpp"
+
+namespace cws::actors {
+
+namespace {
+
+using store::object_type;
+
+/// Noderange options for a request: the configured limits plus site.excludenodes.
+store::noderange_options request_options(const store::cluster_view& view,
+                                         store::noderange_options opts) {
+  opts.allow_files = false;
+  if (auto site = view.txn().get(object_type::site, "clustersite")) {
+    opts.exclude = std::string{site->find("excludenodes").value_or("")};
+  }
+  return opts;
+}
+
+/// The object names a call targets: a noderange (unverified) for nodes, else a comma list.
+std::vector<std::string> target_names(const store::cluster_view& view, const api_call& call,
+                                      const store::noderange_options& opts) {
+  if (call.type == object_type::site) {
+    return {"clustersite"};
+  }
+  if (call.type != object_type::node) {
+    return store::split_list(call.target);
+  }
+  auto o = request_options(view, opts);
+  o.verify = false;
+  return store::expand_noderange(call.target, view, o).nodes;
+}
+
+api_result failed(std::vector<std::string> messages) {
+  api_result r;
+  r.status = api_status::failed;
+  r.messages = std::move(messages);
+  return r;
+}
+
+/// `Y-M-D h:m:s` in local time without zero padding, as xCAT's time2string.
+std::string expire_text(std::time_t t) {
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return std::to_string(tm.tm_year + 1900) + "-" + std::to_string(tm.tm_mon + 1) + "-"
+         + std::to_string(tm.tm_mday) + " " + std::to_string(tm.tm_hour) + ":"
+         + std::to_string(tm.tm_min) + ":" + std::to_string(tm.tm_sec);
+}
+
+/// A random (v4) UUID: the token id clients see.
+std::string new_uuid() {
+  auto hex = store::random_hex(16);
+  hex[12] = '4';
+  hex[16] = "89ab"[hex[16] % 4];
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-"
+         + hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
+api_result create_token(store::write_txn& t, const api_call& call) {
+  std::string days = "1";
+  if (auto site = t.get(object_type::site, "clustersite")) {
+    days = std::string{site->find("tokenexpiredays").value_or("1")};
+  }
+  auto now = std::time(nullptr);
+  api_result r;
+  r.status = api_status::created;
+  r.token_id = new_uuid();
+  std::time_t expires = 0;
+  if (days == "never") {
+    r.token_expire = "never";
+  } else {
+    char* end = nullptr;
+    double d = std::strtod(days.c_str(), &end);
+    if (end == days.c_str() || d <= 0) {
+      d = 1;
+    }
+    expires = now + static_cast<std::time_t>(d * 86400);
+    r.token_expire = expire_text(expires);
+  }
+  t.put(object_type::token, store::sha256_hex(r.token_id),
+        {{"username", call.user},
+         {"expires", std::to_string(expires)},
+         {"created", std::to_string(now)}});
+  return r;
+}
+
+api_result revoke_token(store::write_txn& t, const api_call& call) {
+  auto key = store::sha256_hex(call.target);
+  auto rec = t.get(object_type::token, key);
+  if (!rec) {
+    throw store::rejected{{{}, {}, {"Could not find an object named '" + call.target
+                                    + "' of type 'token'."}}};
+  }
+  if (call.user != "root" && rec->find("username").value_or("") != call.user) {
+    throw store::rejected{{{}, {}, {"Only root or the owner can revoke a token."}}};
+  }
+  t.erase(object_type::token, key);
+  return {};
+}
+
+// -- actor states -------------------------------------------------------------
+
+struct reader_state {
+  static inline const char* name = "store-reader";
+};
+
+using writer_actor = caf::typed_actor<caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
+                                      caf::reacts_to<flush_atom>>;
+
+struct writer_state {
+  struct pending {
+    api_call_ptr call;
+    caf::typed_response_promise<api_result> rp;
+  };
+  std::vector<pending> queue;
+  bool flush_scheduled = false;
+  static inline const char* name = "store-writer";
+};
+
+struct facade_state {
+  std::vector<store_actor> readers;
+  writer_actor writer;
+  size_t next = 0;
+  static inline const char* name = "store";
+
+  const store_actor& reader() {
+    return readers[next++ % readers.size()];
+  }
+};
+
+store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_state>,
+                                       std::shared_ptr<store::database> db,
+                                       store::noderange_options opts) {
+  return {
+    [=](exec_atom, api_call_ptr call) { return run_read(*db, *call, opts); },
+    [=](snapshot_atom, uint64_t known) { return build_snapshot(*db, known, opts); },
+    [=](token_atom, const std::string& hash) {
+      token_info info;
+      auto txn = db->read();
+      if (auto rec = txn.get(object_type::token, hash)) {
+        info.found = true;
+        info.user = std::string{rec->find("username").value_or("")};
+        info.expires = std::atoll(std::string{rec->find("expires").value_or("0")}.c_str());
+      }
+      return info;
+    },
+    [=](expand_atom, const std::string& range,
+        bool verify) -> caf::result<store::noderange_result> {
+      try {
+        auto txn = db->read();
+        store::cluster_view view{txn};
+        auto o = request_options(view, opts);
+        o.verify = verify;
+        return store::expand_noderange(range, view, o);
+      } catch (const std::exception& e) {
+        return caf::make_error(caf::sec::invalid_argument, e.what());
+      }
+    },
+  };
+}
+
+/// Commits every queued write in one transaction, then replies to each.
+void flush(writer_actor::stateful_pointer<writer_state> self, store::database& db,
+           const store_config& cfg) {
+  auto& st = self->state;
+  st.flush_scheduled = false;
+  std::vector<writer_state::pending> batch;
+  if (st.queue.size() > cfg.max_batch) {
+    batch.assign(st.queue.begin(), st.queue.begin() + static_cast<long>(cfg.max_batch));
+    st.queue.erase(st.queue.begin(), st.queue.begin() + static_cast<long>(cfg.max_batch));
+    st.flush_scheduled = true;
+    self->send(self, flush_atom::value);
+  } else {
+    batch.swap(st.queue);
+  }
+  std::vector<api_result> results(batch.size());
+  std::vector<store::database::batch_op> ops;
+  ops.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto call = batch[i].call;
+    ops.push_back({[&results, i, call, &cfg](store::write_txn& t) {
+                     results[i] = run_write(t, *call, cfg.noderange);
+                   },
+                   nullptr});
+  }
+  try {
+    db.write_batch(ops);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (ops[i].failure) {
+        try {
+          std::rethrow_exception(ops[i].failure);
+        } catch (const store::rejected& r) {
+          results[i] = failed(r.result.errors);
+        } catch (const std::exception& e) {
+          results[i] = failed({e.what()});
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    // the commit failed: nothing of the batch is written
+    for (auto& r : results) {
+      r = api_result::failure(api_status::unavailable, e.what());
+    }
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    batch[i].rp.deliver(std::move(results[i]));
+  }
+}
+
+writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
+                                        std::shared_ptr<store::database> db, store_config cfg) {
+  return {
+    [=](exec_atom, api_call_ptr call) -> caf::typed_response_promise<api_result> {
+      auto rp = self->make_response_promise<api_result>();
+      self->state.queue.push_back({std::move(call), rp});
+      if (!self->state.flush_scheduled) {
+        // queued behind every write already in the mailbox: they all share one commit
+        self->state.flush_scheduled = true;
+        self->send(self, flush_atom::value);
+      }
+      return rp;
+    },
+    [=](flush_atom) { flush(self, *db, cfg); },
+  };
+}
+
+store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_state> self,
+                                       std::vector<store_actor> readers, writer_actor writer) {
+  self->state.readers = std::move(readers);
+  self->state.writer = std::move(writer);
+  for (auto& r : self->state.readers) {
+    self->link_to(r);
+  }
+  self->link_to(self->state.writer);
+  return {
+    [=](exec_atom, api_call_ptr call) -> caf::delegated<api_result> {
+      if (is_write(call->op)) {
+        return self->delegate(self->state.writer, exec_atom::value, std::move(call));
+      }
+      return self->delegate(self->state.reader(), exec_atom::value, std::move(call));
+    },
+    [=](snapshot_atom, uint64_t known) -> caf::delegated<auth_snapshot_ptr> {
+      return self->delegate(self->state.reader(), snapshot_atom::value, known);
+    },
+    [=](token_atom, const std::string& hash) -> caf::delegated<token_info> {
+      return self->delegate(self->state.reader(), token_atom::value, hash);
+    },
+    [=](expand_atom, const std::string& range,
+        bool verify) -> caf::delegated<store::noderange_result> {
+      return self->delegate(self->state.reader(), expand_atom::value, range, verify);
+    },
+  };
+}
+
+} // namespace
+
+// -- operations -------------------------------------------------------------------
+
+api_result run_read(const store::database& db, const api_call& call,
+                    const store::noderange_options& opts) {
+  try {
+    auto txn = db.read();
+    store::cluster_view view{txn};
+    api_result r;
+    switch (call.op) {
+      case operation::list: {
+        if (call.type == object_type::group) {
+          r.names = txn.group_names();
+        } else {
+          r.names = txn.names(call.type);
+        }
+        if (call.type == object_type::node) {
+          r.names.erase(std::remove_if(r.names.begin(), r.names.end(),
+                                       [&](const std::string& n) { return view.hidden(n); }),
+                        r.names.end());
+        }
+        if (r.names.empty()) {
+          return failed({"Could not get objects of type '"
+                         + std::string{store::type_name(call.type)} + "'."});
+        }
+        return r;
+      }
+      case operation::show:
+      case operation::site_show: {
+        auto names = target_names(view, call, opts);
+        if (call.op == operation::site_show) {
+          auto site = view.display(object_type::site, "clustersite").value_or(store::attr_map{});
+          if (call.only_attrs) {
+            store::attr_map picked; // unknown site keys are just not shown
+            for (const auto& k : call.attrs) {
+              if (auto it = site.find(k); it != site.end()) {
+                picked.insert(*it);
+              }
+            }
+            site = std::move(picked);
+          }
+          r.objects.push_back({"clustersite", std::move(site)});
+          return r;
+        }
+        auto found = store::list_objects(view, call.type, names,
+                                         call.only_attrs ? &call.attrs : nullptr);
+        if (!found.errors.empty()) {
+          return failed(std::move(found.errors));
+        }
+        r.objects = std::move(found.objects);
+        return r;
+      }
+      case operation::nodels: {
+        auto o = request_options(view, opts);
+        auto x = store::expand_noderange(call.target, view, o);
+        if (!x.missing.empty()) {
+          return failed({store::missing_nodes_message(x.missing)});
+        }
+        for (auto& n : x.nodes) {
+          if (!view.hidden(n)) {
+            r.names.push_back(std::move(n));
+          }
+        }
+        return r;
+      }
+      default: return failed({"This operation is not a read."});
+    }
+  } catch (const store::error& e) {
+    return failed({e.what()});
+  }
+}
+
+api_result run_write(store::write_txn& t, const api_call& call,
+                     const store::noderange_options& opts) {
+  if (call.op == operation::token_create) {
+    return create_token(t, call);
+  }
+  if (call.op == operation::token_revoke) {
+    return revoke_token(t, call);
+  }
+  store::cluster_view view{t};
+  std::vector<std::string> names;
+  try {
+    names = target_names(view, call, opts);
+  } catch (const store::error& e) {
+    throw store::rejected{{{}, {}, {e.what()}}};
+  }
+  store::change_request req{call.type, std::move(names), call.changes, call.mode, false};
+  store::outcome out;
+  switch (call.op) {
+    case operation::make: out = store::make_objects(t, req); break;
+    case operation::change: out = store::change_objects(t, req); break;
+    case operation::remove: out = store::remove_objects(t, call.type, req.names); break;
+    default: throw store::rejected{{{}, {}, {"This operation is not a write."}}};
+  }
+  api_result r;
+  r.status = call.op == operation::make ? api_status::created : api_status::ok;
+  r.messages = std::move(out.info);
+  return r;
+}
+
+auth_snapshot_ptr build_snapshot(const store::database& db, uint64_t known,
+                                 const store::noderange_options& opts) {
+  auto txn = db.read();
+  auto gen = txn.generation();
+  if (gen == known) {
+    return nullptr;
+  }
+  auto snap = std::make_shared<auth_snapshot>();
+  snap->generation = gen;
+  store::cluster_view view{txn};
+  auto o = request_options(view, opts);
+  txn.scan(object_type::policy, [&](std::string_view prio, store::record_view rec) {
+    auto attrs = rec.to_map();
+    if (store::policy_row_enabled(attrs)) {
+      snap->rows.push_back(store::make_policy_row(std::string{prio}, attrs));
+    }
+  });
+  for (auto& row : snap->rows) {
+    if (!row.noderange.empty() && row.noderange != "*") {
+      snap->has_noderange_rows = true;
+      try {
+        row.nodes = store::expand_noderange(row.noderange, view, o).nodes;
+      } catch (const store::error&) {
+        row.nodes.clear(); // a broken row matches no node
+      }
+    }
+  }
+  store::sort_policy(snap->rows);
+  txn.scan(object_type::passwd, [&](std::string_view user, store::record_view rec) {
+    snap->passwords.emplace(user, rec.find("password").value_or(""));
+  });
+  return snap;
+}
+
+store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<store::database> db,
+                        store_config cfg) {
+  std::vector<store_actor> readers;
+  for (size_t i = 0; i < std::max<size_t>(cfg.readers, 1); ++i) {
+    readers.push_back(sys.spawn(reader_impl, db, cfg.noderange));
+  }
+  auto writer = cfg.detached_writer ? sys.spawn<caf::detached>(writer_impl, db, cfg)
+                                    : sys.spawn(writer_impl, db, cfg);
+  return sys.spawn(facade_impl, std::move(readers), std::move(writer));
+}
+
+} // namespace cws::actors

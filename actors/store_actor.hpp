@@ -1,0 +1,58 @@
+#pragma once
+
+#include <caf/actor_system.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <memory>
+
+#include "actors/messages.hpp"
+#include "store/database.hpp"
+
+namespace cws::actors {
+
+/// The store: the only owner of the LMDB environment in the daemon. Reads run on a pool of
+/// reader actors; writes go to one writer that group-commits them (one fsync for every write
+/// waiting), and each reply is sent only after its data is durable.
+using store_actor = caf::typed_actor<
+  // Runs an authorized call and replies its result.
+  caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
+  // Replies the policy snapshot if the database changed since the given generation, else null.
+  caf::replies_to<snapshot_atom, uint64_t>::with<auth_snapshot_ptr>,
+  // Looks up a token by the SHA-256 (hex) of its id.
+  caf::replies_to<token_atom, std::string>::with<token_info>,
+  // Expands a noderange (with or without verification) within the service's limits.
+  caf::replies_to<expand_atom, std::string, bool>::with<store::noderange_result>>;
+
+/// How the store actor runs.
+struct store_config {
+  /// Reader actors serving reads in parallel.
+  size_t readers = 2;
+  /// Run the writer on its own thread (fsync must not stall the scheduler). Tests under the
+  /// deterministic test coordinator turn this off.
+  bool detached_writer = true;
+  /// Most writes committed together.
+  size_t max_batch = 512;
+  /// Limits of noderanges in requests (files are never allowed).
+  store::noderange_options noderange;
+};
+
+/// Spawns the store over `db`.
+store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<store::database> db,
+                        store_config cfg);
+
+// -- the operations, callable without actors (tests, benchmarks) ------------------
+
+/// Runs a read call on a snapshot.
+api_result run_read(const store::database& db, const api_call& call,
+                    const store::noderange_options& opts);
+
+/// Runs a write call in `t`. @throws store::rejected (or store::error) to roll it back.
+api_result run_write(store::write_txn& t, const api_call& call,
+                     const store::noderange_options& opts);
+
+/// The policy snapshot, or null if the generation is still `known`.
+auth_snapshot_ptr build_snapshot(const store::database& db, uint64_t known,
+                                 const store::noderange_options& opts);
+
+} // namespace cws::actors

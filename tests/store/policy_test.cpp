@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include "store/policy.hpp"
+
+namespace {
+
+using namespace cws::store;
+
+policy_row row(std::string prio, attr_map attrs, std::vector<std::string> nodes = {}) {
+  auto r = make_policy_row(prio, attrs);
+  r.nodes = std::move(nodes);
+  return r;
+}
+
+policy_request ask(std::string user, std::string command, std::vector<std::string> nodes = {}) {
+  policy_request q;
+  q.user = std::move(user);
+  q.command = std::move(command);
+  q.hosts = {"127.0.0.1", "localhost"};
+  q.has_noderange = !nodes.empty();
+  q.nodes = std::move(nodes);
+  return q;
+}
+
+std::vector<policy_row> defaults() {
+  std::vector<policy_row> rows{row("1", {{"name", "root"}, {"rule", "allow"}}),
+                               row("1.2", {{"name", "mn"}, {"rule", "trusted"}}),
+                               row("4.4", {{"commands", "getpostscript"}, {"rule", "allow"}})};
+  sort_policy(rows);
+  return rows;
+}
+
+TEST(policy, root_allowed_others_denied_by_default) {
+  auto rows = defaults();
+  EXPECT_TRUE(evaluate_policy(rows, ask("root", "lsdef")).allowed);
+  auto d = evaluate_policy(rows, ask("alice", "lsdef"));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.row, "");
+  EXPECT_TRUE(evaluate_policy(rows, ask("alice", "getpostscript")).allowed);
+}
+
+TEST(policy, numeric_priority_order_first_match_decides) {
+  std::vector<policy_row> rows{row("10", {{"name", "alice"}, {"rule", "allow"}}),
+                               row("9.5", {{"name", "alice"}, {"commands", "rmdef"},
+                                           {"rule", "deny"}})};
+  sort_policy(rows);
+  EXPECT_EQ(rows.front().priority, "9.5"); // numeric, not ASCII
+  EXPECT_FALSE(evaluate_policy(rows, ask("alice", "rmdef")).allowed);
+  EXPECT_TRUE(evaluate_policy(rows, ask("alice", "lsdef")).allowed);
+}
+
+TEST(policy, star_name_host_commands_and_parameters) {
+  std::vector<policy_row> rows{row("5", {{"name", "*"}, {"commands", "lsdef,nodels"},
+                                         {"host", "10.0.0.9"}, {"rule", "allow"}}),
+                               row("6", {{"name", "bob"}, {"parameters", "^-t network"},
+                                         {"rule", "accept"}})};
+  EXPECT_FALSE(evaluate_policy(rows, ask("anyone", "lsdef")).allowed); // wrong host
+  rows[0].host = "localhost";
+  EXPECT_TRUE(evaluate_policy(rows, ask("anyone", "nodels")).allowed);
+  EXPECT_FALSE(evaluate_policy(rows, ask("anyone", "chdef")).allowed);
+  auto q = ask("bob", "chdef");
+  q.arguments = "-t network -o net1";
+  EXPECT_TRUE(evaluate_policy(rows, q).allowed);
+  q.arguments = "-t node -o n1";
+  EXPECT_FALSE(evaluate_policy(rows, q).allowed);
+}
+
+TEST(policy, noderange_rows_allow_part_and_continue) {
+  std::vector<policy_row> rows{
+    row("5", {{"name", "alice"}, {"noderange", "rack1"}, {"rule", "allow"}}, {"n1", "n2"}),
+    row("6", {{"name", "alice"}, {"noderange", "rack2"}, {"rule", "allow"}}, {"n3"}),
+    row("7", {{"name", "alice"}, {"noderange", "n4"}, {"rule", "deny"}}, {"n4"})};
+  EXPECT_TRUE(evaluate_policy(rows, ask("alice", "xdsh", {"n1", "n3"})).allowed);
+  EXPECT_TRUE(evaluate_policy(rows, ask("alice", "xdsh", {"n1"})).allowed);
+  auto d = evaluate_policy(rows, ask("alice", "xdsh", {"n1", "n4"}));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.row, "7");
+  EXPECT_FALSE(evaluate_policy(rows, ask("alice", "xdsh", {"n1", "n9"})).allowed);
+  EXPECT_FALSE(evaluate_policy(rows, ask("alice", "lsdef")).allowed); // no noderange: skipped
+}
+
+TEST(policy, disabled_rows_are_left_out) {
+  EXPECT_TRUE(policy_row_enabled({{"rule", "allow"}}));
+  EXPECT_TRUE(policy_row_enabled({{"disable", "no"}}));
+  EXPECT_FALSE(policy_row_enabled({{"disable", "1"}}));
+  EXPECT_FALSE(policy_row_enabled({{"disable", "yes"}}));
+}
+
+} // namespace
