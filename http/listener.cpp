@@ -1,0 +1,53 @@
+#include "http/listener.hpp"
+
+#include <iostream>
+
+namespace cws::http {
+
+listener::listener(net::io_context& ioc, ssl::context& tls, tcp::endpoint endpoint,
+                   session_context& ctx)
+  : ioc_(ioc), tls_(tls), acceptor_(net::make_strand(ioc)), ctx_(ctx) {
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(net::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint);
+  acceptor_.listen(net::socket_base::max_listen_connections);
+}
+
+void listener::run() {
+  do_accept();
+}
+
+void listener::stop() {
+  net::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ignored;
+    self->acceptor_.close(ignored);
+  });
+}
+
+tcp::endpoint listener::local_endpoint() const {
+  return acceptor_.local_endpoint();
+}
+
+void listener::do_accept() {
+  // each connection gets its own strand
+  acceptor_.async_accept(net::make_strand(ioc_),
+                         beast::bind_front_handler(&listener::on_accept, shared_from_this()));
+}
+
+void listener::on_accept(beast::error_code ec, tcp::socket socket) {
+  if (ec == net::error::operation_aborted || !acceptor_.is_open()) {
+    return;
+  }
+  if (!ec) {
+    if (ctx_.connections.load() >= ctx_.cfg.max_connections) {
+      beast::error_code ignored;
+      socket.close(ignored); // over the limit: refuse rather than degrade everyone
+    } else {
+      socket.set_option(tcp::no_delay(true), ec);
+      std::make_shared<session>(std::move(socket), tls_, ctx_)->run();
+    }
+  }
+  do_accept();
+}
+
+} // namespace cws::http

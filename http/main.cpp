@@ -1,0 +1,97 @@
+// clusterwsd: the HTTPS REST service (spec/interface.md) on a CAF actor system.
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
+
+#include <fstream>
+#include <iostream>
+
+#include "actors/policy_actor.hpp"
+#include "actors/service.hpp"
+#include "actors/store_actor.hpp"
+#include "cli/args.hpp"
+#include "http/server.hpp"
+#include "store/home.hpp"
+
+namespace {
+
+using namespace cws;
+
+constexpr const char* usage
+  = "Usage: clusterwsd [--home DIR] [--listen ADDR:PORT] [--io-threads N] [--port-file FILE]\n"
+    "Serves the clusterws REST API over HTTPS at /clusterws (and /xcatws).\n"
+    "Settings come from <home>/clusterws.conf; the options override them.\n";
+
+size_t setting(const std::map<std::string, std::string>& s, const char* key, size_t fallback) {
+  auto it = s.find(key);
+  return it == s.end() ? fallback : std::stoul(it->second);
+}
+
+int serve(const cli::parsed_args& args) {
+  auto home = store::home::resolve(args.value("home"));
+  if (!home.initialized()) {
+    std::cerr << "Error: The clusterws home '" << home.dir.string()
+              << "' is not initialized; run 'clusterctl init --home " << home.dir.string()
+              << "' first.\n";
+    return 1;
+  }
+  auto settings = home.settings();
+  http::server_config cfg;
+  cfg.apply(settings);
+  cfg.listen = args.value("listen", cfg.listen);
+  if (args.values.count("io-threads") > 0) {
+    cfg.io_threads = static_cast<unsigned>(std::stoul(args.value("io-threads")));
+  }
+  cfg.cert = home.pki() / "server-cert.pem";
+  cfg.key = home.pki() / "server-key.pem";
+
+  auto db = std::make_shared<store::database>(home.db());
+  actors::store_config sc;
+  sc.noderange.max_nodes = setting(settings, "noderange_max", sc.noderange.max_nodes);
+  sc.noderange.max_regex = setting(settings, "noderange_regex_max", sc.noderange.max_regex);
+  actors::policy_config pc;
+  pc.cache_ttl = std::chrono::seconds(setting(settings, "auth_cache_seconds", 60));
+  pc.backoff_after = static_cast<unsigned>(setting(settings, "login_backoff_after", 3));
+  pc.backoff_max = std::chrono::milliseconds(setting(settings, "login_backoff_max_ms", 8000));
+
+  caf::actor_system_config acfg;
+  caf::actor_system sys{acfg};
+  auto st = actors::spawn_store(sys, db, sc);
+  auto pol = actors::spawn_policy(sys, st, pc);
+  {
+    http::server srv{cfg, actors::service{&sys, st, pol, cfg.call_timeout}};
+    auto ep = srv.start();
+    std::cout << "clusterwsd: listening on https://"
+              << (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
+                                       : ep.address().to_string())
+              << ':' << ep.port() << "/clusterws (home " << home.dir.string() << ")"
+              << std::endl;
+    if (auto pf = args.value("port-file"); !pf.empty()) {
+      std::ofstream{pf + ".tmp"} << ep.port() << '\n';
+      std::filesystem::rename(pf + ".tmp", pf); // readers never see a partial file
+    }
+    srv.run(true);
+  }
+  caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
+  std::cout << "clusterwsd: stopped" << std::endl;
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    auto args = cli::parse_args(std::vector<std::string>(argv + 1, argv + argc),
+                                {"", "", {"home", "listen", "io-threads", "port-file"}, {}});
+    if (args.has("help")) {
+      std::cout << usage;
+      return 0;
+    }
+    return serve(args);
+  } catch (const std::exception& e) {
+    std::cerr << "Error: " << e.what() << '\n';
+    return 1;
+  }
+}

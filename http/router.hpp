@@ -1,0 +1,75 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/messages.hpp"
+
+namespace cws::http {
+
+/// What the HTTP layer knows about one request, without Beast types.
+struct http_input {
+  std::string method;
+  /// The request target: path and query, still percent-encoded.
+  std::string target;
+  std::string body;
+  std::string content_type;
+  /// The Authorization header (HTTP Basic is accepted).
+  std::string authorization;
+  /// The X-Auth-Token header.
+  std::string token;
+  /// The client's address.
+  std::string client;
+};
+
+/// How a successful result is rendered.
+enum class output {
+  none,       ///< empty body (PUT, DELETE, create-type POST)
+  names,      ///< JSON array of names (lists; nodels, empty body when none)
+  objects,    ///< {"name":{attr:value,...},...}
+  token,      ///< {"token":{"id":...,"expire":...}}
+  nodeshell,  ///< {"node":[" line",...],...}
+};
+
+/// An HTTP answer given without the actors.
+struct response_text {
+  unsigned status = 200;
+  std::string body;
+};
+
+/// Output switches from the query.
+struct render_options {
+  bool pretty = false;
+  bool xcoll = false;
+  /// ver=1.0: list attributes as arrays.
+  bool ver1 = false;
+};
+
+/// A routed request: either answered at once (`answer`), or a call for the actors.
+struct routed {
+  std::optional<response_text> answer;
+  actors::api_call call;
+  output out = output::none;
+  render_options render;
+  /// POST: success is 201 Created.
+  bool post = false;
+};
+
+/// Limits the router enforces.
+struct router_limits {
+  size_t max_json_depth = 32;
+};
+
+/// Routes a request (xcat-compat.md §1): base path `/clusterws` or `/xcatws`; 404
+/// `Unsupported resource.` and 405 come before authentication; the body is parsed and
+/// credentials collected from the query, body, X-Auth-Token and HTTP Basic.
+routed route(const http_input& in, const router_limits& limits);
+
+/// `{"error":"<msg>","errorcode":"2"}` (a string error, as CGI-generated errors are).
+std::string error_text(const std::string& message, const std::string& code, bool pretty);
+
+/// Decodes %XX (and `+` as a space when `query`); false on a malformed escape.
+bool percent_decode(std::string_view in, std::string& out, bool query);
+
+} // namespace cws::http

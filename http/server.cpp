@@ -1,0 +1,107 @@
+#include "http/server.hpp"
+
+#include <openssl/ssl.h>
+
+namespace cws::http {
+
+void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
+                   const std::filesystem::path& key) {
+  tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2
+                  | ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1
+                  | ssl::context::single_dh_use | SSL_OP_NO_RENEGOTIATION
+                  | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX* ctx = tls.native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  // Mozilla "intermediate": forward secrecy and AEAD only (TLS 1.3 suites are all fine)
+  SSL_CTX_set_cipher_list(ctx, "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+                               "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+                               "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305");
+  // resumption (session cache and tickets) spares curl-style clients a full handshake
+  static const unsigned char sid[] = "clusterws";
+  SSL_CTX_set_session_id_context(ctx, sid, sizeof sid - 1);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+  tls.use_certificate_chain_file(cert.string());
+  tls.use_private_key_file(key.string(), ssl::context::pem);
+}
+
+tcp::endpoint parse_endpoint(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size()) {
+    throw std::invalid_argument("listen address must be ADDR:PORT, not '" + text + "'");
+  }
+  auto host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  beast::error_code ec;
+  auto addr = net::ip::make_address(host, ec);
+  unsigned long port = 0;
+  try {
+    port = std::stoul(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    ec = net::error::invalid_argument;
+  }
+  if (ec || port > 65535) {
+    throw std::invalid_argument("listen address must be ADDR:PORT, not '" + text + "'");
+  }
+  return {addr, static_cast<unsigned short>(port)};
+}
+
+server::server(server_config cfg, actors::service svc) : work_(net::make_work_guard(ioc_)) {
+  ctx_.cfg = std::move(cfg);
+  ctx_.svc = std::move(svc);
+}
+
+server::~server() = default;
+
+tcp::endpoint server::start() {
+  configure_tls(tls_, ctx_.cfg.cert, ctx_.cfg.key);
+  listener_ = std::make_shared<listener>(ioc_, tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
+  listener_->run();
+  return listener_->local_endpoint();
+}
+
+void server::run(bool signals) {
+  if (signals) {
+    signals_.add(SIGINT);
+    signals_.add(SIGTERM);
+    signals_.async_wait([this](beast::error_code ec, int) {
+      if (!ec) {
+        stop();
+      }
+    });
+  }
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < ctx_.cfg.io_threads; ++i) {
+    threads.emplace_back([this] { ioc_.run(); });
+  }
+  ioc_.run();
+  for (auto& t : threads) {
+    t.join();
+  }
+}
+
+void server::stop() {
+  net::post(ioc_, [this] {
+    if (listener_) {
+      listener_->stop();
+    }
+    beast::error_code ignored;
+    signals_.cancel(ignored);
+    drain_timer_ = std::make_unique<net::steady_timer>(ioc_);
+    drain(50);
+  });
+}
+
+void server::drain(int rounds) {
+  // requests in progress get up to 5 s; idle keep-alive connections are not waited for
+  if (rounds == 0 || ctx_.connections.load() == 0) {
+    work_.reset();
+    ioc_.stop();
+    return;
+  }
+  drain_timer_->expires_after(std::chrono::milliseconds(100));
+  drain_timer_->async_wait([this, rounds](beast::error_code) { drain(rounds - 1); });
+}
+
+} // namespace cws::http

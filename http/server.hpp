@@ -1,0 +1,52 @@
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "actors/service.hpp"
+#include "http/beast.hpp"
+#include "http/listener.hpp"
+#include "http/server_config.hpp"
+#include "http/session.hpp"
+
+namespace cws::http {
+
+/// The HTTPS server: TLS context, listener and io threads.
+class server {
+public:
+  server(server_config cfg, actors::service svc);
+  ~server();
+
+  /// Loads the certificate, binds and starts accepting. Returns the bound endpoint.
+  /// @throws std::exception when the certificate or the address is unusable.
+  tcp::endpoint start();
+
+  /// Runs the io threads until stop() (also on SIGINT/SIGTERM when `signals` is set).
+  void run(bool signals);
+
+  /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
+  void stop();
+
+private:
+  void drain(int rounds);
+
+  net::io_context ioc_;
+  ssl::context tls_{ssl::context::tls_server};
+  session_context ctx_;
+  std::shared_ptr<listener> listener_;
+  net::signal_set signals_{ioc_};
+  std::unique_ptr<net::steady_timer> drain_timer_;
+  net::executor_work_guard<net::io_context::executor_type> work_;
+};
+
+/// Configures `tls` for a server: TLS 1.2 and 1.3 only, forward-secret AEAD ciphers, session
+/// resumption, certificate and key from PEM files.
+void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
+                   const std::filesystem::path& key);
+
+/// Parses `ADDR:PORT` or `[V6ADDR]:PORT`.
+/// @throws std::invalid_argument when malformed.
+tcp::endpoint parse_endpoint(const std::string& text);
+
+} // namespace cws::http

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace cws::http {
+
+/// The daemon's settings: every limit explicit (docs/api.md, "Limits").
+struct server_config {
+  /// ADDR:PORT to listen on; `[::1]:8443` for IPv6. Port 0 picks a free port.
+  std::string listen = "127.0.0.1:8443";
+  unsigned io_threads = 2;
+  /// Connections beyond this are closed at once.
+  size_t max_connections = 10000;
+  /// Largest request head (request line and headers).
+  size_t header_limit = 16 * 1024;
+  /// Largest request body.
+  size_t body_limit = 1024 * 1024;
+  /// Deepest JSON nesting in a body.
+  size_t max_json_depth = 32;
+  /// Time to complete the TLS handshake.
+  std::chrono::seconds handshake_timeout{10};
+  /// Time to receive a whole request, counted from when the service starts waiting for it
+  /// (covers idle keep-alive connections and slow senders alike).
+  std::chrono::seconds request_timeout{30};
+  /// Time a call may take in the actor system before it is answered 503.
+  std::chrono::seconds call_timeout{120};
+  /// Certificate and key (PEM).
+  std::filesystem::path cert;
+  std::filesystem::path key;
+
+  /// Applies `key = value` settings (unknown keys are ignored by the caller's choice).
+  /// @throws std::invalid_argument for a malformed value.
+  void apply(const std::map<std::string, std::string>& settings);
+};
+
+} // namespace cws::http

@@ -1,0 +1,149 @@
+#include "http/session.hpp"
+
+#include "http/render.hpp"
+
+namespace cws::http {
+
+session::session(tcp::socket&& socket, ssl::context& tls, session_context& ctx)
+  : stream_(std::move(socket), tls), ctx_(ctx) {
+  beast::error_code ec;
+  auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
+  if (!ec) {
+    auto addr = ep.address();
+    if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
+      addr = addr.to_v6().to_v4();
+    }
+    client_ = addr.to_string();
+  }
+  ++ctx_.connections;
+}
+
+session::~session() {
+  --ctx_.connections;
+}
+
+void session::run() {
+  net::dispatch(stream_.get_executor(),
+                beast::bind_front_handler(&session::on_run, shared_from_this()));
+}
+
+void session::on_run() {
+  beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.handshake_timeout);
+  stream_.async_handshake(ssl::stream_base::server,
+                          beast::bind_front_handler(&session::on_handshake, shared_from_this()));
+}
+
+void session::on_handshake(beast::error_code ec) {
+  if (ec) {
+    return; // plaintext HTTP, old TLS versions, bad clients: nothing to answer
+  }
+  do_read();
+}
+
+void session::do_read() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(ctx_.cfg.header_limit));
+  parser_->body_limit(ctx_.cfg.body_limit);
+  // one deadline for the whole request: idle keep-alive and slow senders alike (slowloris)
+  beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    beast::bind_front_handler(&session::on_read, shared_from_this()));
+}
+
+void session::on_read(beast::error_code ec, std::size_t) {
+  if (ec == bhttp::error::body_limit) {
+    send(413,
+         error_text("The request body is larger than " + std::to_string(ctx_.cfg.body_limit)
+                      + " bytes.",
+                    "2", false),
+         false);
+    return;
+  }
+  if (ec == bhttp::error::header_limit) {
+    send(431,
+         error_text("The request header is larger than "
+                      + std::to_string(ctx_.cfg.header_limit) + " bytes.",
+                    "2", false),
+         false);
+    return;
+  }
+  if (ec == bhttp::error::end_of_stream) {
+    do_close();
+    return;
+  }
+  if (ec) {
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
+      send(400, error_text("Malformed HTTP request.", "2", false), false);
+    } else {
+      do_close(); // timeout (slow or idle client), reset, TLS failure
+    }
+    return;
+  }
+  auto req = parser_->release();
+  keep_alive_ = req.keep_alive();
+  version_ = req.version();
+  http_input in;
+  in.method = std::string{req.method_string()};
+  in.target = std::string{req.target()};
+  in.body = std::move(req.body());
+  in.content_type = std::string{req[bhttp::field::content_type]};
+  in.authorization = std::string{req[bhttp::field::authorization]};
+  in.token = std::string{req["X-Auth-Token"]};
+  in.client = client_;
+  pending_ = route(in, router_limits{ctx_.cfg.max_json_depth});
+  if (pending_.answer) {
+    send(pending_.answer->status, std::move(pending_.answer->body), keep_alive_);
+    return;
+  }
+  // no deadline while the actors work; the call has its own timeout
+  beast::get_lowest_layer(stream_).expires_never();
+  auto self = shared_from_this();
+  actors::submit(ctx_.svc, std::make_shared<const actors::api_call>(pending_.call),
+                 [self](actors::api_result res) {
+                   // back on the session's strand: never touch the stream from an actor thread
+                   net::post(self->stream_.get_executor(),
+                             [self, res = std::move(res)]() mutable {
+                               self->on_result(std::move(res));
+                             });
+                 });
+}
+
+void session::on_result(actors::api_result res) {
+  auto out = render(pending_, res);
+  send(out.status, std::move(out.body), keep_alive_);
+}
+
+void session::send(unsigned status, std::string body, bool keep_alive) {
+  res_ = std::make_shared<bhttp::response<bhttp::string_body>>(
+    static_cast<bhttp::status>(status), version_);
+  res_->set(bhttp::field::server, "clusterws");
+  if (!body.empty()) {
+    res_->set(bhttp::field::content_type, "application/json");
+  }
+  res_->keep_alive(keep_alive);
+  res_->body() = std::move(body);
+  res_->prepare_payload();
+  beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
+  bhttp::async_write(stream_, *res_,
+                     beast::bind_front_handler(&session::on_write, shared_from_this(),
+                                               !keep_alive));
+}
+
+void session::on_write(bool close, beast::error_code ec, std::size_t) {
+  res_.reset();
+  if (ec || close) {
+    do_close();
+    return;
+  }
+  do_read();
+}
+
+void session::do_close() {
+  beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+  stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(self->stream_).socket().close(ignored);
+  });
+}
+
+} // namespace cws::http

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "actors/service.hpp"
+#include "http/beast.hpp"
+#include "http/router.hpp"
+#include "http/server_config.hpp"
+
+namespace cws::http {
+
+/// What every session shares: the actors and the limits.
+struct session_context {
+  actors::service svc;
+  server_config cfg;
+  std::atomic<size_t> connections{0};
+};
+
+/// Represents an established HTTPS connection: TLS handshake, then requests one at a time
+/// (keep-alive), each handed to the actor system; the reply comes back on the session's strand.
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(tcp::socket&& socket, ssl::context& tls, session_context& ctx);
+  ~session();
+
+  /// Starts the handshake on the session's strand.
+  void run();
+
+private:
+  void on_run();
+  void on_handshake(beast::error_code ec);
+  void do_read();
+  void on_read(beast::error_code ec, std::size_t bytes);
+  void on_result(actors::api_result res);
+  void send(unsigned status, std::string body, bool keep_alive);
+  void on_write(bool close, beast::error_code ec, std::size_t bytes);
+  void do_close();
+
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<bhttp::response<bhttp::string_body>> res_;
+  session_context& ctx_;
+  std::string client_;
+  routed pending_;
+  bool keep_alive_ = true;
+  unsigned version_ = 11;
+};
+
+} // namespace cws::http
