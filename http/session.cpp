@@ -52,6 +52,7 @@ void session::do_read() {
 
 void session::on_read(beast::error_code ec, std::size_t) {
   if (ec == bhttp::error::body_limit) {
+    drain_ = true;
     send(413,
          error_text("The request body is larger than " + std::to_string(ctx_.cfg.body_limit)
                       + " bytes.",
@@ -131,11 +132,30 @@ void session::send(unsigned status, std::string body, bool keep_alive) {
 
 void session::on_write(bool close, beast::error_code ec, std::size_t) {
   res_.reset();
+  if (!ec && drain_) {
+    do_drain(0);
+    return;
+  }
   if (ec || close) {
     do_close();
     return;
   }
   do_read();
+}
+
+void session::do_drain(size_t drained) {
+  constexpr size_t max_drain = 64u << 20;
+  if (drained == 0) {
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+  }
+  stream_.async_read_some(net::buffer(discard_),
+                          [self = shared_from_this(), drained](beast::error_code ec, size_t n) {
+                            if (ec || drained + n > max_drain) {
+                              self->do_close();
+                              return;
+                            }
+                            self->do_drain(drained + n);
+                          });
 }
 
 void session::do_close() {

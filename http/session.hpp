@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -37,6 +38,7 @@ private:
   void send(unsigned status, std::string body, bool keep_alive);
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
+  void do_drain(size_t drained);
 
   beast::ssl_stream<beast::tcp_stream> stream_;
   beast::flat_buffer buffer_;
@@ -46,6 +48,10 @@ private:
   std::string client_;
   routed pending_;
   bool keep_alive_ = true;
+  /// After refusing a request whose body is still arriving: read and discard it for a moment
+  /// before closing, so the client sees the answer instead of a reset (a lingering close).
+  bool drain_ = false;
+  std::array<char, 16384> discard_{};
   unsigned version_ = 11;
 };
 

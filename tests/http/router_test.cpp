@@ -1,0 +1,188 @@
+// Routing, query/body parsing and rendering: pure functions, no sockets.
+
+#include <gtest/gtest.h>
+
+#include "http/json_writer.hpp"
+#include "http/render.hpp"
+#include "http/router.hpp"
+
+namespace {
+
+using namespace cws::http;
+using cws::actors::operation;
+using cws::store::object_type;
+
+routed go(std::string method, std::string target, std::string body = {}) {
+  http_input in;
+  in.method = std::move(method);
+  in.target = std::move(target);
+  in.body = std::move(body);
+  in.content_type = "application/json";
+  in.client = "127.0.0.1";
+  return route(in, router_limits{});
+}
+
+TEST(router, resource_list_needs_no_credentials_and_alias_works) {
+  for (auto base : {"/clusterws", "/clusterws/", "/xcatws"}) {
+    auto r = go("GET", base);
+    ASSERT_TRUE(r.answer) << base;
+    EXPECT_EQ(r.answer->status, 200u);
+    EXPECT_NE(r.answer->body.find("\"nodes\""), std::string::npos);
+  }
+}
+
+TEST(router, unsupported_resource_and_method_are_answered_before_authentication) {
+  auto r = go("GET", "/clusterws/bogus?userName=root&userPW=wrong&xyz=1");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 404u);
+  EXPECT_EQ(r.answer->body, "{\"error\":\"Unsupported resource.\",\"errorcode\":\"2\"}\n");
+  EXPECT_EQ(go("GET", "/other/nodes").answer->status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/n1/power").answer->status, 404u);
+  r = go("PATCH", "/clusterws/nodes/n1");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 405u);
+  EXPECT_EQ(r.answer->body, "{\"error\":\"request method 'PATCH' is not supported on resource "
+                            "'/nodes/n1'\",\"errorcode\":\"2\"}\n");
+  EXPECT_EQ(go("DELETE", "/clusterws/groups/g").answer->status, 405u);
+  EXPECT_EQ(go("GET", "/clusterws/tokens").answer->status, 405u);
+}
+
+TEST(router, node_routes_map_to_operations_and_commands) {
+  auto r = go("GET", "/clusterws/nodes/node%5B1-3%5D?userName=root&userPW=pw");
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call.op, operation::show);
+  EXPECT_EQ(r.call.target, "node[1-3]");
+  EXPECT_EQ(r.call.policy_command, "lsdef");
+  EXPECT_EQ(r.call.creds.user, "root");
+  EXPECT_EQ(r.call.creds.password, "pw");
+  r = go("GET", "/clusterws/nodes/n1,n2/attrs/mgt;bmc");
+  EXPECT_EQ(r.call.attrs, (std::vector<std::string>{"mgt", "bmc"}));
+  EXPECT_TRUE(r.call.only_attrs);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call.op, operation::nodels);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call.policy_command, "nodels");
+  r = go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm","id":" "})");
+  EXPECT_EQ(r.call.op, operation::change);
+  EXPECT_EQ(r.call.policy_command, "chdef");
+  ASSERT_EQ(r.call.changes.size(), 2u);
+  EXPECT_EQ(r.call.changes[1].value, " ");
+  r = go("POST", "/clusterws/nodes/n1", R"({"groups":["all","compute"]})");
+  EXPECT_EQ(r.call.op, operation::make);
+  EXPECT_TRUE(r.post);
+  EXPECT_EQ(r.call.changes[0].value, "all,compute");
+  EXPECT_EQ(go("DELETE", "/clusterws/nodes/n1").call.policy_command, "rmdef");
+  EXPECT_EQ(go("POST", "/clusterws/policy/7", "{\"name\":\"a\"}").call.op, operation::change);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/ALLRESOURCES").call.target, "all");
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/ALLRESOURCES", "{}").answer->status, 404u);
+}
+
+TEST(router, general_parameters_leave_the_body_and_the_query_wins) {
+  auto r = go("PUT", "/clusterws/nodes/n1?mgt=ipmi&userPW=q",
+              R"({"userName":"bob","userPW":"b","mgt":"kvm","pretty":"1"})");
+  EXPECT_EQ(r.call.creds.user, "bob");
+  EXPECT_EQ(r.call.creds.password, "q");
+  ASSERT_EQ(r.call.changes.size(), 1u);
+  EXPECT_EQ(r.call.changes[0].value, "ipmi");
+  // unknown parameters are ignored on GET
+  EXPECT_FALSE(go("GET", "/clusterws/nodes?xyz=1").answer);
+}
+
+TEST(router, token_and_basic_credentials) {
+  http_input in;
+  in.method = "GET";
+  in.target = "/clusterws/nodes";
+  in.authorization = "Basic YWxpY2U6czNjcmV0OnBhcnQ="; // alice:s3cret:part
+  in.token = "tok";
+  auto r = route(in, {});
+  EXPECT_EQ(r.call.creds.user, "alice");
+  EXPECT_EQ(r.call.creds.password, "s3cret:part");
+  EXPECT_EQ(r.call.creds.token, "tok");
+}
+
+TEST(router, bad_bodies_are_400_with_a_clear_message) {
+  auto r = go("PUT", "/clusterws/nodes/n1", "{\"mgt\":");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 400u);
+  EXPECT_NE(r.answer->body.find("Malformed JSON body"), std::string::npos);
+  r = go("PUT", "/clusterws/nodes/n1", "[1,2]");
+  EXPECT_EQ(r.answer->body,
+            "{\"error\":\"put or post data must be a json object (hash/dict).\",\"errorcode\":\"2\"}\n");
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"a":"1","a":"2"})").answer->status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":{"x":1}})").answer->status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":["a"]})").answer->status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm"} trailing)").answer->status, 400u);
+  std::string deep(100, '[');
+  r = go("PUT", "/clusterws/nodes/n1", "{\"a\":" + deep + std::string(100, ']') + "}");
+  EXPECT_EQ(r.answer->status, 400u);
+  EXPECT_NE(r.answer->body.find("nested deeper"), std::string::npos);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/a%2Fb").answer->status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/a%00b").answer->status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/a%zz").answer->status, 404u);
+}
+
+TEST(router, nodeshell_needs_a_command_and_refuses_identity_changes) {
+  auto r = go("POST", "/clusterws/nodes/n1/nodeshell", "{}");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->body, "{\"error\":\"Lack of operation data.\",\"errorcode\":3}\n");
+  r = go("POST", "/clusterws/nodes/n1/nodeshell", R"({"command":["date","ls"]})");
+  EXPECT_EQ(r.call.command, "date;ls");
+  EXPECT_EQ(r.call.policy_command, "xdsh");
+  r = go("POST", "/clusterws/nodes/n1/nodeshell",
+         R"({"command":"id","ENV":{"DSH_TO_USERID":"root"}})");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 400u);
+}
+
+TEST(json_writer, pretty_layout_is_perls_indent) {
+  json_writer w{true};
+  w.begin_object();
+  w.key("node1");
+  w.begin_object();
+  w.key("arch");
+  w.value("x86_64");
+  w.key("list");
+  w.begin_array();
+  w.value("a");
+  w.end_array();
+  w.key("empty");
+  w.begin_object();
+  w.end_object();
+  w.end_object();
+  w.end_object();
+  EXPECT_EQ(w.str(), "{\n   \"node1\":{\n      \"arch\":\"x86_64\",\n      \"list\":[\n         "
+                     "\"a\"\n      ],\n      \"empty\":{}\n   }\n}");
+}
+
+TEST(json_writer, escapes_and_repairs_utf8) {
+  std::string out;
+  json_writer::quote(out, "a\"b\\c\n\x01 \xc3\xa9 \xff");
+  EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001 \xc3\xa9 \xef\xbf\xbd\"");
+}
+
+TEST(render, status_codes_and_shapes) {
+  routed r;
+  r.out = output::objects;
+  cws::actors::api_result res;
+  res.objects = {{"n2", {{"mgt", "kvm"}}}, {"n1", {{"mgt", "kvm"}}}, {"n3", {{"mgt", "ipmi"}}}};
+  EXPECT_EQ(render(r, res).body,
+            "{\"n1\":{\"mgt\":\"kvm\"},\"n2\":{\"mgt\":\"kvm\"},\"n3\":{\"mgt\":\"ipmi\"}}\n");
+  r.render.xcoll = true;
+  EXPECT_EQ(render(r, res).body, "{\"n1,n2\":{\"mgt\":\"kvm\"},\"n3\":{\"mgt\":\"ipmi\"}}\n");
+  r.render = {};
+  r.render.ver1 = true;
+  res.objects = {{"n1", {{"groups", "all,compute"}}}};
+  EXPECT_EQ(render(r, res).body, "{\"n1\":{\"groups\":[\"all\",\"compute\"]}}\n");
+  res = cws::actors::api_result::failure(cws::actors::api_status::failed, "nope");
+  auto t = render(r, res);
+  EXPECT_EQ(t.status, 403u);
+  EXPECT_EQ(t.body, "{\"error\":[\"nope\"],\"errorcode\":\"1\"}\n");
+  res.status = cws::actors::api_status::unauthorized;
+  EXPECT_EQ(render(r, res).status, 401u);
+  EXPECT_EQ(render(r, res).body, "{\"error\":\"Authentication failure\",\"errorcode\":\"2\"}\n");
+  r.out = output::none;
+  r.post = true;
+  res = {};
+  EXPECT_EQ(render(r, res).status, 201u);
+  EXPECT_EQ(render(r, res).body, "");
+}
+
+} // namespace

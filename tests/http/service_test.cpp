@@ -1,0 +1,254 @@
+// The real daemon on 127.0.0.1 with a temporary home, over TLS validated with the generated
+// CA: every endpoint, every error row, auth and policy, and API/CLI consistency.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
+#include "../support/https_client.hpp"
+
+namespace {
+
+using cws::test::reply;
+using cws::test::run_tool;
+
+class service_test : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = new cws::test::temp_dir;
+    d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
+    auto r = run_tool(home(), "mkdef -t group compute mgt=kvm os=rhels9 arch=x86_64");
+    r = run_tool(home(), "mkdef 'cn[1-3]' groups=compute,all vmmemory=4096");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    r = run_tool(home(), "mkdef sn1 groups=service,all mgt=ipmi os=sles15 arch=ppc64le");
+    r = run_tool(home(), "echo alicepw | clusterctl passwd alice --password-stdin");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    d_->start();
+  }
+
+  static void TearDownTestSuite() {
+    EXPECT_EQ(d_->stop(), 0);
+    delete d_;
+    delete dir_;
+  }
+
+  static const std::filesystem::path& home() {
+    return d_->home();
+  }
+
+  reply get(const std::string& path, const std::string& extra = {}) {
+    return client.get(d_->url(path, extra));
+  }
+
+  reply send(const std::string& method, const std::string& path, const std::string& body,
+             const std::string& extra = {}) {
+    return client.request(method, d_->url(path, extra), body);
+  }
+
+  static cws::test::temp_dir* dir_;
+  static cws::test::daemon* d_;
+  cws::test::https_client client{d_->ca(), d_->port()};
+};
+
+cws::test::temp_dir* service_test::dir_ = nullptr;
+cws::test::daemon* service_test::d_ = nullptr;
+
+TEST_F(service_test, resource_list_and_alias) {
+  auto r = client.get("/clusterws");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "[\"globalconf\",\"groups\",\"networks\",\"nodes\",\"osimages\",\"policy\","
+                    "\"tokens\"]\n");
+  EXPECT_EQ(r.headers["Content-Type"], "application/json");
+  EXPECT_EQ(client.get("/xcatws/nodes?userName=root&userPW=rootpw").body,
+            get("/nodes").body);
+}
+
+TEST_F(service_test, globalconf_groups_and_nodes) {
+  auto r = get("/globalconf");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_NE(r.body.find("{\"clustersite\":{"), std::string::npos);
+  EXPECT_NE(r.body.find("\"tftpdir\":\"/tftpboot\""), std::string::npos);
+  EXPECT_EQ(get("/globalconf/attrs/tftpdir,nosuchkey").body,
+            "{\"clustersite\":{\"tftpdir\":\"/tftpboot\"}}\n");
+  EXPECT_EQ(get("/globalconf/attrs/nosuchkey").body, "");
+  EXPECT_EQ(get("/groups").body, "[\"all\",\"compute\",\"service\"]\n");
+  EXPECT_EQ(get("/nodes").body, "[\"cn1\",\"cn2\",\"cn3\",\"sn1\"]\n");
+  r = get("/nodes/cn[1-2]");
+  EXPECT_EQ(r.body,
+            "{\"cn1\":{\"arch\":\"x86_64\",\"groups\":\"compute,all\",\"mgt\":\"kvm\",\"os\":"
+            "\"rhels9\",\"postbootscripts\":\"otherpkgs\",\"postscripts\":\"syslog,remoteshell,"
+            "syncfiles\",\"vmmemory\":\"4096\"},\"cn2\":{\"arch\":\"x86_64\",\"groups\":\"compute,"
+            "all\",\"mgt\":\"kvm\",\"os\":\"rhels9\",\"postbootscripts\":\"otherpkgs\","
+            "\"postscripts\":\"syslog,remoteshell,syncfiles\",\"vmmemory\":\"4096\"}}\n");
+  EXPECT_EQ(get("/nodes/cn1+1/nodels").body, "[\"cn1\",\"cn2\"]\n");
+  EXPECT_EQ(get("/nodes/mgt==kvm/nodels").body, "[\"cn1\",\"cn2\",\"cn3\"]\n");
+  EXPECT_EQ(get("/nodes/cn1,sn1/attrs/os,bmc").body,
+            "{\"cn1\":{\"bmc\":\"\",\"os\":\"rhels9\"},\"sn1\":{\"bmc\":\"\",\"os\":\"sles15\"}}\n");
+  EXPECT_EQ(get("/groups/compute/attrs/members").body,
+            "{\"compute\":{\"members\":\"cn1,cn2,cn3\"}}\n");
+  EXPECT_EQ(get("/nodes", "&xyz=1").status, 200u); // unknown parameters ignored
+}
+
+TEST_F(service_test, pretty_and_xcoll) {
+  EXPECT_EQ(get("/nodes/cn1/attrs/os,arch", "&pretty=1").body,
+            "{\n   \"cn1\":{\n      \"arch\":\"x86_64\",\n      \"os\":\"rhels9\"\n   }\n}\n\n");
+  EXPECT_EQ(get("/nodes/cn1,cn2,sn1/attrs/os", "&xcoll=1").body,
+            "{\"cn1,cn2\":{\"os\":\"rhels9\"},\"sn1\":{\"os\":\"sles15\"}}\n");
+}
+
+TEST_F(service_test, networks_osimages_policy) {
+  auto r = send("POST", "/networks/net1", R"({"net":"10.0.0.0","mask":"255.0.0.0","mtu":"9000"})");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_EQ(get("/networks").body, "[\"net1\"]\n");
+  EXPECT_EQ(get("/networks/net1/attrs/mtu").body, "{\"net1\":{\"mtu\":\"9000\"}}\n");
+  EXPECT_EQ(send("PUT", "/networks/net1", R"({"mtu":"1500"})").status, 200u);
+  EXPECT_EQ(get("/networks/net1/attrs/mtu").body, "{\"net1\":{\"mtu\":\"1500\"}}\n");
+  r = send("POST", "/osimages/rhels9-x86_64-install-compute",
+           R"({"osvers":"rhels9","osarch":"x86_64","profile":"compute","provmethod":"install"})");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_EQ(get("/osimages").body, "[\"rhels9-x86_64-install-compute\"]\n");
+  r = get("/osimages/rhels9-x86_64-install-compute", "&pretty=1");
+  EXPECT_NE(r.body.find("      \"osarch\":\"x86_64\",\n"), std::string::npos) << r.body;
+  r = get("/osimages/nosuch");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, "{\"error\":[\"Could not find an object named 'nosuch' of type "
+                    "'osimage'.\"],\"errorcode\":\"1\"}\n");
+  EXPECT_EQ(send("DELETE", "/osimages/rhels9-x86_64-install-compute", "").status, 200u);
+  EXPECT_EQ(send("DELETE", "/networks/net1", "").status, 200u);
+  EXPECT_EQ(get("/policy").body.substr(0, 14), "[\"1\",\"1.2\",\"2\"");
+  EXPECT_EQ(get("/policy/1").body, "{\"1\":{\"name\":\"root\",\"rule\":\"allow\"}}\n");
+}
+
+TEST_F(service_test, node_create_change_clear_delete) {
+  auto r = send("PUT", "/nodes/new1", R"({"groups":"all","mgt":"kvm","id":"5"})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(get("/nodes/new1/attrs/id").body, "{\"new1\":{\"id\":\"5\"}}\n");
+  EXPECT_EQ(send("PUT", "/nodes/new1", R"({"id":" "})").status, 200u);
+  EXPECT_EQ(get("/nodes/new1/attrs/id").body, "{\"new1\":{\"id\":\"\"}}\n");
+  r = send("POST", "/nodes/new2", R"({"groups":"all"})");
+  EXPECT_EQ(r.status, 201u);
+  r = send("POST", "/nodes/new2", R"({"groups":"all"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body,
+            "{\"error\":[\"0 object definitions have been created or modified.\"],\"errorcode\":\"1\"}\n");
+  r = send("POST", "/nodes/new3", R"({"mgt":"kvm"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("Attribute 'groups' is not specified for node 'new3', skipping to the "
+                        "next node."),
+            std::string::npos);
+  EXPECT_NE(r.body.find("One or more errors occured"), std::string::npos);
+  EXPECT_EQ(send("DELETE", "/nodes/new[1-2]", "").status, 200u);
+  EXPECT_EQ(get("/nodes/new1").status, 403u);
+}
+
+TEST_F(service_test, error_rows) {
+  auto r = client.get("/clusterws/nodes?userName=root&userPW=wrong");
+  EXPECT_EQ(r.status, 401u);
+  EXPECT_EQ(r.body, "{\"error\":\"Authentication failure\",\"errorcode\":\"2\"}\n");
+  r = client.get("/clusterws/bogus?userName=root&userPW=wrong&xyz=1");
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_EQ(r.body, "{\"error\":\"Unsupported resource.\",\"errorcode\":\"2\"}\n");
+  r = client.request("HEAD", "/clusterws/nodes");
+  EXPECT_EQ(r.status, 405u);
+  r = send("PUT", "/nodes/cn1", R"({"nosuchattr":"1"})", "&debug=1");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, "{\"error\":[\"'nosuchattr' is not a valid attribute name for an object "
+                    "type of 'node'.\"],\"errorcode\":\"1\"}\n");
+  EXPECT_EQ(r.body.find("rootpw"), std::string::npos); // debug never echoes credentials
+  r = get("/nodes/cn1,ghost,phantom/nodels");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, "{\"error\":[\"Invalid nodes and/or groups in noderange: ghost,phantom\"],"
+                    "\"errorcode\":\"1\"}\n");
+  r = send("PUT", "/nodes/cn1", "{\"mgt\":");
+  EXPECT_EQ(r.status, 400u);
+  r = get("/nodes/node[1-99999999]/nodels");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("more than 1000000"), std::string::npos);
+  r = send("POST", "/nodes/cn1/nodeshell", R"({"command":"id"})");
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_NE(r.body.find("nodeshell"), std::string::npos);
+}
+
+TEST_F(service_test, limits_give_clear_errors) {
+  std::string big(2 * 1024 * 1024, ' ');
+  auto r = send("PUT", "/nodes/cn1", "{\"mgt\":\"" + big + "\"}");
+  EXPECT_EQ(r.status, 413u);
+  EXPECT_NE(r.body.find("larger than"), std::string::npos);
+  r = client.request("GET", d_->url("/nodes"), "", {{"X-Filler", std::string(40000, 'x')}});
+  EXPECT_EQ(r.status, 431u);
+  // the service is still there
+  EXPECT_EQ(get("/nodes").status, 200u);
+}
+
+TEST_F(service_test, tokens_basic_auth_and_no_credentials) {
+  auto r = client.request("POST", "/clusterws/tokens", R"({"userName":"root","userPW":"rootpw"})");
+  ASSERT_EQ(r.status, 201u);
+  auto id_pos = r.body.find("\"id\":\"");
+  ASSERT_NE(id_pos, std::string::npos);
+  auto id = r.body.substr(id_pos + 6, 36);
+  EXPECT_EQ(client.request("GET", "/clusterws/nodes", "", {{"X-Auth-Token", id}}).status, 200u);
+  EXPECT_EQ(client.request("GET", "/clusterws/nodes", "", {{"Authorization", "Basic cm9vdDpyb290cHc="}})
+              .status,
+            200u);
+  EXPECT_EQ(client.get("/clusterws/nodes").status, 401u);
+  EXPECT_EQ(client.request("POST", "/clusterws/tokens", R"({"userName":"root","userPW":"x"})").status,
+            401u);
+  EXPECT_EQ(client.request("DELETE", "/clusterws/tokens/" + id, "", {{"X-Auth-Token", id}}).status,
+            200u);
+  EXPECT_EQ(client.request("GET", "/clusterws/nodes", "", {{"X-Auth-Token", id}}).status, 401u);
+}
+
+TEST_F(service_test, non_root_needs_a_policy_row_set_with_the_cli) {
+  auto alice = [&] { return client.get("/clusterws/nodes?userName=alice&userPW=alicepw"); };
+  EXPECT_EQ(alice().status, 401u);
+  auto r = run_tool(home(), "mkdef -t policy -o 6 name=alice rule=allow commands=lsdef");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(alice().status, 200u);
+  // lsdef only: a change is still refused
+  EXPECT_EQ(client.request("PUT", "/clusterws/nodes/cn1?userName=alice&userPW=alicepw",
+                           R"({"mgt":"ipmi"})")
+              .status,
+            401u);
+  run_tool(home(), "rmdef -t policy -o 6");
+  EXPECT_EQ(alice().status, 401u);
+}
+
+TEST_F(service_test, api_and_cli_see_the_same_store) {
+  EXPECT_EQ(send("PUT", "/nodes/both1", R"({"groups":"all","vmmemory":"2048"})").status, 200u);
+  auto r = run_tool(home(), "lsdef both1");
+  EXPECT_NE(r.out.find("Object name: both1"), std::string::npos);
+  EXPECT_NE(r.out.find("    vmmemory=2048\n"), std::string::npos);
+  r = run_tool(home(), "chdef both1 mgt=ipmi");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(get("/nodes/both1/attrs/mgt").body, "{\"both1\":{\"mgt\":\"ipmi\"}}\n");
+  EXPECT_EQ(send("DELETE", "/nodes/both1", "").status, 200u);
+  r = run_tool(home(), "lsdef both1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Could not find an object named 'both1'"), std::string::npos);
+}
+
+TEST_F(service_test, curl_validates_with_the_ca_and_old_tls_is_refused) {
+  auto port = std::to_string(d_->port());
+  auto r = run_tool(home(), "curl -s --cacert '" + d_->ca().string() + "' https://127.0.0.1:" + port
+                              + "/clusterws");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("nodes"), std::string::npos);
+  r = run_tool(home(), "curl -s https://127.0.0.1:" + port + "/clusterws"); // no CA: refused
+  EXPECT_NE(r.rc, 0);
+  r = run_tool(home(), "echo | openssl s_client -connect 127.0.0.1:" + port + " -tls1_1");
+  EXPECT_NE(r.rc, 0);
+  r = run_tool(home(), "curl -s http://127.0.0.1:" + port + "/clusterws");
+  EXPECT_EQ(r.out.find("nodes"), std::string::npos); // plaintext HTTP gets nothing
+}
+
+TEST_F(service_test, keep_alive_reuses_the_connection) {
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(get("/nodes").status, 200u);
+  }
+  EXPECT_EQ(client.connects(), 1);
+}
+
+} // namespace
