@@ -35,16 +35,16 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;
 
 /// The operations of the API, independent of HTTP.
 enum class operation : uint8_t {
-  list,          ///< names of every object of a type
-  show,          ///< objects as lsdef shows them (optionally some attributes)
-  nodels,        ///< node names of a verified noderange
-  make,          ///< mkdef
-  change,        ///< chdef
-  remove,        ///< rmdef
-  site_show,     ///< the clustersite object (optionally some keys)
-  token_create,  ///< a new API token for the caller
-  token_revoke,  ///< delete a token
-  nodeshell,     ///< run a command on a noderange
+  list,         ///< names of every object of a type
+  show,         ///< objects as lsdef shows them (optionally some attributes)
+  nodels,       ///< node names of a verified noderange
+  make,         ///< mkdef
+  change,       ///< chdef
+  remove,       ///< rmdef
+  site_show,    ///< the clustersite object (optionally some keys)
+  token_create, ///< a new API token for the caller
+  token_revoke, ///< delete a token
+  nodeshell,    ///< run a command on a noderange
 };
 
 /// True for operations that write the database.
@@ -87,12 +87,12 @@ using api_call_ptr = std::shared_ptr<const api_call>;
 
 /// How a call ended; the HTTP layer maps each to a status code.
 enum class api_status : uint8_t {
-  ok,             ///< done (200)
-  created,        ///< done, something created or run (201)
-  unauthorized,   ///< bad credentials or no policy allows it (401)
-  failed,         ///< the command failed; `messages` says why (403)
-  bad_request,    ///< malformed request (400)
-  unavailable,    ///< the service could not complete it in time (503)
+  ok,           ///< done (200)
+  created,      ///< done, something created or run (201)
+  unauthorized, ///< bad credentials or no policy allows it (401)
+  failed,       ///< the command failed; `messages` says why (403)
+  bad_request,  ///< malformed request (400)
+  unavailable,  ///< the service could not complete it in time (503)
 };
 
 /// The result of a call.

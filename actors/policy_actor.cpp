@@ -111,13 +111,14 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   }
   req.has_noderange = true;
   cx.self->request(cx.store, cx.cfg.timeout, expand_atom::value, call->target, false)
-    .then([req, decide](store::noderange_result& r) mutable {
-            req.nodes = std::move(r.nodes);
-            decide(req);
-          },
-          [rp, user](caf::error&) mutable {
-            rp.deliver(auth_result{false, user, "Permission denied for request"});
-          });
+    .then(
+      [req, decide](store::noderange_result& r) mutable {
+        req.nodes = std::move(r.nodes);
+        decide(req);
+      },
+      [rp, user](caf::error&) mutable {
+        rp.deliver(auth_result{false, user, "Permission denied for request"});
+      });
 }
 
 /// Checks the credentials; on success goes on to authorize.
@@ -215,8 +216,8 @@ policy_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher
 } // namespace
 
 policy_actor spawn_policy(caf::actor_system& sys, store_actor store, policy_config cfg) {
-  auto hasher = cfg.detached_hasher ? sys.spawn<caf::detached>(hasher_impl)
-                                    : sys.spawn(hasher_impl);
+  auto hasher
+    = cfg.detached_hasher ? sys.spawn<caf::detached>(hasher_impl) : sys.spawn(hasher_impl);
   return sys.spawn(policy_impl, std::move(store), std::move(hasher), cfg);
 }
 

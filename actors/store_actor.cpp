@@ -99,8 +99,8 @@ api_result revoke_token(store::write_txn& t, const api_call& call) {
   auto key = store::sha256_hex(call.target);
   auto rec = t.get(object_type::token, key);
   if (!rec) {
-    throw store::rejected{{{}, {}, {"Could not find an object named '" + call.target
-                                    + "' of type 'token'."}}};
+    throw store::rejected{
+      {{}, {}, {"Could not find an object named '" + call.target + "' of type 'token'."}}};
   }
   if (call.user != "root" && rec->find("username").value_or("") != call.user) {
     throw store::rejected{{{}, {}, {"Only root or the owner can revoke a token."}}};
@@ -286,8 +286,8 @@ api_result run_read(const store::database& db, const api_call& call,
                         r.names.end());
         }
         if (r.names.empty()) {
-          return failed({"Could not get objects of type '"
-                         + std::string{store::type_name(call.type)} + "'."});
+          return failed(
+            {"Could not get objects of type '" + std::string{store::type_name(call.type)} + "'."});
         }
         return r;
       }
@@ -308,8 +308,8 @@ api_result run_read(const store::database& db, const api_call& call,
           r.objects.push_back({"clustersite", std::move(site)});
           return r;
         }
-        auto found = store::list_objects(view, call.type, names,
-                                         call.only_attrs ? &call.attrs : nullptr);
+        auto found
+          = store::list_objects(view, call.type, names, call.only_attrs ? &call.attrs : nullptr);
         if (!found.errors.empty()) {
           return failed(std::move(found.errors));
         }

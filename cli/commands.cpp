@@ -194,11 +194,9 @@ int rmdef(const std::vector<std::string>& argv, io& streams) {
   }
   auto s = session::open(args);
   auto names = s.names(type, spec);
-  return report(store::apply(*s.db,
-                             [&](store::write_txn& t) {
-                               return store::remove_objects(t, type, names);
-                             }),
-                streams);
+  return report(
+    store::apply(*s.db, [&](store::write_txn& t) { return store::remove_objects(t, type, names); }),
+    streams);
 }
 
 } // namespace cws::cli

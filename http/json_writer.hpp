@@ -9,7 +9,7 @@ namespace cws::http {
 /// indent(1) layout (3 spaces, no space around `:`). Strings are escaped; invalid UTF-8 is
 /// replaced by U+FFFD so the output is always valid JSON.
 class json_writer {
-public:
+ public:
   explicit json_writer(bool pretty = false) : pretty_(pretty) {
     // nop
   }
@@ -36,7 +36,7 @@ public:
   /// Appends `s` as a JSON string literal to `out`.
   static void quote(std::string& out, std::string_view s);
 
-private:
+ private:
   void before_value();
   void newline();
 

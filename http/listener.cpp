@@ -6,7 +6,7 @@ namespace cws::http {
 
 listener::listener(net::io_context& ioc, ssl::context& tls, tcp::endpoint endpoint,
                    session_context& ctx)
-  : ioc_(ioc), tls_(tls), acceptor_(net::make_strand(ioc)), ctx_(ctx) {
+    : ioc_(ioc), tls_(tls), acceptor_(net::make_strand(ioc)), ctx_(ctx) {
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(net::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);

@@ -9,11 +9,10 @@ namespace cws::http {
 
 /// Accepts connections and starts a session for each, within `max_connections`.
 class listener : public std::enable_shared_from_this<listener> {
-public:
+ public:
   /// Binds and listens on `endpoint`.
   /// @throws boost::system::system_error when it cannot.
-  listener(net::io_context& ioc, ssl::context& tls, tcp::endpoint endpoint,
-           session_context& ctx);
+  listener(net::io_context& ioc, ssl::context& tls, tcp::endpoint endpoint, session_context& ctx);
 
   /// Starts accepting.
   void run();
@@ -24,7 +23,7 @@ public:
   /// The bound endpoint (the port, if 0 was asked for).
   tcp::endpoint local_endpoint() const;
 
-private:
+ private:
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
 

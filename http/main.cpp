@@ -65,8 +65,7 @@ int serve(const cli::parsed_args& args) {
     std::cout << "clusterwsd: listening on https://"
               << (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
                                        : ep.address().to_string())
-              << ':' << ep.port() << "/clusterws (home " << home.dir.string() << ")"
-              << std::endl;
+              << ':' << ep.port() << "/clusterws (home " << home.dir.string() << ")" << std::endl;
     if (auto pf = args.value("port-file"); !pf.empty()) {
       std::ofstream{pf + ".tmp"} << ep.port() << '\n';
       std::filesystem::rename(pf + ".tmp", pf); // readers never see a partial file

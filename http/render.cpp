@@ -19,8 +19,7 @@ std::string finish(const json_writer& w, bool pretty) {
 
 /// ver=1.0: these attributes become arrays.
 char array_separator(const std::string& attr) {
-  if (attr == "groups" || attr == "members" || attr == "postscripts"
-      || attr == "postbootscripts") {
+  if (attr == "groups" || attr == "members" || attr == "postscripts" || attr == "postbootscripts") {
     return ',';
   }
   return attr.rfind("nicips.", 0) == 0 ? '|' : 0;
@@ -61,8 +60,7 @@ std::vector<store::listed_object> collate(const std::vector<store::listed_object
     std::sort(names.begin(), names.end());
     out.push_back({store::join_list(names), attrs});
   }
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
 
@@ -71,11 +69,10 @@ std::vector<store::listed_object> collate(const std::vector<store::listed_object
 response_text render(const routed& req, const actors::api_result& res) {
   bool pretty = req.render.pretty;
   switch (res.status) {
-    case api_status::unauthorized:
-      return {401, error_text("Authentication failure", "2", pretty)};
+    case api_status::unauthorized: return {401, error_text("Authentication failure", "2", pretty)};
     case api_status::bad_request:
-      return {400, error_text(res.messages.empty() ? "Bad request." : res.messages.front(), "2",
-                              pretty)};
+      return {
+        400, error_text(res.messages.empty() ? "Bad request." : res.messages.front(), "2", pretty)};
     case api_status::unavailable:
       return {503, error_text(res.messages.empty() ? "Service unavailable." : res.messages.front(),
                               "2", pretty)};

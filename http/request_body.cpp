@@ -25,7 +25,9 @@ char list_separator(const std::string& key) {
 bool scalar_text(simdjson::dom::element v, std::string& out) {
   using simdjson::dom::element_type;
   switch (v.type()) {
-    case element_type::STRING: out = std::string{std::string_view{v.get_string().value()}}; return true;
+    case element_type::STRING:
+      out = std::string{std::string_view{v.get_string().value()}};
+      return true;
     case element_type::INT64: out = std::to_string(v.get_int64().value()); return true;
     case element_type::UINT64: out = std::to_string(v.get_uint64().value()); return true;
     case element_type::DOUBLE: out = simdjson::minify(v); return true;

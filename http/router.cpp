@@ -181,14 +181,14 @@ routed route(const http_input& in, const router_limits& limits) {
   r.post = m == "POST";
   if (rest.empty()) {
     if (m != "GET") {
-      r.answer = answer(405, "request method '" + m + "' is not supported on resource '/'", "2",
-                        pretty);
+      r.answer
+        = answer(405, "request method '" + m + "' is not supported on resource '/'", "2", pretty);
       return r;
     }
     json_writer w{pretty};
     w.begin_array();
-    for (auto name : {"globalconf", "groups", "networks", "nodes", "osimages", "policy",
-                      "tokens"}) {
+    for (auto name :
+         {"globalconf", "groups", "networks", "nodes", "osimages", "policy", "tokens"}) {
       w.value(name);
     }
     w.end_array();
@@ -230,8 +230,7 @@ routed route(const http_input& in, const router_limits& limits) {
       res.nodeshell = true;
       methods = {"POST"};
     }
-  } else if (group == "groups" || group == "networks" || group == "osimages"
-             || group == "policy") {
+  } else if (group == "groups" || group == "networks" || group == "osimages" || group == "policy") {
     res.type = group == "groups"     ? object_type::group
                : group == "networks" ? object_type::network
                : group == "osimages" ? object_type::osimage
@@ -259,7 +258,8 @@ routed route(const http_input& in, const router_limits& limits) {
     }
   } else if (group == "tokens") {
     res.tokens = true;
-    methods = n == 1 ? std::vector<std::string>{"POST"} : std::vector<std::string>{"POST", "DELETE"};
+    methods
+      = n == 1 ? std::vector<std::string>{"POST"} : std::vector<std::string>{"POST", "DELETE"};
     if (n == 2) {
       res.target = seg[1];
     }
@@ -283,8 +283,7 @@ routed route(const http_input& in, const router_limits& limits) {
 
   // -- body -------------------------------------------------------------------
   std::vector<std::pair<std::string, std::string>> fields;
-  bool has_body = m == "PUT" || m == "POST"
-                  || in.content_type.find("json") != std::string::npos;
+  bool has_body = m == "PUT" || m == "POST" || in.content_type.find("json") != std::string::npos;
   if (has_body && !in.body.empty()) {
     auto parsed = parse_request_body(in.body, limits.max_json_depth);
     if (!parsed.error.empty()) {
@@ -356,7 +355,9 @@ routed route(const http_input& in, const router_limits& limits) {
       if (k == "command") {
         call.command = v;
       } else if (k == "ENV" || k == "raw") {
-        r.answer = answer(400, "'" + k + "' is not accepted: nodeshell runs as the "
+        r.answer = answer(400,
+                          "'" + k
+                            + "' is not accepted: nodeshell runs as the "
                               "authenticated user with the service's options.",
                           "2", pretty);
         return r;
@@ -376,7 +377,7 @@ routed route(const http_input& in, const router_limits& limits) {
   }
   if (m == "GET") {
     call.policy_command = res.nodels ? "nodels" : "lsdef";
-    call.op = res.list ? operation::list
+    call.op = res.list     ? operation::list
               : res.nodels ? operation::nodels
               : res.site   ? operation::site_show
                            : operation::show;

@@ -25,11 +25,11 @@ struct http_input {
 
 /// How a successful result is rendered.
 enum class output {
-  none,       ///< empty body (PUT, DELETE, create-type POST)
-  names,      ///< JSON array of names (lists; nodels, empty body when none)
-  objects,    ///< {"name":{attr:value,...},...}
-  token,      ///< {"token":{"id":...,"expire":...}}
-  nodeshell,  ///< {"node":[" line",...],...}
+  none,      ///< empty body (PUT, DELETE, create-type POST)
+  names,     ///< JSON array of names (lists; nodels, empty body when none)
+  objects,   ///< {"name":{attr:value,...},...}
+  token,     ///< {"token":{"id":...,"expire":...}}
+  nodeshell, ///< {"node":[" line",...],...}
 };
 
 /// An HTTP answer given without the actors.

@@ -14,7 +14,7 @@ namespace cws::http {
 
 /// The HTTPS server: TLS context, listener and io threads.
 class server {
-public:
+ public:
   server(server_config cfg, actors::service svc);
   ~server();
 
@@ -28,7 +28,7 @@ public:
   /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
   void stop();
 
-private:
+ private:
   void drain(int rounds);
 
   net::io_context ioc_;

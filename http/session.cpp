@@ -5,7 +5,7 @@
 namespace cws::http {
 
 session::session(tcp::socket&& socket, ssl::context& tls, session_context& ctx)
-  : stream_(std::move(socket), tls), ctx_(ctx) {
+    : stream_(std::move(socket), tls), ctx_(ctx) {
   beast::error_code ec;
   auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
   if (!ec) {
@@ -62,8 +62,8 @@ void session::on_read(beast::error_code ec, std::size_t) {
   }
   if (ec == bhttp::error::header_limit) {
     send(431,
-         error_text("The request header is larger than "
-                      + std::to_string(ctx_.cfg.header_limit) + " bytes.",
+         error_text("The request header is larger than " + std::to_string(ctx_.cfg.header_limit)
+                      + " bytes.",
                     "2", false),
          false);
     return;
@@ -102,10 +102,9 @@ void session::on_read(beast::error_code ec, std::size_t) {
   actors::submit(ctx_.svc, std::make_shared<const actors::api_call>(pending_.call),
                  [self](actors::api_result res) {
                    // back on the session's strand: never touch the stream from an actor thread
-                   net::post(self->stream_.get_executor(),
-                             [self, res = std::move(res)]() mutable {
-                               self->on_result(std::move(res));
-                             });
+                   net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+                     self->on_result(std::move(res));
+                   });
                  });
 }
 
@@ -115,8 +114,8 @@ void session::on_result(actors::api_result res) {
 }
 
 void session::send(unsigned status, std::string body, bool keep_alive) {
-  res_ = std::make_shared<bhttp::response<bhttp::string_body>>(
-    static_cast<bhttp::status>(status), version_);
+  res_ = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(status),
+                                                               version_);
   res_->set(bhttp::field::server, "clusterws");
   if (!body.empty()) {
     res_->set(bhttp::field::content_type, "application/json");
@@ -125,9 +124,8 @@ void session::send(unsigned status, std::string body, bool keep_alive) {
   res_->body() = std::move(body);
   res_->prepare_payload();
   beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
-  bhttp::async_write(stream_, *res_,
-                     beast::bind_front_handler(&session::on_write, shared_from_this(),
-                                               !keep_alive));
+  bhttp::async_write(
+    stream_, *res_, beast::bind_front_handler(&session::on_write, shared_from_this(), !keep_alive));
 }
 
 void session::on_write(bool close, beast::error_code ec, std::size_t) {

@@ -22,14 +22,14 @@ struct session_context {
 /// Represents an established HTTPS connection: TLS handshake, then requests one at a time
 /// (keep-alive), each handed to the actor system; the reply comes back on the session's strand.
 class session : public std::enable_shared_from_this<session> {
-public:
+ public:
   session(tcp::socket&& socket, ssl::context& tls, session_context& ctx);
   ~session();
 
   /// Starts the handshake on the session's strand.
   void run();
 
-private:
+ private:
   void on_run();
   void on_handshake(beast::error_code ec);
   void do_read();

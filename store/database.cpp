@@ -68,8 +68,7 @@ read_txn::read_txn(const database& db, bool write) : db_(db), txn_(db.env(), wri
   // nop
 }
 
-read_txn::read_txn(const database& db, lmdb_txn& parent)
-  : db_(db), txn_(db.env(), parent) {
+read_txn::read_txn(const database& db, lmdb_txn& parent) : db_(db), txn_(db.env(), parent) {
   // nop
 }
 
@@ -154,7 +153,7 @@ write_txn::write_txn(const database& db) : read_txn(db, true) {
 }
 
 write_txn::write_txn(const database& db, write_txn& parent)
-  : read_txn(db, parent.txn_), nested_(true) {
+    : read_txn(db, parent.txn_), nested_(true) {
   // nop
 }
 

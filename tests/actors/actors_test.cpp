@@ -183,7 +183,8 @@ TEST_F(caf_fixture, repeated_failures_back_off) {
   self->send(pol, authz_atom::value, call(operation::list, {}, "root", "bad"));
   sched.run();
   bool answered = false;
-  self->receive([&](auth_result&) { answered = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  self->receive([&](auth_result&) { answered = true; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
   EXPECT_FALSE(answered); // held back
   sched.trigger_timeouts();
   sched.run();

@@ -104,8 +104,9 @@ TEST(router, bad_bodies_are_400_with_a_clear_message) {
   EXPECT_EQ(r.answer->status, 400u);
   EXPECT_NE(r.answer->body.find("Malformed JSON body"), std::string::npos);
   r = go("PUT", "/clusterws/nodes/n1", "[1,2]");
-  EXPECT_EQ(r.answer->body,
-            "{\"error\":\"put or post data must be a json object (hash/dict).\",\"errorcode\":\"2\"}\n");
+  EXPECT_EQ(
+    r.answer->body,
+    "{\"error\":\"put or post data must be a json object (hash/dict).\",\"errorcode\":\"2\"}\n");
   EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"a":"1","a":"2"})").answer->status, 400u);
   EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":{"x":1}})").answer->status, 400u);
   EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":["a"]})").answer->status, 400u);

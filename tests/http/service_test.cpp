@@ -15,7 +15,7 @@ using cws::test::reply;
 using cws::test::run_tool;
 
 class service_test : public ::testing::Test {
-protected:
+ protected:
   static void SetUpTestSuite() {
     dir_ = new cws::test::temp_dir;
     d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
@@ -61,8 +61,7 @@ TEST_F(service_test, resource_list_and_alias) {
   EXPECT_EQ(r.body, "[\"globalconf\",\"groups\",\"networks\",\"nodes\",\"osimages\",\"policy\","
                     "\"tokens\"]\n");
   EXPECT_EQ(r.headers["Content-Type"], "application/json");
-  EXPECT_EQ(client.get("/xcatws/nodes?userName=root&userPW=rootpw").body,
-            get("/nodes").body);
+  EXPECT_EQ(client.get("/xcatws/nodes?userName=root&userPW=rootpw").body, get("/nodes").body);
 }
 
 TEST_F(service_test, globalconf_groups_and_nodes) {
@@ -84,8 +83,9 @@ TEST_F(service_test, globalconf_groups_and_nodes) {
             "\"postscripts\":\"syslog,remoteshell,syncfiles\",\"vmmemory\":\"4096\"}}\n");
   EXPECT_EQ(get("/nodes/cn1+1/nodels").body, "[\"cn1\",\"cn2\"]\n");
   EXPECT_EQ(get("/nodes/mgt==kvm/nodels").body, "[\"cn1\",\"cn2\",\"cn3\"]\n");
-  EXPECT_EQ(get("/nodes/cn1,sn1/attrs/os,bmc").body,
-            "{\"cn1\":{\"bmc\":\"\",\"os\":\"rhels9\"},\"sn1\":{\"bmc\":\"\",\"os\":\"sles15\"}}\n");
+  EXPECT_EQ(
+    get("/nodes/cn1,sn1/attrs/os,bmc").body,
+    "{\"cn1\":{\"bmc\":\"\",\"os\":\"rhels9\"},\"sn1\":{\"bmc\":\"\",\"os\":\"sles15\"}}\n");
   EXPECT_EQ(get("/groups/compute/attrs/members").body,
             "{\"compute\":{\"members\":\"cn1,cn2,cn3\"}}\n");
   EXPECT_EQ(get("/nodes", "&xyz=1").status, 200u); // unknown parameters ignored
@@ -132,8 +132,9 @@ TEST_F(service_test, node_create_change_clear_delete) {
   EXPECT_EQ(r.status, 201u);
   r = send("POST", "/nodes/new2", R"({"groups":"all"})");
   EXPECT_EQ(r.status, 403u);
-  EXPECT_EQ(r.body,
-            "{\"error\":[\"0 object definitions have been created or modified.\"],\"errorcode\":\"1\"}\n");
+  EXPECT_EQ(
+    r.body,
+    "{\"error\":[\"0 object definitions have been created or modified.\"],\"errorcode\":\"1\"}\n");
   r = send("POST", "/nodes/new3", R"({"mgt":"kvm"})");
   EXPECT_EQ(r.status, 403u);
   EXPECT_NE(r.body.find("Attribute 'groups' is not specified for node 'new3', skipping to the "
@@ -190,28 +191,32 @@ TEST_F(service_test, tokens_basic_auth_and_no_credentials) {
   ASSERT_NE(id_pos, std::string::npos);
   auto id = r.body.substr(id_pos + 6, 36);
   EXPECT_EQ(client.request("GET", "/clusterws/nodes", "", {{"X-Auth-Token", id}}).status, 200u);
-  EXPECT_EQ(client.request("GET", "/clusterws/nodes", "", {{"Authorization", "Basic cm9vdDpyb290cHc="}})
-              .status,
-            200u);
+  EXPECT_EQ(
+    client.request("GET", "/clusterws/nodes", "", {{"Authorization", "Basic cm9vdDpyb290cHc="}})
+      .status,
+    200u);
   EXPECT_EQ(client.get("/clusterws/nodes").status, 401u);
-  EXPECT_EQ(client.request("POST", "/clusterws/tokens", R"({"userName":"root","userPW":"x"})").status,
-            401u);
+  EXPECT_EQ(
+    client.request("POST", "/clusterws/tokens", R"({"userName":"root","userPW":"x"})").status,
+    401u);
   EXPECT_EQ(client.request("DELETE", "/clusterws/tokens/" + id, "", {{"X-Auth-Token", id}}).status,
             200u);
   EXPECT_EQ(client.request("GET", "/clusterws/nodes", "", {{"X-Auth-Token", id}}).status, 401u);
 }
 
 TEST_F(service_test, non_root_needs_a_policy_row_set_with_the_cli) {
-  auto alice = [&] { return client.get("/clusterws/nodes?userName=alice&userPW=alicepw"); };
+  auto alice = [&] {
+    return client.get("/clusterws/nodes?userName=alice&userPW=alicepw");
+  };
   EXPECT_EQ(alice().status, 401u);
   auto r = run_tool(home(), "mkdef -t policy -o 6 name=alice rule=allow commands=lsdef");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_EQ(alice().status, 200u);
   // lsdef only: a change is still refused
-  EXPECT_EQ(client.request("PUT", "/clusterws/nodes/cn1?userName=alice&userPW=alicepw",
-                           R"({"mgt":"ipmi"})")
-              .status,
-            401u);
+  EXPECT_EQ(
+    client.request("PUT", "/clusterws/nodes/cn1?userName=alice&userPW=alicepw", R"({"mgt":"ipmi"})")
+      .status,
+    401u);
   run_tool(home(), "rmdef -t policy -o 6");
   EXPECT_EQ(alice().status, 401u);
 }

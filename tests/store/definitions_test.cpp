@@ -184,7 +184,9 @@ TEST_F(definitions_test, dynamic_group) {
 TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
   change_request r{
     object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set, false};
-  auto chg = [&] { return apply(db, [&](write_txn& t) { return change_objects(t, r); }); };
+  auto chg = [&] {
+    return apply(db, [&](write_txn& t) { return change_objects(t, r); });
+  };
   ASSERT_TRUE(chg().ok());
   EXPECT_EQ(show(object_type::site, "clustersite")->at("tftpdir"), "/tftpboot");
   r.attrs = {{"custom", ""}};

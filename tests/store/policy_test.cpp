@@ -40,9 +40,9 @@ TEST(policy, root_allowed_others_denied_by_default) {
 }
 
 TEST(policy, numeric_priority_order_first_match_decides) {
-  std::vector<policy_row> rows{row("10", {{"name", "alice"}, {"rule", "allow"}}),
-                               row("9.5", {{"name", "alice"}, {"commands", "rmdef"},
-                                           {"rule", "deny"}})};
+  std::vector<policy_row> rows{
+    row("10", {{"name", "alice"}, {"rule", "allow"}}),
+    row("9.5", {{"name", "alice"}, {"commands", "rmdef"}, {"rule", "deny"}})};
   sort_policy(rows);
   EXPECT_EQ(rows.front().priority, "9.5"); // numeric, not ASCII
   EXPECT_FALSE(evaluate_policy(rows, ask("alice", "rmdef")).allowed);
@@ -50,10 +50,10 @@ TEST(policy, numeric_priority_order_first_match_decides) {
 }
 
 TEST(policy, star_name_host_commands_and_parameters) {
-  std::vector<policy_row> rows{row("5", {{"name", "*"}, {"commands", "lsdef,nodels"},
-                                         {"host", "10.0.0.9"}, {"rule", "allow"}}),
-                               row("6", {{"name", "bob"}, {"parameters", "^-t network"},
-                                         {"rule", "accept"}})};
+  std::vector<policy_row> rows{
+    row("5",
+        {{"name", "*"}, {"commands", "lsdef,nodels"}, {"host", "10.0.0.9"}, {"rule", "allow"}}),
+    row("6", {{"name", "bob"}, {"parameters", "^-t network"}, {"rule", "accept"}})};
   EXPECT_FALSE(evaluate_policy(rows, ask("anyone", "lsdef")).allowed); // wrong host
   rows[0].host = "localhost";
   EXPECT_TRUE(evaluate_policy(rows, ask("anyone", "nodels")).allowed);

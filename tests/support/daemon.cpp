@@ -30,7 +30,7 @@ command_result run_tool(const std::filesystem::path& home, const std::string& cm
 
 daemon::daemon(std::filesystem::path home, std::string admin_password,
                std::vector<std::string> extra_args)
-  : home_(std::move(home)), password_(std::move(admin_password)), args_(std::move(extra_args)) {
+    : home_(std::move(home)), password_(std::move(admin_password)), args_(std::move(extra_args)) {
   if (!std::filesystem::exists(home_ / "db" / "data.mdb")) {
     auto r = run_tool(home_, "clusterctl init --admin-password '" + password_ + "'");
     if (r.rc != 0) {
@@ -56,8 +56,13 @@ void daemon::start() {
     int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     dup2(fd, 1);
     dup2(fd, 2);
-    std::vector<std::string> args{CLUSTERWS_BIN_DIR "/clusterwsd", "--home", home_.string(),
-                                  "--listen", "127.0.0.1:0", "--port-file", port_file.string()};
+    std::vector<std::string> args{CLUSTERWS_BIN_DIR "/clusterwsd",
+                                  "--home",
+                                  home_.string(),
+                                  "--listen",
+                                  "127.0.0.1:0",
+                                  "--port-file",
+                                  port_file.string()};
     args.insert(args.end(), args_.begin(), args_.end());
     std::vector<char*> argv;
     for (auto& a : args) {

@@ -17,7 +17,7 @@ command_result run_tool(const std::filesystem::path& home, const std::string& cm
 
 /// A real clusterwsd on 127.0.0.1 (a free port) over a fresh home, stopped by its pid.
 class daemon {
-public:
+ public:
   /// Initializes `home` (root's password `admin_password`) unless it is already initialized.
   daemon(std::filesystem::path home, std::string admin_password,
          std::vector<std::string> extra_args = {});
@@ -56,7 +56,7 @@ public:
     return home_ / "clusterwsd.log";
   }
 
-private:
+ private:
   std::filesystem::path home_;
   std::string password_;
   std::vector<std::string> args_;

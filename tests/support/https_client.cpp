@@ -8,7 +8,7 @@ namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 
 https_client::https_client(const std::filesystem::path& ca, unsigned short port, std::string host)
-  : port_(port), host_(std::move(host)) {
+    : port_(port), host_(std::move(host)) {
   tls_.load_verify_file(ca.string());
   tls_.set_verify_mode(ssl::verify_peer);
 }
@@ -19,9 +19,8 @@ void https_client::connect() {
   stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, tls_);
   stream_->set_verify_callback(ssl::host_name_verification(host_));
   beast::get_lowest_layer(*stream_).expires_after(std::chrono::seconds(30));
-  beast::get_lowest_layer(*stream_).connect(
-    net::ip::tcp::endpoint{net::ip::make_address(host_ == "localhost" ? "127.0.0.1" : host_),
-                           port_});
+  beast::get_lowest_layer(*stream_).connect(net::ip::tcp::endpoint{
+    net::ip::make_address(host_ == "localhost" ? "127.0.0.1" : host_), port_});
   stream_->handshake(ssl::stream_base::client);
   buffer_.clear();
   ++connects_;

@@ -22,8 +22,9 @@ struct reply {
 /// A blocking HTTPS/1.1 client that validates the server with the cluster CA (and the
 /// certificate's name), keeping its connection alive between requests.
 class https_client {
-public:
-  https_client(const std::filesystem::path& ca, unsigned short port, std::string host = "127.0.0.1");
+ public:
+  https_client(const std::filesystem::path& ca, unsigned short port,
+               std::string host = "127.0.0.1");
   ~https_client();
 
   /// Sends one request; reconnects if the server closed the connection.
@@ -39,7 +40,7 @@ public:
     return connects_;
   }
 
-private:
+ private:
   void connect();
 
   boost::asio::io_context ioc_;
