@@ -30,6 +30,10 @@ using verify_atom = caf::atom_constant<caf::atom("verify")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using fail_atom = caf::atom_constant<caf::atom("fail")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using targets_atom = caf::atom_constant<caf::atom("targets")>;
+using exists_atom = caf::atom_constant<caf::atom("exists")>;
+using node_atom = caf::atom_constant<caf::atom("node")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
 
 // -- requests -----------------------------------------------------------------
 
@@ -58,6 +62,26 @@ struct credentials {
   std::string token;
 };
 
+/// One node's nodeshell outcome.
+struct node_output {
+  std::string name;
+  /// Exit status; -1 when the command did not finish.
+  int rc = -1;
+  std::string out;
+  std::string err;
+  /// Empty on success; else refused, connect-timeout, auth, timeout, ... (ssh::result).
+  std::string error;
+  std::string message;
+  bool truncated = false;
+};
+
+/// Receives nodeshell results as they complete (streaming). Called from actor threads.
+class node_sink {
+public:
+  virtual ~node_sink() = default;
+  virtual void push(const node_output& out) = 0;
+};
+
 /// One API request after parsing: what to do, on what, and who asks.
 struct api_call {
   operation op = operation::list;
@@ -70,8 +94,16 @@ struct api_call {
   /// make/change: the attribute changes, in order.
   std::vector<store::attr_change> changes;
   store::list_mode mode = store::list_mode::set;
-  /// nodeshell: the command line.
+  /// Pre-expanded object names (the executor's deletes); used instead of `target` if set.
+  std::vector<std::string> names;
+  /// nodeshell: the command line, the fanout (0: configured) and command timeout in
+  /// milliseconds (-1: configured; 0: none); per-node results wanted (format=detail).
   std::string command;
+  size_t fanout = 0;
+  long long timeout_ms = -1;
+  bool detail = false;
+  /// nodeshell with stream=1: where each node's result goes as soon as it is known.
+  std::shared_ptr<node_sink> sink;
   credentials creds;
   /// The client's address (for policy `host` rows).
   std::string client;
@@ -109,6 +141,8 @@ struct api_result {
   /// token_create: id and expiry text.
   std::string token_id;
   std::string token_expire;
+  /// nodeshell (and detailed deletes): one entry per node, in noderange order.
+  std::vector<node_output> nodes;
 
   /// A failure with one message.
   static api_result failure(api_status s, std::string message, std::string code = "1");
@@ -131,6 +165,20 @@ struct token_info {
   bool found = false;
   std::string user;
   int64_t expires = 0;
+};
+
+/// Where nodeshell connects for one node (its `ip` and `sshport`, inherited from groups).
+struct node_target {
+  std::string name;
+  std::string address;
+  uint16_t port = 0;
+};
+
+/// A verified noderange with connection data, or why not.
+struct targets_reply {
+  std::string error;
+  std::vector<std::string> missing;
+  std::vector<node_target> nodes;
 };
 
 /// The answer of the policy actor.
@@ -160,3 +208,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::token_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::store::noderange_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::targets_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const cws::actors::node_output>)

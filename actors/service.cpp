@@ -28,16 +28,21 @@ void submit(const service& svc, api_call_ptr call, std::function<void(api_result
           }
           auto authorized = std::make_shared<api_call>(*call);
           authorized->user = auth.user;
-          if (call->op == operation::nodeshell) {
+          auto ok = [=](api_result& r) { done(std::move(r)); };
+          auto err = [=](caf::error& e) { done(unavailable(e, self->system())); };
+          bool fan_out = call->op == operation::nodeshell
+                         || (call->op == operation::remove
+                             && call->type == store::object_type::node);
+          if (fan_out && s.executor) {
+            self->request(s.executor, s.timeout, exec_atom::value, api_call_ptr{authorized})
+              .then(ok, err);
+          } else if (call->op == operation::nodeshell) {
             done(api_result::failure(api_status::unavailable,
-                                     "nodeshell is not available: the fan-out executor is not "
-                                     "enabled in this build.",
-                                     "2"));
-            return;
+                                     "nodeshell is not enabled on this service.", "2"));
+          } else {
+            self->request(s.store, s.timeout, exec_atom::value, api_call_ptr{authorized})
+              .then(ok, err);
           }
-          self->request(s.store, s.timeout, exec_atom::value, api_call_ptr{authorized})
-            .then([=](api_result& r) { done(std::move(r)); },
-                  [=](caf::error& e) { done(unavailable(e, self->system())); });
         },
         [=](caf::error& e) { done(unavailable(e, self->system())); });
   });

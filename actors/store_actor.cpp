@@ -34,6 +34,9 @@ std::vector<std::string> target_names(const store::cluster_view& view, const api
   if (call.type == object_type::site) {
     return {"clustersite"};
   }
+  if (!call.names.empty()) {
+    return call.names;
+  }
   if (call.type != object_type::node) {
     return store::split_list(call.target);
   }
@@ -155,6 +158,17 @@ store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_stat
       }
       return info;
     },
+    [=](targets_atom, const std::string& range) { return find_targets(*db, range, opts); },
+    [=](exists_atom, const std::vector<std::string>& names) {
+      std::vector<std::string> missing;
+      auto txn = db->read();
+      for (const auto& n : names) {
+        if (!txn.exists(object_type::node, n)) {
+          missing.push_back(n);
+        }
+      }
+      return missing;
+    },
     [=](expand_atom, const std::string& range,
         bool verify) -> caf::result<store::noderange_result> {
       try {
@@ -260,6 +274,13 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
         bool verify) -> caf::delegated<store::noderange_result> {
       return self->delegate(self->state.reader(), expand_atom::value, range, verify);
     },
+    [=](targets_atom, const std::string& range) -> caf::delegated<targets_reply> {
+      return self->delegate(self->state.reader(), targets_atom::value, range);
+    },
+    [=](exists_atom,
+        const std::vector<std::string>& names) -> caf::delegated<std::vector<std::string>> {
+      return self->delegate(self->state.reader(), exists_atom::value, names);
+    },
   };
 }
 
@@ -362,6 +383,32 @@ api_result run_write(store::write_txn& t, const api_call& call,
   api_result r;
   r.status = call.op == operation::make ? api_status::created : api_status::ok;
   r.messages = std::move(out.info);
+  return r;
+}
+
+targets_reply find_targets(const store::database& db, const std::string& range,
+                           const store::noderange_options& opts) {
+  targets_reply r;
+  try {
+    auto txn = db.read();
+    store::cluster_view view{txn};
+    auto x = store::expand_noderange(range, view, request_options(view, opts));
+    if (!x.missing.empty()) {
+      r.missing = std::move(x.missing);
+      return r;
+    }
+    r.nodes.reserve(x.nodes.size());
+    for (auto& n : x.nodes) {
+      node_target t;
+      t.address = view.attribute(n, "ip");
+      auto port = std::atoi(view.attribute(n, "sshport").c_str());
+      t.port = port > 0 && port < 65536 ? static_cast<uint16_t>(port) : 0;
+      t.name = std::move(n);
+      r.nodes.push_back(std::move(t));
+    }
+  } catch (const store::error& e) {
+    r.error = e.what();
+  }
   return r;
 }
 

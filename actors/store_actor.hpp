@@ -22,7 +22,11 @@ using store_actor = caf::typed_actor<
   // Looks up a token by the SHA-256 (hex) of its id.
   caf::replies_to<token_atom, std::string>::with<token_info>,
   // Expands a noderange (with or without verification) within the service's limits.
-  caf::replies_to<expand_atom, std::string, bool>::with<store::noderange_result>>;
+  caf::replies_to<expand_atom, std::string, bool>::with<store::noderange_result>,
+  // Verifies a noderange and gives each node's address and SSH port (nodeshell).
+  caf::replies_to<targets_atom, std::string>::with<targets_reply>,
+  // Of the given node names, the ones that do not exist.
+  caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::string>>>;
 
 /// How the store actor runs.
 struct store_config {
@@ -50,6 +54,10 @@ api_result run_read(const store::database& db, const api_call& call,
 /// Runs a write call in `t`. @throws store::rejected (or store::error) to roll it back.
 api_result run_write(store::write_txn& t, const api_call& call,
                      const store::noderange_options& opts);
+
+/// The nodes of a verified noderange with their `ip` and `sshport`.
+targets_reply find_targets(const store::database& db, const std::string& range,
+                           const store::noderange_options& opts);
 
 /// The policy snapshot, or null if the generation is still `known`.
 auth_snapshot_ptr build_snapshot(const store::database& db, uint64_t known,

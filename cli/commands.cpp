@@ -110,7 +110,7 @@ int report(const store::outcome& out, io& streams) {
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
   static const std::pair<std::string_view, command_fn> table[] = {
     {"lsdef", lsdef}, {"nodels", nodels}, {"mkdef", mkdef},   {"chdef", chdef},
-    {"rmdef", rmdef}, {"init", init},     {"passwd", passwd},
+    {"rmdef", rmdef}, {"xdsh", xdsh},     {"init", init},   {"passwd", passwd},
   };
   for (const auto& [n, fn] : table) {
     if (n == name) {
@@ -125,7 +125,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     }
   }
   streams.err << "Error: Unknown command '" << name
-              << "'. Commands: lsdef nodels mkdef chdef rmdef init passwd\n";
+              << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd\n";
   return 1;
 }
 

@@ -1,4 +1,5 @@
-// clusterctl: one multi-call binary for lsdef, nodels, mkdef, chdef, rmdef, init and passwd.
+// clusterctl: one multi-call binary for lsdef, nodels, mkdef, chdef, rmdef, xdsh, init and
+// passwd.
 // Called by one of those names (a symlink) or as `clusterctl <command> ...`.
 
 #include <filesystem>
@@ -13,9 +14,9 @@ int main(int argc, char** argv) {
   if (name == "clusterctl") {
     if (args.empty() || args.front() == "--help" || args.front() == "-h") {
       std::cout << "Usage: clusterctl COMMAND [ARGS]\n"
-                   "Commands: lsdef nodels mkdef chdef rmdef init passwd\n"
+                   "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd\n"
                    "Each command takes --help. The definition tools are also installed under\n"
-                   "their own names (lsdef, nodels, mkdef, chdef, rmdef).\n";
+                   "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh).\n";
       return args.empty() ? 1 : 0;
     }
     name = args.front();

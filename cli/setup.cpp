@@ -80,6 +80,17 @@ constexpr std::string_view default_config
     "# Longest regular expression accepted in a noderange or selector.\n"
     "noderange_regex_max = 1024\n";
 
+/// Creates `<dir>/id_ed25519` with ssh-keygen; returns its path, or "" if ssh-keygen is
+/// missing (nodeshell then needs a key put there by hand).
+std::string make_ssh_key(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir.parent_path(), std::filesystem::perms::owner_all);
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  auto key = (dir / "id_ed25519").string();
+  std::string cmd = "ssh-keygen -q -t ed25519 -N '' -C clusterws -f '" + key + "' </dev/null";
+  return std::system(cmd.c_str()) == 0 ? key : std::string{};
+}
+
 bool valid_user(std::string_view u) {
   if (u.empty() || u.size() > 32 || !(std::islower(u[0]) || u[0] == '_')) {
     return false;
@@ -169,6 +180,11 @@ int init(const std::vector<std::string>& argv, io& streams) {
   });
   streams.out << "Initialized clusterws home " << home.dir.string() << '\n'
               << "CA certificate for clients: " << (home.pki() / "ca-cert.pem").string() << '\n';
+  auto key = make_ssh_key(home.dir / "ssh" / "root");
+  if (!key.empty()) {
+    streams.out << "Root's SSH key for nodeshell and xdsh: " << key
+                << ".pub (add it to the nodes' authorized_keys)\n";
+  }
   if (generated) {
     streams.out << "Password for root (shown once): " << password << '\n';
   }

@@ -6,7 +6,9 @@
 
 #include <fstream>
 #include <iostream>
+#include <sys/resource.h>
 
+#include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/service.hpp"
 #include "actors/store_actor.hpp"
@@ -22,6 +24,15 @@ constexpr const char* usage
   = "Usage: clusterwsd [--home DIR] [--listen ADDR:PORT] [--io-threads N] [--port-file FILE]\n"
     "Serves the clusterws REST API over HTTPS at /clusterws (and /xcatws).\n"
     "Settings come from <home>/clusterws.conf; the options override them.\n";
+
+/// Thousands of SSH connections and clients need descriptors: take the hard limit.
+void raise_file_limit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
 
 size_t setting(const std::map<std::string, std::string>& s, const char* key, size_t fallback) {
   auto it = s.find(key);
@@ -55,12 +66,20 @@ int serve(const cli::parsed_args& args) {
   pc.backoff_after = static_cast<unsigned>(setting(settings, "login_backoff_after", 3));
   pc.backoff_max = std::chrono::milliseconds(setting(settings, "login_backoff_max_ms", 8000));
 
+  actors::executor_config ec;
+  ssh::engine_config sshc;
+  actors::apply_ssh_settings(settings, home.dir, ec, sshc);
+  raise_file_limit();
+  // before the actor system: libssh2's global init is not thread-safe
+  auto engine = std::make_shared<ssh::engine>(sshc);
+
   caf::actor_system_config acfg;
   caf::actor_system sys{acfg};
   auto st = actors::spawn_store(sys, db, sc);
   auto pol = actors::spawn_policy(sys, st, pc);
+  auto ex = actors::spawn_executor(sys, st, engine, ec);
   {
-    http::server srv{cfg, actors::service{&sys, st, pol, cfg.call_timeout}};
+    http::server srv{cfg, actors::service{&sys, st, pol, ex, cfg.call_timeout}};
     auto ep = srv.start();
     std::cout << "clusterwsd: listening on https://"
               << (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
@@ -72,6 +91,7 @@ int serve(const cli::parsed_args& args) {
     }
     srv.run(true);
   }
+  caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
   std::cout << "clusterwsd: stopped" << std::endl;

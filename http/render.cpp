@@ -64,7 +64,192 @@ std::vector<store::listed_object> collate(const std::vector<store::listed_object
   return out;
 }
 
+bool node_failed(const actors::node_output& n) {
+  return !n.error.empty() || n.rc != 0;
+}
+
+void write_lines(json_writer& w, const std::vector<std::string>& lines) {
+  w.begin_array();
+  for (const auto& l : lines) {
+    w.value(l);
+  }
+  w.end_array();
+}
+
+/// The per node object of format=detail and of streamed lines.
+void write_detail(json_writer& w, const actors::node_output& n) {
+  w.key("rc");
+  w.number(n.rc);
+  w.key("stdout");
+  write_lines(w, output_lines(n.out));
+  w.key("stderr");
+  write_lines(w, output_lines(n.err));
+  if (!n.error.empty()) {
+    w.key("error");
+    w.value(n.error);
+    w.key("message");
+    w.value(n.message);
+  }
+  if (n.truncated) {
+    w.key("truncated");
+    w.value("true");
+  }
+}
+
+/// xCAT's nodeshell answer (xcat-compat.md §3.5): 201 with each node's stdout lines, each kept
+/// with its leading space (`" line"`); any failure makes the whole answer 403 with the error
+/// lines (401 on "Permission denied").
+response_text render_nodeshell(const routed& req, const actors::api_result& res) {
+  bool pretty = req.render.pretty;
+  json_writer w{pretty};
+  if (req.call.detail) {
+    // node -> detail; xcoll merges nodes whose whole result is identical
+    std::vector<std::pair<std::string, const actors::node_output*>> entries;
+    std::map<std::string, size_t> by_signature;
+    for (const auto& n : res.nodes) {
+      if (req.render.xcoll) {
+        json_writer sig;
+        sig.begin_object();
+        write_detail(sig, n);
+        sig.end_object();
+        auto [it, fresh] = by_signature.emplace(sig.str(), entries.size());
+        if (!fresh) {
+          entries[it->second].first += "," + n.name;
+          continue;
+        }
+      }
+      entries.emplace_back(n.name, &n);
+    }
+    std::sort(entries.begin(), entries.end());
+    w.begin_object();
+    for (const auto& [name, n] : entries) {
+      w.key(name);
+      w.begin_object();
+      write_detail(w, *n);
+      w.end_object();
+    }
+    w.end_object();
+    return {201, finish(w, pretty)};
+  }
+  size_t failed = 0;
+  std::vector<std::string> errors;
+  for (const auto& n : res.nodes) {
+    bool bad = node_failed(n);
+    failed += bad ? 1 : 0;
+    auto err_lines = output_lines(n.err);
+    if (!bad && err_lines.empty()) {
+      continue;
+    }
+    auto out_lines = output_lines(n.out);
+    if (!out_lines.empty()) {
+      errors.push_back(n.name + ": " + out_lines.front());
+    }
+    for (const auto& l : err_lines) {
+      errors.push_back(n.name + ": " + l);
+    }
+    if (!n.message.empty()) {
+      errors.push_back(n.name + ": " + n.message);
+    }
+  }
+  if (failed > 0 || !errors.empty()) {
+    for (const auto& e : errors) {
+      if (e.find("Permission denied") != std::string::npos) {
+        return {401, error_text("Authentication failure", "2", pretty)};
+      }
+    }
+    if (errors.empty()) {
+      errors.emplace_back("Failed with unknown reason.");
+    }
+    w.begin_object();
+    w.key("error");
+    write_lines(w, errors);
+    w.key("errorcode");
+    w.value(std::to_string(failed));
+    w.end_object();
+    return {403, finish(w, pretty)};
+  }
+  // node -> [" line", ...]: lines of only blanks are dropped, as xCAT's infoout does
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  std::map<std::vector<std::string>, size_t> same;
+  for (const auto& n : res.nodes) {
+    std::vector<std::string> lines;
+    for (auto& l : output_lines(n.out)) {
+      if (l.find_first_not_of(" \t") != std::string::npos) {
+        lines.push_back(" " + l);
+      }
+    }
+    if (lines.empty()) {
+      continue;
+    }
+    if (req.render.xcoll) {
+      auto sorted = lines;
+      std::sort(sorted.begin(), sorted.end());
+      auto [it, fresh] = same.emplace(sorted, groups.size());
+      if (!fresh) {
+        groups[it->second].first += "," + n.name;
+        continue;
+      }
+    }
+    groups.emplace_back(n.name, std::move(lines));
+  }
+  std::sort(groups.begin(), groups.end());
+  w.begin_object();
+  for (const auto& [name, lines] : groups) {
+    w.key(name);
+    write_lines(w, lines);
+  }
+  w.end_object();
+  return {201, finish(w, pretty)};
+}
+
 } // namespace
+
+std::vector<std::string> output_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    auto end = text.find('\n', pos);
+    auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    lines.push_back(std::move(line));
+    if (end == std::string::npos) {
+      break;
+    }
+    pos = end + 1;
+  }
+  return lines;
+}
+
+std::string stream_line(const actors::node_output& node) {
+  json_writer w;
+  w.begin_object();
+  w.key("node");
+  w.value(node.name);
+  write_detail(w, node);
+  w.end_object();
+  return w.str() + "\n";
+}
+
+std::string stream_summary(const actors::api_result& res) {
+  json_writer w;
+  w.begin_object();
+  w.key("done");
+  w.value("true");
+  if (res.status == actors::api_status::created || res.status == actors::api_status::ok) {
+    w.key("nodes");
+    w.number(static_cast<long long>(res.nodes.size()));
+    w.key("failed");
+    w.number(static_cast<long long>(
+      std::count_if(res.nodes.begin(), res.nodes.end(), node_failed)));
+  } else {
+    w.key("error");
+    write_lines(w, res.messages);
+  }
+  w.end_object();
+  return w.str() + "\n";
+}
 
 response_text render(const routed& req, const actors::api_result& res) {
   bool pretty = req.render.pretty;
@@ -134,7 +319,18 @@ response_text render(const routed& req, const actors::api_result& res) {
       w.end_object();
       w.end_object();
       return {201, finish(w, pretty)};
-    case output::nodeshell: return {status, {}};
+    case output::nodeshell: return render_nodeshell(req, res);
+    case output::per_node:
+      w.begin_object();
+      for (const auto& n : res.nodes) {
+        w.key(n.name);
+        w.begin_object();
+        w.key("result");
+        w.value(n.message);
+        w.end_object();
+      }
+      w.end_object();
+      return {status, finish(w, pretty)};
   }
   return {status, {}};
 }

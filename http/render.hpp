@@ -5,6 +5,15 @@
 
 namespace cws::http {
 
+/// Splits command output into lines (a final newline ends the last line; CR before LF dropped).
+std::vector<std::string> output_lines(const std::string& text);
+
+/// One NDJSON line (with its newline) for a streamed nodeshell result.
+std::string stream_line(const actors::node_output& node);
+
+/// The last NDJSON line of a stream: how many nodes ran and how many failed.
+std::string stream_summary(const actors::api_result& res);
+
 /// Turns a call's result into the HTTP status and body xCAT's REST API gives
 /// (xcat-compat.md §2.3, §3): the one place that maps results to status codes.
 response_text render(const routed& req, const actors::api_result& res);

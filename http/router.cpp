@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "http/json_writer.hpp"
@@ -347,10 +348,40 @@ routed route(const http_input& in, const router_limits& limits) {
     r.out = m == "POST" ? output::token : output::none;
     return r;
   }
+  auto detail = query.count("format") > 0 && query["format"] == "detail";
+  if (query.count("format") > 0 && !detail) {
+    r.answer = answer(400, "format must be 'detail'.", "2", pretty);
+    return r;
+  }
+  call.detail = detail;
   if (res.nodeshell) {
     call.op = operation::nodeshell;
     call.policy_command = "xdsh";
     r.out = output::nodeshell;
+    r.stream = flag("stream");
+    auto number = [&](const char* k, long long max, long long& out) {
+      auto it = query.find(k);
+      if (it == query.end()) {
+        return true;
+      }
+      char* end = nullptr;
+      auto v = std::strtoll(it->second.c_str(), &end, 10);
+      if (it->second.empty() || *end != '\0' || v < 0 || v > max) {
+        r.answer = answer(400, std::string{k} + " must be a whole number from 0 to "
+                                 + std::to_string(max) + ".",
+                          "2", pretty);
+        return false;
+      }
+      out = v;
+      return true;
+    };
+    long long fanout = 0;
+    long long timeout = -1;
+    if (!number("fanout", 100000, fanout) || !number("timeout", 86400, timeout)) {
+      return r;
+    }
+    call.fanout = static_cast<size_t>(fanout);
+    call.timeout_ms = timeout < 0 ? -1 : timeout * 1000;
     for (const auto& [k, v] : attrs) {
       if (k == "command") {
         call.command = v;
@@ -403,6 +434,9 @@ routed route(const http_input& in, const router_limits& limits) {
   if (m == "DELETE") {
     call.op = operation::remove;
     call.policy_command = "rmdef";
+    if (detail && res.type == object_type::node) {
+      r.out = output::per_node;
+    }
   } else if (m == "PUT" || res.type == object_type::policy) {
     call.op = operation::change; // POST on policy is chdef in xCAT too
     call.policy_command = "chdef";

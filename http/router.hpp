@@ -29,7 +29,8 @@ enum class output {
   names,     ///< JSON array of names (lists; nodels, empty body when none)
   objects,   ///< {"name":{attr:value,...},...}
   token,     ///< {"token":{"id":...,"expire":...}}
-  nodeshell, ///< {"node":[" line",...],...}
+  nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
+  per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
 };
 
 /// An HTTP answer given without the actors.
@@ -54,6 +55,8 @@ struct routed {
   render_options render;
   /// POST: success is 201 Created.
   bool post = false;
+  /// nodeshell with stream=1: chunked NDJSON, one line per node as it completes.
+  bool stream = false;
 };
 
 /// Limits the router enforces.

@@ -4,6 +4,33 @@
 
 namespace cws::http {
 
+/// Hands each node's result of a streamed nodeshell to the session's strand.
+class stream_sink : public actors::node_sink {
+public:
+  explicit stream_sink(std::weak_ptr<session> s) : session_(std::move(s)) {
+    // nop
+  }
+
+  void push(const actors::node_output& out) override {
+    if (auto s = session_.lock()) {
+      net::post(s->stream_.get_executor(), [s, out] { s->on_stream_node(out); });
+    }
+  }
+
+private:
+  std::weak_ptr<session> session_;
+};
+
+namespace {
+
+std::string chunk(const std::string& data) {
+  char size[20];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+
+} // namespace
+
 session::session(tcp::socket&& socket, ssl::context& tls, session_context& ctx)
     : stream_(std::move(socket), tls), ctx_(ctx) {
   beast::error_code ec;
@@ -99,6 +126,9 @@ void session::on_read(beast::error_code ec, std::size_t) {
   // no deadline while the actors work; the call has its own timeout
   beast::get_lowest_layer(stream_).expires_never();
   auto self = shared_from_this();
+  if (pending_.stream) {
+    pending_.call.sink = std::make_shared<stream_sink>(weak_from_this());
+  }
   actors::submit(ctx_.svc, std::make_shared<const actors::api_call>(pending_.call),
                  [self](actors::api_result res) {
                    // back on the session's strand: never touch the stream from an actor thread
@@ -109,8 +139,71 @@ void session::on_read(beast::error_code ec, std::size_t) {
 }
 
 void session::on_result(actors::api_result res) {
+  if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
+    // a node may have been reported before any stream started: start it now
+    if (!stream_started_) {
+      queue_stream({});
+    }
+    stream_ended_ = true;
+    queue_stream(chunk(stream_summary(res)) + "0\r\n\r\n");
+    return;
+  }
   auto out = render(pending_, res);
   send(out.status, std::move(out.body), keep_alive_);
+}
+
+void session::on_stream_node(const actors::node_output& out) {
+  if (!stream_ended_) {
+    queue_stream(chunk(stream_line(out)));
+  }
+}
+
+void session::queue_stream(std::string text) {
+  if (!stream_started_) {
+    stream_started_ = true;
+    std::string head = "HTTP/1.1 201 Created\r\nServer: clusterws\r\n"
+                       "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n";
+    head += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
+    stream_queue_.push_back(std::move(head));
+  }
+  if (!text.empty()) {
+    stream_queue_.push_back(std::move(text));
+  }
+  pump_stream();
+}
+
+void session::pump_stream() {
+  if (stream_writing_) {
+    return;
+  }
+  if (stream_queue_.empty()) {
+    if (stream_ended_) {
+      // the response is complete
+      stream_started_ = stream_ended_ = false;
+      pending_ = {};
+      if (keep_alive_) {
+        do_read();
+      } else {
+        do_close();
+      }
+    }
+    return;
+  }
+  stream_writing_ = true;
+  beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
+  net::async_write(stream_, net::buffer(stream_queue_.front()),
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     self->stream_writing_ = false;
+                     // between nodes the stream may rest as long as the command takes
+                     beast::get_lowest_layer(self->stream_).expires_never();
+                     if (ec) {
+                       self->stream_queue_.clear();
+                       self->do_close(); // the client went away; the nodes' work goes on
+                       return;
+                     }
+                     self->stream_queue_.pop_front();
+                     self->pump_stream();
+                   });
 }
 
 void session::send(unsigned status, std::string body, bool keep_alive) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <optional>
 
@@ -39,6 +40,11 @@ class session : public std::enable_shared_from_this<session> {
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
   void do_drain(size_t drained);
+  void on_stream_node(const actors::node_output& out);
+  void queue_stream(std::string text);
+  void pump_stream();
+
+  friend class stream_sink;
 
   beast::ssl_stream<beast::tcp_stream> stream_;
   beast::flat_buffer buffer_;
@@ -52,6 +58,11 @@ class session : public std::enable_shared_from_this<session> {
   /// before closing, so the client sees the answer instead of a reset (a lingering close).
   bool drain_ = false;
   std::array<char, 16384> discard_{};
+  /// stream=1: raw HTTP text (head, chunks) waiting to be written, one write at a time.
+  std::deque<std::string> stream_queue_;
+  bool stream_started_ = false;
+  bool stream_writing_ = false;
+  bool stream_ended_ = false;
   unsigned version_ = 11;
 };
 

@@ -69,6 +69,9 @@ constexpr std::string_view node_tables[][2] = {
                "switchtype"},
 };
 
+/// Node attributes clusterws adds to xCAT's: the SSH port nodeshell connects to.
+constexpr std::string_view node_extensions[] = {"sshport"};
+
 constexpr std::string_view group_own = "groupname grouptype members membergroups wherevals "
                                        "usercomment";
 
@@ -136,6 +139,11 @@ struct schema_tables {
       if (nodelist.count(attr) == 0) {
         group.insert(attr);
       }
+    }
+    // clusterws extensions (docs/compatibility.md): valid for nodes and groups
+    for (auto attr : node_extensions) {
+      node.insert(attr);
+      group.insert(attr);
     }
     for_each_word(group_own, [&](std::string_view w) { group.insert(w); });
     for_each_word(network_attrs, [&](std::string_view w) { network.insert(w); });

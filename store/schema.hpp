@@ -31,7 +31,8 @@ bool is_valid_attribute(object_type t, std::string_view attr);
 /// The exact xCAT message for an invalid attribute name.
 std::string invalid_attribute_message(std::string_view attr, object_type t);
 
-/// The 194 valid node attribute names, in Schema order (includes `node`).
+/// The 194 node attribute names of xCAT, in Schema order (includes `node`). clusterws also
+/// accepts `sshport` on nodes and groups (the port nodeshell connects to).
 const std::vector<std::string_view>& node_attributes();
 
 /// Node attributes held in xCAT's nodelist table: a node's own, never inherited from groups.

@@ -220,7 +220,7 @@ TEST_F(caf_fixture, tokens_authenticate_until_revoked_or_expired) {
 }
 
 TEST_F(caf_fixture, submit_authorizes_then_runs) {
-  service svc{&sys, st, pol, std::chrono::seconds(5)};
+  service svc{&sys, st, pol, {}, std::chrono::seconds(5)};
   std::optional<api_result> got;
   submit(svc, call(operation::list), [&](api_result r) { got = std::move(r); });
   sched.run();

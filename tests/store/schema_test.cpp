@@ -6,6 +6,8 @@ using namespace cws::store;
 
 TEST(schema, has_the_194_node_attributes) {
   EXPECT_EQ(node_attributes().size(), 194u);
+  EXPECT_TRUE(is_valid_attribute(object_type::node, "sshport")); // clusterws extension
+  EXPECT_TRUE(is_valid_attribute(object_type::group, "sshport"));
   for (auto a : {"groups", "mgt", "vmmemory", "id", "os", "arch", "ip", "switchtype",
                  "prescripts-begin", "passwd.HMC", "storagcontroller"}) {
     EXPECT_TRUE(is_valid_attribute(object_type::node, a)) << a;

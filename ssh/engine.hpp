@@ -1,0 +1,112 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cws::ssh {
+
+/// How host keys are checked against the known_hosts file.
+enum class host_key_policy {
+  strict,     ///< unknown or changed keys are refused
+  accept_new, ///< unknown keys are added, changed keys refused (OpenSSH's accept-new)
+  off,        ///< no checking (labs only)
+};
+
+/// Parses `strict`, `accept-new` or `off`.
+/// @throws std::invalid_argument otherwise.
+host_key_policy parse_host_key_policy(const std::string& text);
+
+/// Engine settings. Every limit is explicit.
+struct engine_config {
+  std::filesystem::path known_hosts;
+  host_key_policy host_keys = host_key_policy::accept_new;
+  /// TCP connect, SSH handshake and authentication together.
+  std::chrono::milliseconds connect_timeout{10000};
+  /// How long an authenticated connection stays pooled without use.
+  std::chrono::milliseconds pool_idle{60000};
+  /// Most pooled connections; the oldest are closed beyond it.
+  size_t max_pooled = 4096;
+  /// Most bytes of stdout plus stderr kept per node; the rest is read and dropped.
+  size_t output_max = 1024 * 1024;
+};
+
+/// One node's command.
+struct job {
+  /// The node's name: known_hosts entry and messages.
+  std::string node;
+  /// IP address to connect to; empty means: resolve `node` with the system resolver.
+  std::string address;
+  uint16_t port = 22;
+  /// Remote user, and the key that authenticates them.
+  std::string user;
+  std::filesystem::path private_key;
+  std::filesystem::path public_key;
+  std::string command;
+  /// 0 = none. With a timeout the command gets a pty, so closing the channel hangs it up
+  /// (SIGHUP) on the node; stdout and stderr then arrive merged.
+  std::chrono::milliseconds command_timeout{0};
+};
+
+/// How one node's command ended.
+struct result {
+  /// Exit status; -1 when the command did not finish.
+  int rc = -1;
+  std::string out;
+  std::string err;
+  /// Output went past `output_max`.
+  bool truncated = false;
+  /// Empty on success; else one of: resolve, refused, unreachable, connect-timeout,
+  /// handshake, host-key, auth, channel, timeout, disconnected.
+  std::string error;
+  /// What happened, in words (`ssh: connect to host n1 port 22: Connection refused`).
+  std::string message;
+  /// The command ran on a pooled connection (no connect, no key exchange).
+  bool reused = false;
+};
+
+/// Counters.
+struct engine_stats {
+  uint64_t connects = 0;
+  uint64_t reuses = 0;
+  uint64_t pooled = 0;
+};
+
+/// Runs commands on many nodes at once over libssh2 in non-blocking mode: every session is
+/// multiplexed on one event-loop thread (epoll), none has a thread or a process of its own.
+/// Authenticated connections are pooled per (user, node, address, port, key) and reused.
+class engine {
+public:
+  explicit engine(engine_config cfg);
+
+  /// Stops the loop; running jobs end with error "disconnected".
+  ~engine();
+
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  using result_fn = std::function<void(size_t index, result r)>;
+
+  /// Runs `jobs`, at most `fanout` at once. Calls `on_result` for each job as it ends, then
+  /// `on_done`; both on the engine's thread, so they must be quick (post elsewhere).
+  void run(std::vector<job> jobs, size_t fanout, result_fn on_result,
+           std::function<void()> on_done);
+
+  /// The counters so far.
+  engine_stats stats() const;
+
+  /// Closes every pooled connection (on the engine's thread, before the next job starts).
+  void clear_pool();
+
+  struct impl;
+
+private:
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace cws::ssh
