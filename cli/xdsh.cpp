@@ -35,7 +35,28 @@ void print_lines(std::ostream& os, const std::string& node, const std::string& t
 } // namespace
 
 int xdsh(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"ft", "", {"home"}, {}});
+  // Options come before the command; everything from the command on is the command, so
+  // `xdsh nr id -un` passes -un to id.
+  size_t cmd_start = argv.size();
+  std::vector<std::string> head;
+  int words = 0;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const auto& a = argv[i];
+    bool takes_value = a == "-f" || a == "-t" || a == "--home";
+    if (!a.empty() && a[0] == '-' && a != "-") {
+      head.push_back(a);
+      if (takes_value && i + 1 < argv.size()) {
+        head.push_back(argv[++i]);
+      }
+      continue;
+    }
+    if (++words == 2) {
+      cmd_start = i;
+      break;
+    }
+    head.push_back(a);
+  }
+  auto args = parse_args(head, {"ft", "", {"home"}, {}});
   if (args.has("help")) {
     streams.out << "Usage: xdsh NODERANGE [-f FANOUT] [-t TIMEOUT] COMMAND...\n"
                    "Runs COMMAND on every node of NODERANGE over SSH as you, at most FANOUT\n"
@@ -45,8 +66,12 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
                    "(at most 255). Keys: <home>/ssh/<user>/id_ed25519.\n";
     return 0;
   }
-  if (args.positional.size() < 2) {
+  if (args.positional.size() != 1 || cmd_start >= argv.size()) {
     throw usage_error("A noderange and a command are needed.");
+  }
+  std::string command;
+  for (size_t i = cmd_start; i < argv.size(); ++i) {
+    command += (i > cmd_start ? " " : "") + argv[i];
   }
   auto s = session::open(args);
   auto settings = s.home.settings();
@@ -57,10 +82,6 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   long long timeout = args.values.count("t") ? std::stoll(args.value("t")) : -1;
   if (fanout < 0 || timeout < -1) {
     throw usage_error("-f and -t take whole numbers.");
-  }
-  std::string command;
-  for (size_t i = 1; i < args.positional.size(); ++i) {
-    command += (i > 1 ? " " : "") + args.positional[i];
   }
   const struct passwd* pw = getpwuid(geteuid());
   std::string user = pw != nullptr ? pw->pw_name : "root";

@@ -168,9 +168,15 @@ TEST_F(service_test, error_rows) {
   r = get("/nodes/node[1-99999999]/nodels");
   EXPECT_EQ(r.status, 403u);
   EXPECT_NE(r.body.find("more than 1000000"), std::string::npos);
-  r = send("POST", "/nodes/cn1/nodeshell", R"({"command":"id"})");
-  EXPECT_EQ(r.status, 403u); // cn1 has no ip and its name does not resolve
-  EXPECT_NE(r.body.find("cn1: ssh: Could not resolve hostname cn1"), std::string::npos) << r.body;
+  // port 1 on loopback: nothing listens
+  ASSERT_EQ(send("PUT", "/nodes/shell1", R"({"groups":"x","ip":"127.0.0.1","sshport":"1"})").status,
+            200u);
+  r = send("POST", "/nodes/shell1/nodeshell", R"({"command":"id"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("shell1: ssh: connect to host shell1 port 1: Connection refused"),
+            std::string::npos)
+    << r.body;
+  EXPECT_EQ(send("DELETE", "/nodes/shell1", "").status, 200u);
 }
 
 TEST_F(service_test, limits_give_clear_errors) {

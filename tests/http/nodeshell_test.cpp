@@ -1,0 +1,243 @@
+// nodeshell and xdsh against a real sshd on 127.0.0.1 with a real non-root user: identity,
+// policy, dead nodes, timeouts that end the remote command, output cap, pooled connections,
+// recovery after an sshd restart, 120 node names on one sshd, streaming, deletes.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+#include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
+#include "../support/https_client.hpp"
+#include "../support/sshd.hpp"
+
+namespace {
+
+using cws::test::run_tool;
+
+constexpr const char* test_user = "cwstest";
+
+class nodeshell_test : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = new cws::test::temp_dir;
+    farm_ = new cws::test::sshd(dir_->path / "farm");
+    d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
+    auto home = d_->home();
+    {
+      std::ofstream conf{home / "clusterws.conf", std::ios::app};
+      conf << "ssh_connect_timeout = 2\nssh_output_max = 4096\n";
+    }
+    farm_->authorize("root", home / "ssh" / "root" / "id_ed25519.pub");
+    user_ok_ = cws::test::ensure_user(test_user);
+    if (user_ok_) {
+      cws::test::make_key(home / "ssh" / test_user / "id_ed25519");
+      farm_->authorize(test_user, home / "ssh" / test_user / "id_ed25519.pub");
+      run_tool(home, std::string{"echo userpw | clusterctl passwd "} + test_user
+                       + " --password-stdin");
+    }
+    run_tool(home, "echo nokeypw | clusterctl passwd nokey --password-stdin");
+    run_tool(home, "mkdef -t policy -o 7 name=nokey rule=allow");
+    auto port = std::to_string(farm_->port());
+    run_tool(home, "mkdef -t group farm sshport=" + port);
+    auto r = run_tool(home, "mkdef 'node[001-120]' groups=farm,all ip=127.0.0.1");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    // a port nobody listens on, and one that accepts but never speaks
+    silent_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(silent_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(silent_, 16);
+    socklen_t len = sizeof a;
+    getsockname(silent_, reinterpret_cast<sockaddr*>(&a), &len);
+    run_tool(home, "mkdef deadrefused groups=dead ip=127.0.0.1 sshport="
+                     + std::to_string(cws::test::free_port()));
+    run_tool(home, "mkdef deadsilent groups=dead ip=127.0.0.1 sshport="
+                     + std::to_string(ntohs(a.sin_port)));
+    farm_->start();
+    d_->start();
+  }
+
+  static void TearDownTestSuite() {
+    d_->stop();
+    farm_->stop();
+    ::close(silent_);
+    delete d_;
+    delete farm_;
+    delete dir_;
+  }
+
+  cws::test::reply shell(const std::string& nr, const std::string& command,
+                         const std::string& extra = {}, const std::string& who = {}) {
+    std::string url = who.empty() ? d_->url("/nodes/" + nr + "/nodeshell", extra)
+                                  : "/clusterws/nodes/" + nr + "/nodeshell?" + who + extra;
+    return client.request("POST", url, "{\"command\":\"" + command + "\"}");
+  }
+
+  static cws::test::temp_dir* dir_;
+  static cws::test::sshd* farm_;
+  static cws::test::daemon* d_;
+  static bool user_ok_;
+  static int silent_;
+  cws::test::https_client client{d_->ca(), d_->port()};
+};
+
+cws::test::temp_dir* nodeshell_test::dir_ = nullptr;
+cws::test::sshd* nodeshell_test::farm_ = nullptr;
+cws::test::daemon* nodeshell_test::d_ = nullptr;
+bool nodeshell_test::user_ok_ = false;
+int nodeshell_test::silent_ = -1;
+
+TEST_F(nodeshell_test, root_runs_as_root) {
+  auto r = shell("node001,node002", "id -un");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(r.body, "{\"node001\":[\" root\"],\"node002\":[\" root\"]}\n");
+}
+
+TEST_F(nodeshell_test, non_root_runs_as_itself_only_with_a_policy_row) {
+  if (!user_ok_) {
+    GTEST_SKIP() << "needs root to create the test user";
+  }
+  std::string who = std::string{"userName="} + test_user + "&userPW=userpw";
+  auto r = shell("node001", "id -un", {}, who);
+  EXPECT_EQ(r.status, 401u); // no policy row: refused, nothing runs
+  run_tool(d_->home(), std::string{"mkdef -t policy -o 6 name="} + test_user
+                         + " rule=allow commands=xdsh");
+  r = shell("node001", "id -un", {}, who);
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(r.body, std::string{"{\"node001\":[\" "} + test_user + "\"]}\n");
+  // the body cannot change who runs it
+  r = client.request("POST", "/clusterws/nodes/node001/nodeshell?" + who,
+                     R"({"command":"id -un","ENV":{"DSH_TO_USERID":"root"}})");
+  EXPECT_EQ(r.status, 400u);
+  run_tool(d_->home(), "rmdef -t policy -o 6");
+}
+
+TEST_F(nodeshell_test, user_without_a_key_gets_an_error_and_nothing_runs) {
+  auto r = shell("node001", "id -un", {}, "userName=nokey&userPW=nokeypw");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("No SSH key is configured for user 'nokey'"), std::string::npos);
+}
+
+TEST_F(nodeshell_test, dead_nodes_fail_alone) {
+  auto r = shell("node003,deadrefused,deadsilent", "echo hi", "&format=detail");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_NE(r.body.find("\"deadrefused\":{\"rc\":-1,\"stdout\":[],\"stderr\":[],\"error\":"
+                        "\"refused\""),
+            std::string::npos)
+    << r.body;
+  EXPECT_NE(r.body.find("\"deadsilent\":{\"rc\":-1,\"stdout\":[],\"stderr\":[],\"error\":"
+                        "\"connect-timeout\""),
+            std::string::npos)
+    << r.body;
+  EXPECT_NE(r.body.find("\"node003\":{\"rc\":0,\"stdout\":[\"hi\"],\"stderr\":[]}"),
+            std::string::npos)
+    << r.body;
+  // xCAT's shape: one failure makes it a 403 with the error lines
+  r = shell("node003,deadrefused", "echo hi");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("deadrefused: ssh: connect to host deadrefused port"), std::string::npos);
+  EXPECT_NE(r.body.find("\"errorcode\":\"1\""), std::string::npos);
+}
+
+TEST_F(nodeshell_test, command_timeout_ends_the_remote_command) {
+  auto r = shell("node004", "sleep 37.25; echo late", "&timeout=1&format=detail");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_NE(r.body.find("\"error\":\"timeout\""), std::string::npos) << r.body;
+  // the pty hang-up ends it on the node (here: this machine)
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    // [.] keeps pgrep from matching the shell that runs it
+    gone = run_tool(d_->home(), "pgrep -f 'sleep 37[.]25'").rc != 0;
+    if (!gone) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_TRUE(gone) << "the remote sleep is still running";
+}
+
+TEST_F(nodeshell_test, output_over_the_cap_is_truncated_and_marked) {
+  auto r = shell("node005", "printf %0100000d 0", "&format=detail");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_NE(r.body.find("\"truncated\":\"true\""), std::string::npos);
+  EXPECT_LT(r.body.size(), 6000u);
+}
+
+TEST_F(nodeshell_test, pooled_connections_are_reused_and_recover_after_an_sshd_restart) {
+  auto first = shell("node[010-019]", "echo one");
+  ASSERT_EQ(first.status, 201u) << first.body;
+  int logins = farm_->logins();
+  auto second = shell("node[010-019]", "echo two");
+  ASSERT_EQ(second.status, 201u);
+  EXPECT_EQ(farm_->logins(), logins); // no new connection
+  farm_->stop();
+  farm_->start(); // every pooled connection is now broken
+  auto third = shell("node[010-019]", "echo three");
+  EXPECT_EQ(third.status, 201u) << third.body;
+  EXPECT_NE(third.body.find("\"node019\":[\" three\"]"), std::string::npos);
+  EXPECT_EQ(farm_->logins(), logins + 10);
+}
+
+TEST_F(nodeshell_test, many_node_names_on_one_sshd) {
+  auto r = shell("farm", "echo ok", "&xcoll=1&fanout=32");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_EQ(r.body.substr(0, 30), "{\"node001,node002,node003,node");
+  EXPECT_NE(r.body.find("node120\":[\" ok\"]}"), std::string::npos) << r.body.substr(0, 200);
+  r = shell("farm", "echo ok", "&format=detail");
+  size_t count = 0;
+  for (size_t pos = 0; (pos = r.body.find("\"rc\":0", pos)) != std::string::npos; ++pos) {
+    ++count;
+  }
+  EXPECT_EQ(count, 120u);
+}
+
+TEST_F(nodeshell_test, stream_sends_one_line_per_node_then_a_summary) {
+  auto r = shell("node[021-023],deadrefused", "echo s", "&stream=1");
+  EXPECT_EQ(r.status, 201u);
+  EXPECT_EQ(r.headers["Content-Type"], "application/x-ndjson");
+  EXPECT_EQ(std::count(r.body.begin(), r.body.end(), '\n'), 5);
+  EXPECT_NE(r.body.find("{\"node\":\"node022\",\"rc\":0,\"stdout\":[\"s\"],\"stderr\":[]}\n"),
+            std::string::npos);
+  EXPECT_NE(r.body.find("{\"done\":\"true\",\"nodes\":4,\"failed\":1}\n"), std::string::npos)
+    << r.body;
+  // the connection stays usable
+  EXPECT_EQ(shell("node021", "echo again").status, 201u);
+}
+
+TEST_F(nodeshell_test, bad_noderange_and_bad_parameters) {
+  auto r = shell("node001,ghost", "true");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("Invalid nodes and/or groups in noderange: ghost"), std::string::npos);
+  EXPECT_EQ(shell("node001", "true", "&fanout=abc").status, 400u);
+}
+
+TEST_F(nodeshell_test, delete_goes_through_the_executor) {
+  run_tool(d_->home(), "mkdef 'gone[1-5]' groups=all");
+  auto r = client.request("DELETE", d_->url("/nodes/gone[1-6]"));
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("Could not find an object named 'gone6' of type 'node'."),
+            std::string::npos);
+  EXPECT_EQ(run_tool(d_->home(), "nodels 'gone[1-5]'").rc, 0); // nothing removed
+  r = client.request("DELETE", d_->url("/nodes/gone[1-6]", "&format=detail"));
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_NE(r.body.find("\"gone1\":{\"result\":\"removed\"}"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("\"gone6\":{\"result\":\"not found\"}"), std::string::npos);
+  EXPECT_EQ(run_tool(d_->home(), "nodels 'gone1'").rc, 1);
+}
+
+TEST_F(nodeshell_test, xdsh_prints_node_lines) {
+  auto r = run_tool(d_->home(), "xdsh 'node[030-031]' -t 5 id -un");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("node030: root\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node031: root\n"), std::string::npos);
+  r = run_tool(d_->home(), "xdsh node030,deadrefused true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("deadrefused: ssh: connect to host deadrefused"), std::string::npos);
+}
+
+} // namespace
