@@ -146,8 +146,13 @@ void remove_nodes(self_ptr self, const store_actor& store, const executor_config
             if (call->detail && r.status == api_status::ok) {
               for (const auto& n : g->names) {
                 bool gone = std::binary_search(found.begin(), found.end(), n);
-                r.nodes.push_back({n, gone ? 0 : 1, {}, {}, gone ? "" : "not-found",
-                                   gone ? "removed" : "not found", false});
+                r.nodes.push_back({n,
+                                   gone ? 0 : 1,
+                                   {},
+                                   {},
+                                   gone ? "" : "not-found",
+                                   gone ? "removed" : "not found",
+                                   false});
               }
             }
             rp.deliver(std::move(r));
@@ -187,8 +192,7 @@ void remove_nodes(self_ptr self, const store_actor& store, const executor_config
 }
 
 executor_actor::behavior_type executor_impl(self_ptr self, store_actor store,
-                                            std::shared_ptr<ssh::engine> eng,
-                                            executor_config cfg) {
+                                            std::shared_ptr<ssh::engine> eng, executor_config cfg) {
   return {
     [=](exec_atom, api_call_ptr call) -> promise {
       auto rp = self->make_response_promise<api_result>();

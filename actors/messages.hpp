@@ -77,7 +77,7 @@ struct node_output {
 
 /// Receives nodeshell results as they complete (streaming). Called from actor threads.
 class node_sink {
-public:
+ public:
   virtual ~node_sink() = default;
   virtual void push(const node_output& out) = 0;
 };

@@ -28,11 +28,15 @@ void submit(const service& svc, api_call_ptr call, std::function<void(api_result
           }
           auto authorized = std::make_shared<api_call>(*call);
           authorized->user = auth.user;
-          auto ok = [=](api_result& r) { done(std::move(r)); };
-          auto err = [=](caf::error& e) { done(unavailable(e, self->system())); };
-          bool fan_out = call->op == operation::nodeshell
-                         || (call->op == operation::remove
-                             && call->type == store::object_type::node);
+          auto ok = [=](api_result& r) {
+            done(std::move(r));
+          };
+          auto err = [=](caf::error& e) {
+            done(unavailable(e, self->system()));
+          };
+          bool fan_out
+            = call->op == operation::nodeshell
+              || (call->op == operation::remove && call->type == store::object_type::node);
           if (fan_out && s.executor) {
             self->request(s.executor, s.timeout, exec_atom::value, api_call_ptr{authorized})
               .then(ok, err);

@@ -24,8 +24,8 @@ struct service {
 };
 
 /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
-/// executor for nodeshell and node deletes. Calls `done` exactly once, on an actor thread: the caller posts it to its own
-/// executor. Never blocks the calling thread.
+/// executor for nodeshell and node deletes. Calls `done` exactly once, on an actor thread: the
+/// caller posts it to its own executor. Never blocks the calling thread.
 void submit(const service& svc, api_call_ptr call, std::function<void(api_result)> done);
 
 } // namespace cws::actors

@@ -241,8 +241,8 @@ std::string stream_summary(const actors::api_result& res) {
     w.key("nodes");
     w.number(static_cast<long long>(res.nodes.size()));
     w.key("failed");
-    w.number(static_cast<long long>(
-      std::count_if(res.nodes.begin(), res.nodes.end(), node_failed)));
+    w.number(
+      static_cast<long long>(std::count_if(res.nodes.begin(), res.nodes.end(), node_failed)));
   } else {
     w.key("error");
     write_lines(w, res.messages);

@@ -367,9 +367,9 @@ routed route(const http_input& in, const router_limits& limits) {
       char* end = nullptr;
       auto v = std::strtoll(it->second.c_str(), &end, 10);
       if (it->second.empty() || *end != '\0' || v < 0 || v > max) {
-        r.answer = answer(400, std::string{k} + " must be a whole number from 0 to "
-                                 + std::to_string(max) + ".",
-                          "2", pretty);
+        r.answer = answer(
+          400, std::string{k} + " must be a whole number from 0 to " + std::to_string(max) + ".",
+          "2", pretty);
         return false;
       }
       out = v;

@@ -6,7 +6,7 @@ namespace cws::http {
 
 /// Hands each node's result of a streamed nodeshell to the session's strand.
 class stream_sink : public actors::node_sink {
-public:
+ public:
   explicit stream_sink(std::weak_ptr<session> s) : session_(std::move(s)) {
     // nop
   }
@@ -17,7 +17,7 @@ public:
     }
   }
 
-private:
+ private:
   std::weak_ptr<session> session_;
 };
 

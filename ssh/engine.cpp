@@ -31,7 +31,7 @@ void init_libssh2() {
     libssh2_init(0);
     return 0;
   }();
-  (void) once;
+  (void)once;
 }
 
 enum class phase { connect, handshake, auth, open, pty, exec, read, close, wait_closed };
@@ -118,8 +118,8 @@ host_key_policy parse_host_key_policy(const std::string& text) {
   if (text == "off") {
     return host_key_policy::off;
   }
-  throw std::invalid_argument("ssh_host_key_policy must be strict, accept-new or off, not '"
-                              + text + "'");
+  throw std::invalid_argument("ssh_host_key_policy must be strict, accept-new or off, not '" + text
+                              + "'");
 }
 
 struct engine::impl {
@@ -186,7 +186,7 @@ struct engine::impl {
 
   void wake() {
     uint64_t one = 1;
-    (void) !::write(evfd, &one, sizeof one);
+    (void)!::write(evfd, &one, sizeof one);
   }
 
   // -- resolver thread ------------------------------------------------------------
@@ -264,7 +264,7 @@ struct engine::impl {
         auto id = events[static_cast<size_t>(i)].data.u64;
         if (id == 0) {
           uint64_t drained;
-          (void) !::read(evfd, &drained, sizeof drained);
+          (void)!::read(evfd, &drained, sizeof drained);
           continue;
         }
         if (auto it = tasks.find(id); it != tasks.end()) {
@@ -273,8 +273,7 @@ struct engine::impl {
       }
       expire();
       if (known_dirty && !cfg.known_hosts.empty()) {
-        libssh2_knownhost_writefile(known, cfg.known_hosts.c_str(),
-                                    LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+        libssh2_knownhost_writefile(known, cfg.known_hosts.c_str(), LIBSSH2_KNOWNHOST_FILE_OPENSSH);
         known_dirty = false;
       }
     }
@@ -313,7 +312,8 @@ struct engine::impl {
         ++b->active;
         start(b, idx); // may finish at once and queue `b` again
       }
-      if (b->next < b->jobs.size() && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
+      if (b->next < b->jobs.size()
+          && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
         waiting.push_back(b);
       }
     }
@@ -390,7 +390,8 @@ struct engine::impl {
 
   void connect_failed(task& t, int err) {
     const auto& j = *t.j;
-    std::string prefix = "ssh: connect to host " + j.node + " port " + std::to_string(j.port) + ": ";
+    std::string prefix
+      = "ssh: connect to host " + j.node + " port " + std::to_string(j.port) + ": ";
     if (err == ECONNREFUSED) {
       fail(t, "refused", prefix + "Connection refused");
     } else if (err == ETIMEDOUT) {
@@ -454,10 +455,9 @@ struct engine::impl {
       return false;
     }
     int kt = knownhost_key_type(type);
-    int rc = libssh2_knownhost_checkp(known, j.node.c_str(), j.port, key, len,
-                                      LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW
-                                        | kt,
-                                      nullptr);
+    int rc = libssh2_knownhost_checkp(
+      known, j.node.c_str(), j.port, key, len,
+      LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | kt, nullptr);
     if (rc == LIBSSH2_KNOWNHOST_CHECK_MATCH) {
       return true;
     }
@@ -563,8 +563,8 @@ struct engine::impl {
               return;
             }
             if (!retry_fresh(t)) {
-              fail(t, "channel", "ssh: cannot open a channel on " + j.node + ": "
-                                   + session_error(s));
+              fail(t, "channel",
+                   "ssh: cannot open a channel on " + j.node + ": " + session_error(s));
             }
             return;
           }
@@ -600,8 +600,8 @@ struct engine::impl {
           }
           if (rc != 0) {
             if (!retry_fresh(t)) {
-              fail(t, "channel", "ssh: cannot run the command on " + j.node + ": "
-                                   + session_error(s));
+              fail(t, "channel",
+                   "ssh: cannot run the command on " + j.node + ": " + session_error(s));
             }
             return;
           }
@@ -618,8 +618,8 @@ struct engine::impl {
               append(t, stream == 0 ? t.res.out : t.res.err, buf, n);
               progressed = true;
             } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-              fail(t, "disconnected", "ssh: connection to " + j.node + " lost: "
-                                        + session_error(s));
+              fail(t, "disconnected",
+                   "ssh: connection to " + j.node + " lost: " + session_error(s));
               return;
             }
           }
@@ -656,8 +656,8 @@ struct engine::impl {
           if (sig != nullptr) {
             t.res.rc = -1;
             t.res.error = "signal";
-            t.res.message = "the command on " + j.node + " was ended by signal "
-                            + std::string{sig, siglen};
+            t.res.message
+              = "the command on " + j.node + " was ended by signal " + std::string{sig, siglen};
             libssh2_free(s, sig);
           }
           libssh2_channel_free(t.channel);
@@ -734,12 +734,13 @@ struct engine::impl {
       auto& t = *it->second;
       const auto& j = *t.j;
       if (t.ph <= phase::auth) {
-        fail(t, "connect-timeout", "ssh: connect to host " + j.node + " port "
-                                     + std::to_string(j.port) + ": Connection timed out");
+        fail(t, "connect-timeout",
+             "ssh: connect to host " + j.node + " port " + std::to_string(j.port)
+               + ": Connection timed out");
       } else {
         // closing the connection hangs up the command's pty: the node ends it (SIGHUP)
-        fail(t, "timeout", "Timed out waiting for response from " + j.node
-                             + ". The command was terminated.");
+        fail(t, "timeout",
+             "Timed out waiting for response from " + j.node + ". The command was terminated.");
       }
     }
     for (auto it = pool.begin(); it != pool.end();) {
@@ -771,8 +772,8 @@ void engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
     b->on_done();
     return;
   }
-  bool resolve = std::any_of(b->jobs.begin(), b->jobs.end(),
-                             [](const job& j) { return j.address.empty(); });
+  bool resolve
+    = std::any_of(b->jobs.begin(), b->jobs.end(), [](const job& j) { return j.address.empty(); });
   {
     std::lock_guard<std::mutex> guard{impl_->mu};
     (resolve ? impl_->to_resolve : impl_->incoming).push_back(std::move(b));

@@ -81,7 +81,7 @@ struct engine_stats {
 /// multiplexed on one event-loop thread (epoll), none has a thread or a process of its own.
 /// Authenticated connections are pooled per (user, node, address, port, key) and reused.
 class engine {
-public:
+ public:
   explicit engine(engine_config cfg);
 
   /// Stops the loop; running jobs end with error "disconnected".
@@ -105,7 +105,7 @@ public:
 
   struct impl;
 
-private:
+ private:
   std::unique_ptr<impl> impl_;
 };
 

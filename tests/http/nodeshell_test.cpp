@@ -22,7 +22,7 @@ using cws::test::run_tool;
 constexpr const char* test_user = "cwstest";
 
 class nodeshell_test : public ::testing::Test {
-protected:
+ protected:
   static void SetUpTestSuite() {
     dir_ = new cws::test::temp_dir;
     farm_ = new cws::test::sshd(dir_->path / "farm");
@@ -37,8 +37,8 @@ protected:
     if (user_ok_) {
       cws::test::make_key(home / "ssh" / test_user / "id_ed25519");
       farm_->authorize(test_user, home / "ssh" / test_user / "id_ed25519.pub");
-      run_tool(home, std::string{"echo userpw | clusterctl passwd "} + test_user
-                       + " --password-stdin");
+      run_tool(home,
+               std::string{"echo userpw | clusterctl passwd "} + test_user + " --password-stdin");
     }
     run_tool(home, "echo nokeypw | clusterctl passwd nokey --password-stdin");
     run_tool(home, "mkdef -t policy -o 7 name=nokey rule=allow");
@@ -106,8 +106,8 @@ TEST_F(nodeshell_test, non_root_runs_as_itself_only_with_a_policy_row) {
   std::string who = std::string{"userName="} + test_user + "&userPW=userpw";
   auto r = shell("node001", "id -un", {}, who);
   EXPECT_EQ(r.status, 401u); // no policy row: refused, nothing runs
-  run_tool(d_->home(), std::string{"mkdef -t policy -o 6 name="} + test_user
-                         + " rule=allow commands=xdsh");
+  run_tool(d_->home(),
+           std::string{"mkdef -t policy -o 6 name="} + test_user + " rule=allow commands=xdsh");
   r = shell("node001", "id -un", {}, who);
   EXPECT_EQ(r.status, 201u) << r.body;
   EXPECT_EQ(r.body, std::string{"{\"node001\":[\" "} + test_user + "\"]}\n");

@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace cws::test {
 
@@ -60,7 +60,7 @@ bool ensure_user(const std::string& name) {
   if (getpwnam(name.c_str()) == nullptr) {
     // a test running in parallel may create it first: only the result counts
     std::string add = "useradd -m -s /bin/sh '" + name + "' >/dev/null 2>&1";
-    (void) std::system(add.c_str());
+    (void)std::system(add.c_str());
     if (getpwnam(name.c_str()) == nullptr) {
       return false;
     }
@@ -83,8 +83,8 @@ sshd::sshd(std::filesystem::path dir) : dir_(std::move(dir)), port_(free_port())
   for (auto p = dir_.parent_path(); p != p.root_path(); p = p.parent_path()) {
     fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
   }
-  std::string keygen = "ssh-keygen -q -t ed25519 -N '' -f '" + (dir_ / "host_key").string()
-                       + "' </dev/null";
+  std::string keygen
+    = "ssh-keygen -q -t ed25519 -N '' -f '" + (dir_ / "host_key").string() + "' </dev/null";
   if (std::system(keygen.c_str()) != 0) {
     throw std::runtime_error("ssh-keygen failed");
   }
@@ -110,10 +110,9 @@ void sshd::authorize(const std::string& user, const std::filesystem::path& publi
   key << in.rdbuf();
   auto file = dir_ / "authorized" / user;
   std::ofstream{file, std::ios::app} << key.str();
-  std::filesystem::permissions(file, std::filesystem::perms::owner_read
-                                       | std::filesystem::perms::owner_write
-                                       | std::filesystem::perms::group_read
-                                       | std::filesystem::perms::others_read);
+  std::filesystem::permissions(
+    file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write
+            | std::filesystem::perms::group_read | std::filesystem::perms::others_read);
 }
 
 void sshd::start() {

@@ -20,7 +20,7 @@ bool ensure_user(const std::string& name);
 /// of the nodeshell tests. `UsePAM no`; `SetEnv SHLVL=1` so root's bashrc is not run; limits
 /// raised for high fanout. Stopped by its pid.
 class sshd {
-public:
+ public:
   explicit sshd(std::filesystem::path dir);
   ~sshd();
 
@@ -43,7 +43,7 @@ public:
   /// Logins accepted so far (counted in its log): each one is a new connection.
   int logins() const;
 
-private:
+ private:
   std::filesystem::path dir_;
   unsigned short port_;
   pid_t pid_ = -1;
