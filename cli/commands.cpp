@@ -111,6 +111,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
   static const std::pair<std::string_view, command_fn> table[] = {
     {"lsdef", lsdef}, {"nodels", nodels}, {"mkdef", mkdef}, {"chdef", chdef},
     {"rmdef", rmdef}, {"xdsh", xdsh},     {"init", init},   {"passwd", passwd},
+    {"noderange", noderange},
   };
   for (const auto& [n, fn] : table) {
     if (n == name) {
@@ -125,7 +126,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     }
   }
   streams.err << "Error: Unknown command '" << name
-              << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd\n";
+              << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd noderange\n";
   return 1;
 }
 

@@ -57,5 +57,6 @@ int rmdef(const std::vector<std::string>& args, io& streams);
 int init(const std::vector<std::string>& args, io& streams);
 int passwd(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);
+int noderange(const std::vector<std::string>& args, io& streams);
 
 } // namespace cws::cli

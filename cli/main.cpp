@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   if (name == "clusterctl") {
     if (args.empty() || args.front() == "--help" || args.front() == "-h") {
       std::cout << "Usage: clusterctl COMMAND [ARGS]\n"
-                   "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd\n"
+                   "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd noderange\n"
                    "Each command takes --help. The definition tools are also installed under\n"
                    "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh).\n";
       return args.empty() ? 1 : 0;

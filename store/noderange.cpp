@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <re2/re2.h>
 
 #include "store/error.hpp"
@@ -561,6 +562,78 @@ noderange_result expand_noderange(std::string_view range, const node_universe& u
   }
   result.missing = std::move(ex.missing);
   return result;
+}
+
+std::string fold_nodes(std::vector<std::string> names) {
+  struct numbered {
+    uint64_t value;
+    std::string digits;
+  };
+  // (prefix, suffix) -> numbers; names without digits stay as they are
+  std::map<std::pair<std::string, std::string>, std::vector<numbered>> groups;
+  std::vector<std::string> plain;
+  for (auto& n : names) {
+    auto end = n.find_last_of("0123456789");
+    if (end == std::string::npos) {
+      plain.push_back(std::move(n));
+      continue;
+    }
+    auto begin = n.find_last_not_of("0123456789", end);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    auto digits = n.substr(begin, end + 1 - begin);
+    if (digits.size() > max_digits) {
+      plain.push_back(std::move(n));
+      continue;
+    }
+    groups[{n.substr(0, begin), n.substr(end + 1)}].push_back(
+      {std::stoull(digits), std::move(digits)});
+  }
+  std::vector<std::string> parts;
+  for (auto& [affix, nums] : groups) {
+    std::sort(nums.begin(), nums.end(), [](const numbered& a, const numbered& b) {
+      return a.value != b.value ? a.value < b.value : a.digits < b.digits;
+    });
+    nums.erase(std::unique(nums.begin(), nums.end(),
+                           [](const numbered& a, const numbered& b) { return a.digits == b.digits; }),
+               nums.end());
+    std::string ranges;
+    size_t count = 0;
+    for (size_t i = 0; i < nums.size();) {
+      // a run goes on while the next name is the next number written the same way
+      size_t width = nums[i].digits[0] == '0' ? nums[i].digits.size() : 0;
+      size_t j = i;
+      while (j + 1 < nums.size() && nums[j + 1].value == nums[j].value + 1) {
+        auto next = std::to_string(nums[j + 1].value);
+        if (next.size() < width) {
+          next.insert(0, width - next.size(), '0');
+        }
+        if (next != nums[j + 1].digits) {
+          break;
+        }
+        ++j;
+      }
+      ranges += (ranges.empty() ? "" : ",") + nums[i].digits;
+      if (j > i) {
+        ranges += "-" + nums[j].digits;
+      }
+      count += j - i + 1;
+      i = j + 1;
+    }
+    const auto& [prefix, suffix] = affix;
+    if (count == 1) {
+      parts.push_back(prefix + ranges + suffix);
+    } else {
+      parts.push_back(prefix + "[" + ranges + "]" + suffix);
+    }
+  }
+  parts.insert(parts.end(), plain.begin(), plain.end());
+  std::sort(parts.begin(), parts.end());
+  parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+  std::string out;
+  for (const auto& p : parts) {
+    out += (out.empty() ? "" : ",") + p;
+  }
+  return out;
 }
 
 std::string missing_nodes_message(const std::vector<std::string>& missing) {

@@ -61,6 +61,10 @@ struct noderange_result {
 noderange_result expand_noderange(std::string_view range, const node_universe& universe,
                                   const noderange_options& opts = {});
 
+/// Folds names into the shortest noderange that lists them, as ClusterShell's `nodeset -f`:
+/// `node1,node2,node3,node10` -> `node[1-3,10]`, keeping zero padding (`node[001-100]`).
+std::string fold_nodes(std::vector<std::string> names);
+
 /// `Invalid nodes and/or groups in noderange: a,b` (long lists are shortened).
 std::string missing_nodes_message(const std::vector<std::string>& missing);
 

@@ -295,4 +295,27 @@ TEST_F(noderange_test, overlong_or_deeply_nested_text_is_refused) {
   EXPECT_THROW(expand(std::string(100, '(') + "node1" + std::string(100, ')')), error);
 }
 
+TEST(fold, folds_runs_and_keeps_padding) {
+  EXPECT_EQ(fold_nodes({"node3", "node1", "node2", "node10", "node1"}), "node[1-3,10]");
+  EXPECT_EQ(fold_nodes({"n001", "n002", "n099", "n100"}), "n[001-002,099-100]");
+  EXPECT_EQ(fold_nodes({"node09", "node10", "node9"}), "node[09,9-10]");
+  EXPECT_EQ(fold_nodes({"f1n1", "f1n2", "f2n1", "login", "x5"}), "f1n[1-2],f2n1,login,x5");
+  EXPECT_EQ(fold_nodes({"rack1n2", "rack1n1"}), "rack1n[1-2]"); // the last number varies
+  EXPECT_EQ(fold_nodes({}), "");
+}
+
+TEST(fold, round_trips_through_expansion) {
+  memory_universe empty;
+  noderange_options lax;
+  lax.verify = false;
+  std::vector<std::string> names;
+  for (int i = 1; i <= 5000; i += (i % 7 == 0 ? 3 : 1)) {
+    names.push_back("c" + std::to_string(i) + "x");
+  }
+  auto folded = fold_nodes(names);
+  auto back = expand_noderange(folded, empty, lax).nodes;
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(back, names);
+}
+
 } // namespace

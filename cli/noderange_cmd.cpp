@@ -1,0 +1,72 @@
+// clusterctl noderange: expand or fold noderanges without a database (like nodeset -e/-f).
+
+#include <iostream>
+#include <iterator>
+
+#include "cli/commands.hpp"
+
+namespace cws::cli {
+
+namespace {
+
+/// No nodes, no groups: every name is taken as written.
+class no_cluster : public store::node_universe {
+public:
+  const std::vector<std::string>& nodes() const override {
+    return none_;
+  }
+  bool is_node(std::string_view) const override {
+    return false;
+  }
+  std::optional<std::vector<std::string>> group(std::string_view) const override {
+    return std::nullopt;
+  }
+  std::string attribute(std::string_view, std::string_view) const override {
+    return {};
+  }
+
+private:
+  std::vector<std::string> none_;
+};
+
+} // namespace
+
+int noderange(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"", "ef", {}, {}});
+  if (args.has("help")) {
+    streams.out << "Usage: clusterctl noderange [-e | -f] [RANGE ...]\n"
+                   "Without the database: -e (default) prints the names of the ranges,\n"
+                   "space-separated; -f folds them into one noderange (node[1-3,10]).\n"
+                   "Without RANGE, reads ranges from stdin (whitespace-separated).\n";
+    return 0;
+  }
+  auto inputs = args.positional;
+  if (inputs.empty()) {
+    inputs.assign(std::istream_iterator<std::string>{streams.in}, {});
+  }
+  no_cluster universe;
+  store::noderange_options opts;
+  opts.verify = false;
+  std::vector<std::string> names;
+  for (const auto& in : inputs) {
+    auto r = store::expand_noderange(in, universe, opts);
+    names.insert(names.end(), std::make_move_iterator(r.nodes.begin()),
+                 std::make_move_iterator(r.nodes.end()));
+  }
+  if (args.has("f")) {
+    streams.out << store::fold_nodes(std::move(names)) << '\n';
+    return 0;
+  }
+  std::string out;
+  for (const auto& n : names) {
+    out += n;
+    out += ' ';
+  }
+  if (!out.empty()) {
+    out.back() = '\n';
+  }
+  streams.out << out;
+  return 0;
+}
+
+} // namespace cws::cli
