@@ -1,5 +1,6 @@
 // clusterctl noderange: expand or fold noderanges without a database (like nodeset -e/-f).
 
+#include <cstring>
 #include <iostream>
 #include <iterator>
 
@@ -50,17 +51,26 @@ int noderange(const std::vector<std::string>& argv, io& streams) {
   std::vector<std::string> names;
   for (const auto& in : inputs) {
     auto r = store::expand_noderange(in, universe, opts);
-    names.insert(names.end(), std::make_move_iterator(r.nodes.begin()),
-                 std::make_move_iterator(r.nodes.end()));
+    if (names.empty()) {
+      names = std::move(r.nodes);
+    } else {
+      names.insert(names.end(), std::make_move_iterator(r.nodes.begin()),
+                   std::make_move_iterator(r.nodes.end()));
+    }
   }
   if (args.has("f")) {
     streams.out << store::fold_nodes(std::move(names)) << '\n';
     return 0;
   }
-  std::string out;
+  size_t total = 0;
   for (const auto& n : names) {
-    out += n;
-    out += ' ';
+    total += n.size() + 1;
+  }
+  std::string out(total, ' ');
+  char* p = out.data();
+  for (const auto& n : names) {
+    std::memcpy(p, n.data(), n.size());
+    p += n.size() + 1; // the separator is already there
   }
   if (!out.empty()) {
     out.back() = '\n';

@@ -153,11 +153,24 @@ struct perl_range {
   }
 
   std::string format(uint64_t v) const {
-    auto s = std::to_string(v);
-    if (s.size() < width) {
-      s.insert(0, width - s.size(), '0');
-    }
-    return s;
+    return name("", v, "");
+  }
+
+  /// `prefix` + v (zero-padded to `width`) + `suffix`, built in one allocation at most.
+  std::string name(std::string_view prefix, uint64_t v, std::string_view suffix) const {
+    char digits[24];
+    char* end = digits + sizeof digits;
+    char* p = end;
+    do {
+      *--p = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    auto len = static_cast<size_t>(end - p);
+    size_t pad = width > len ? width - len : 0;
+    std::string out;
+    out.reserve(prefix.size() + pad + len + suffix.size());
+    out.append(prefix).append(pad, '0').append(p, len).append(suffix);
+    return out;
   }
 };
 
@@ -255,7 +268,7 @@ bool expander::two_sided(std::string_view l, std::string_view r, name_list& out,
   }
   out.reserve(out.size() + pr.count());
   for (uint64_t v = pr.first; v <= pr.last && pr.count() > 0; ++v) {
-    generated(prefix + pr.format(v) + suffix, out);
+    generated(pr.name(prefix, v, suffix), out);
     if (v == UINT64_MAX) {
       break;
     }
@@ -307,7 +320,7 @@ bool expander::increment(std::string_view a, name_list& out) {
   pr.width = start[0] == '0' ? start.size() : 0;
   out.reserve(out.size() + count + 1);
   for (uint64_t i = 0; i <= count; ++i) {
-    generated(prefix + pr.format(first + i), out);
+    generated(pr.name(prefix, first + i, {}), out);
   }
   return true;
 }
@@ -509,6 +522,8 @@ name_list expander::range(std::string_view r) {
       excluded.insert(excluded.end(), x.begin(), x.end());
     } else if (e.front() == '@' && e.size() > 1) {
       acc = intersect(std::move(acc), atom(e.substr(1)));
+    } else if (acc.empty()) {
+      acc = atom(e); // the common single-element case: no copy
     } else {
       auto x = atom(e);
       acc.insert(acc.end(), std::make_move_iterator(x.begin()), std::make_move_iterator(x.end()));
