@@ -24,7 +24,7 @@ run: build
 
 bench: build
 	@scripts/bootstrap bench
-	$(BUILD)/bin/clusterws-bench
+	BUILD=$(BUILD) bench/run.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

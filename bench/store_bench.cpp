@@ -61,6 +61,44 @@ BENCHMARK_CAPTURE(expand, multi_bracket, "node[0000-0099][01-10]")->Unit(benchma
 BENCHMARK_CAPTURE(expand, exclusion, "all,-node[000001-050000]")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(expand, select_mgt_kvm, "mgt==kvm")->Unit(benchmark::kMillisecond);
 
+void expand_without_store(benchmark::State& state) {
+  struct nothing : node_universe {
+    std::vector<std::string> none;
+    const std::vector<std::string>& nodes() const override {
+      return none;
+    }
+    bool is_node(std::string_view) const override {
+      return false;
+    }
+    std::optional<std::vector<std::string>> group(std::string_view) const override {
+      return std::nullopt;
+    }
+    std::string attribute(std::string_view, std::string_view) const override {
+      return {};
+    }
+  } universe;
+  noderange_options opts;
+  opts.verify = false;
+  for (auto _ : state) {
+    auto r = expand_noderange("node[000001-100000]", universe, opts);
+    benchmark::DoNotOptimize(r.nodes.data());
+  }
+}
+BENCHMARK(expand_without_store)->Unit(benchmark::kMillisecond);
+
+void fold_100k(benchmark::State& state) {
+  std::vector<std::string> names;
+  char name[32];
+  for (int i = 1; i <= 100000; ++i) {
+    std::snprintf(name, sizeof name, "node%06d", i);
+    names.emplace_back(name);
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(fold_nodes(names).size());
+  }
+}
+BENCHMARK(fold_100k)->Unit(benchmark::kMillisecond);
+
 void store_get(benchmark::State& state) {
   auto& f = store100k();
   auto txn = f.db->read();
@@ -72,6 +110,19 @@ void store_get(benchmark::State& state) {
   }
 }
 BENCHMARK(store_get);
+
+void store_put(benchmark::State& state) {
+  auto& f = store100k();
+  size_t i = 0;
+  char name[32];
+  for (auto _ : state) {
+    std::snprintf(name, sizeof name, "node%06zu", (i++ % 100000) + 1);
+    f.db->write([&](write_txn& t) {
+      t.put(object_type::node, name, {{"groups", "all,compute"}, {"mgt", "kvm"}, {"os", "rhels9"}});
+    });
+  }
+}
+BENCHMARK(store_put); // one (non-durable) commit each: the commit path without the fsync
 
 void store_scan(benchmark::State& state) {
   auto& f = store100k();

@@ -8,6 +8,8 @@
 #include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
+  // the tools print (and read) hundreds of thousands of lines: no stdio syncing
+  std::ios::sync_with_stdio(false);
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string name = std::filesystem::path{argc > 0 ? argv[0] : "clusterctl"}.filename();
   cws::cli::io streams{std::cin, std::cout, std::cerr};

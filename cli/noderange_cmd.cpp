@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <string>
 
 #include "cli/commands.hpp"
 
@@ -43,13 +44,24 @@ int noderange(const std::vector<std::string>& argv, io& streams) {
   }
   auto inputs = args.positional;
   if (inputs.empty()) {
-    inputs.assign(std::istream_iterator<std::string>{streams.in}, {});
+    std::string text{std::istreambuf_iterator<char>{streams.in}, {}};
+    size_t pos = 0;
+    while ((pos = text.find_first_not_of(" \t\r\n", pos)) != std::string::npos) {
+      auto end = text.find_first_of(" \t\r\n", pos);
+      inputs.push_back(text.substr(pos, end - pos));
+      pos = end;
+    }
   }
   no_cluster universe;
   store::noderange_options opts;
   opts.verify = false;
   std::vector<std::string> names;
-  for (const auto& in : inputs) {
+  for (auto& in : inputs) {
+    if (in.find_first_of("[],-:+@^/=~!()'\"") == std::string::npos
+        && in.find_first_not_of("0123456789") != std::string::npos) {
+      names.push_back(std::move(in)); // a plain name: nothing to expand
+      continue;
+    }
     auto r = store::expand_noderange(in, universe, opts);
     if (names.empty()) {
       names = std::move(r.nodes);

@@ -29,9 +29,11 @@ bool all_digits(std::string_view s) {
 }
 
 void normalize(name_list& v) {
-  if (!std::is_sorted(v.begin(), v.end())) {
-    std::sort(v.begin(), v.end());
+  // ranges come out strictly increasing already: one pass tells, and nothing else is needed
+  if (std::adjacent_find(v.begin(), v.end(), std::greater_equal<>{}) == v.end()) {
+    return;
   }
+  std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
@@ -587,6 +589,9 @@ std::string fold_nodes(std::vector<std::string> names) {
   // (prefix, suffix) -> numbers; names without digits stay as they are
   std::map<std::pair<std::string, std::string>, std::vector<numbered>> groups;
   std::vector<std::string> plain;
+  std::vector<numbered>* last = nullptr; // names usually come in runs of one pattern
+  std::string_view last_prefix;
+  std::string_view last_suffix;
   for (auto& n : names) {
     auto end = n.find_last_of("0123456789");
     if (end == std::string::npos) {
@@ -595,13 +600,25 @@ std::string fold_nodes(std::vector<std::string> names) {
     }
     auto begin = n.find_last_not_of("0123456789", end);
     begin = begin == std::string::npos ? 0 : begin + 1;
-    auto digits = n.substr(begin, end + 1 - begin);
+    std::string_view name{n};
+    auto digits = name.substr(begin, end + 1 - begin);
     if (digits.size() > max_digits) {
       plain.push_back(std::move(n));
       continue;
     }
-    groups[{n.substr(0, begin), n.substr(end + 1)}].push_back(
-      {std::stoull(digits), std::move(digits)});
+    auto prefix = name.substr(0, begin);
+    auto suffix = name.substr(end + 1);
+    if (last == nullptr || prefix != last_prefix || suffix != last_suffix) {
+      auto it = groups.try_emplace({std::string{prefix}, std::string{suffix}}).first;
+      last = &it->second;
+      last_prefix = it->first.first;
+      last_suffix = it->first.second;
+    }
+    uint64_t value = 0;
+    for (char c : digits) {
+      value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    last->push_back({value, std::string{digits}});
   }
   std::vector<std::string> parts;
   for (auto& [affix, nums] : groups) {

@@ -1,0 +1,76 @@
+# Shared helpers of the side-by-side benchmarks. Source it; BUILD must point at the build dir.
+# Every process started here is stopped by its pid; everything listens on 127.0.0.1 only.
+
+set -euo pipefail
+BUILD=${BUILD:-build}
+BIN=$(cd "$BUILD/bin" && pwd)
+export PATH="$BIN:$PATH"
+ROUNDS=${ROUNDS:-3}
+WORK=${WORK:-$(mktemp -d /tmp/cws-bench-XXXXXX)}
+PIDS=()
+
+cleanup() {
+  for pid in "${PIDS[@]:-}"; do
+    [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  done
+  [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# median of the numbers on stdin
+median() {
+  sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"} else if (NR%2) {print a[(NR+1)/2]} else {print (a[NR/2]+a[NR/2+1])/2}}'
+}
+
+# ratio A/B with 2 decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b==0) print "inf"; else printf "%.2f", a/b}'; }
+
+# goal NAME VALUE OP TARGET UNIT: prints one summary line, MET or NOT MET
+goal() {
+  local name=$1 value=$2 op=$3 target=$4 unit=${5:-x}
+  local met
+  met=$(awk -v v="$value" -v t="$target" -v op="$op" 'BEGIN {
+    if (op == ">=") print (v >= t) ? "MET" : "NOT MET"; else print (v <= t) ? "MET" : "NOT MET" }')
+  printf 'GOAL %-28s %10s%s  (goal %s %s%s)  %s\n' "$name" "$value" "$unit" "$op" "$target" "$unit" "$met"
+}
+
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 20000))
+    (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+# init_home DIR PASSWORD: a fresh clusterws home
+init_home() {
+  clusterctl init --home "$1" --admin-password "$2" >/dev/null
+}
+
+# start_daemon HOME: starts clusterwsd on a free port; sets DAEMON_PID and DAEMON_PORT
+start_daemon() {
+  local home=$1
+  rm -f "$home/port"
+  clusterwsd --home "$home" --listen 127.0.0.1:0 --port-file "$home/port" >>"$home/daemon.log" 2>&1 &
+  DAEMON_PID=$!
+  PIDS+=("$DAEMON_PID")
+  for _ in $(seq 500); do [[ -s "$home/port" ]] && break; sleep 0.01; done
+  DAEMON_PORT=$(cat "$home/port")
+}
+
+stop_daemon() {
+  kill -TERM "$DAEMON_PID" 2>/dev/null || true
+  wait "$DAEMON_PID" 2>/dev/null || true
+}
+
+# cpu_ticks PID: user+system ticks of the process and its reaped children
+cpu_ticks() {
+  awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"
+}
+
+# rss_mib PID: peak resident set size in MiB
+rss_mib() {
+  awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"
+}
+
+TICKS=$(getconf CLK_TCK)

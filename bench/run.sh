@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# make bench: micro-benchmarks, then every side-by-side comparison. Prints one table per
+# comparison and a GOAL line per goal; the whole output also goes to bench/last-run.txt.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BUILD=${BUILD:-build}
+export BUILD
+{
+  echo "# clusterws benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo
+  echo "## micro-benchmarks"
+  "$BUILD/bin/clusterws-bench" --benchmark_min_time=0.2
+  for s in noderange http_vs_nginx writes scale nodeshell; do
+    echo
+    echo "## $s"
+    "$here/$s.sh"
+  done
+} 2>&1 | tee "$here/last-run.txt"
+echo
+grep '^GOAL' "$here/last-run.txt"
