@@ -39,9 +39,13 @@ node_output to_output(const std::string& name, const ssh::result& r) {
 
 void nodeshell(self_ptr self, const store_actor& store, const std::shared_ptr<ssh::engine>& eng,
                const executor_config& cfg, api_call_ptr call, promise rp) {
-  self->request(store, cfg.store_timeout, targets_atom::value, call->target)
+  self->request(store, cfg.store_timeout, targets_atom::value, call)
     .then(
       [=](targets_reply& t) mutable {
+        if (t.error == "stale") {
+          rp.deliver(api_result::failure(api_status::stale, t.error, "2"));
+          return;
+        }
         if (!t.error.empty()) {
           rp.deliver(failed({t.error}));
           return;

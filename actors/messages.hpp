@@ -109,8 +109,16 @@ struct api_call {
   std::string client;
   /// The xCAT command a policy row names for this request (lsdef, chdef, xdsh, ...).
   std::string policy_command;
-  /// Set by the policy actor: the authenticated user.
+  /// Set by the bridge once authorized: the authenticated user, and the generations of the
+  /// data the decision was made on. The store checks them in the transaction that runs the
+  /// call, so a policy or password change made meanwhile (by the CLI, say) is never missed.
   std::string user;
+  bool stamped = false;
+  uint64_t auth_generation = 0;
+  uint64_t membership_generation = 0;
+  bool check_membership = false;
+  /// Ask the policy actor to reload passwords and policy first (after a stale answer).
+  bool refresh_auth = false;
 };
 
 using api_call_ptr = std::shared_ptr<const api_call>;
@@ -125,6 +133,7 @@ enum class api_status : uint8_t {
   failed,       ///< the command failed; `messages` says why (403)
   bad_request,  ///< malformed request (400)
   unavailable,  ///< the service could not complete it in time (503)
+  stale,        ///< authorized on data that changed since: authorize again (internal)
 };
 
 /// The result of a call.
@@ -150,7 +159,9 @@ struct api_result {
 
 /// What the policy actor needs from the store, rebuilt when the database changes.
 struct auth_snapshot {
-  uint64_t generation = 0;
+  /// The generations (policy/passwd, group membership) it was read at.
+  uint64_t auth_generation = 0;
+  uint64_t membership_generation = 0;
   /// Enabled rows, sorted by priority, noderanges expanded.
   std::vector<store::policy_row> rows;
   bool has_noderange_rows = false;
@@ -190,6 +201,10 @@ struct auth_result {
   std::string reason;
   /// The service itself failed (a timeout): not the client's fault.
   bool unavailable = false;
+  /// What the decision was made on (see api_call).
+  uint64_t auth_generation = 0;
+  uint64_t membership_generation = 0;
+  bool check_membership = false;
 };
 
 /// Counters of the policy actor (for tests and metrics).

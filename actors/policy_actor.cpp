@@ -19,6 +19,14 @@ constexpr size_t max_tracked = 100000; // memory bound of the caches and the bac
 
 struct policy_state {
   auth_snapshot_ptr snap;
+  /// Password checks in progress, by cache key: callers with the same credentials wait for
+  /// the one check instead of queueing slow hashes of their own.
+  struct waiter {
+    api_call_ptr call;
+    caf::typed_response_promise<auth_result> rp;
+    bool fresh;
+  };
+  std::unordered_map<std::string, std::vector<waiter>> verifying;
   std::unordered_map<std::string, clock::time_point> verified;
   std::unordered_map<std::string, unsigned> failures;
   std::unordered_map<uint64_t, caf::typed_response_promise<auth_result>> delayed;
@@ -64,14 +72,35 @@ std::string failure_key(const api_call& call) {
   return call.client + '\0' + call.creds.user;
 }
 
-/// Authentication failed: answer now, or after a growing delay for repeated failures.
-void deny(const context& cx, const api_call& call, promise rp) {
+void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh);
+
+/// Loads passwords and policy as the database holds them now, then authenticates the call.
+void refresh_then_authenticate(const context& cx, api_call_ptr call, promise rp) {
+  cx.self->request(cx.store, cx.cfg.timeout, snapshot_atom::value)
+    .then(
+      [cx, call, rp](auth_snapshot_ptr& snap) mutable {
+        cx.self->state.snap = std::move(snap);
+        authenticate(cx, call, rp, true);
+      },
+      [rp](caf::error&) mutable {
+        rp.deliver(auth_result{false, {}, "The service could not check credentials.", true});
+      });
+}
+
+/// Authentication failed: answer now, or after a growing delay for repeated failures. A "no"
+/// from a snapshot that may be old is first checked again on current data (`fresh`), so a
+/// password or policy set with the CLI counts on the next request.
+void deny(const context& cx, api_call_ptr call, promise rp, bool fresh) {
+  if (!fresh) {
+    refresh_then_authenticate(cx, call, rp);
+    return;
+  }
   auto& st = cx.self->state;
   ++st.stats.failures;
   if (st.failures.size() >= max_tracked) {
     st.failures.clear();
   }
-  auto n = ++st.failures[failure_key(call)];
+  auto n = ++st.failures[failure_key(*call)];
   if (n <= cx.cfg.backoff_after) {
     rp.deliver(auth_result{false, {}, auth_failure});
     return;
@@ -86,13 +115,21 @@ void deny(const context& cx, const api_call& call, promise rp) {
 }
 
 /// Authenticated as `user`: decide with the policy table.
-void authorize(const context& cx, api_call_ptr call, std::string user, promise rp) {
+void authorize(const context& cx, api_call_ptr call, std::string user, promise rp, bool fresh) {
   cx.self->state.failures.erase(failure_key(*call));
+  auto snap = cx.self->state.snap;
   if (call->policy_command.empty()) {
-    rp.deliver(auth_result{true, user, {}}); // authentication is all it needs (tokens)
+    // authentication is all it needs (tokens)
+    auth_result r{true, user, {}};
+    r.auth_generation = snap->auth_generation;
+    r.membership_generation = snap->membership_generation;
+    rp.deliver(std::move(r));
     return;
   }
-  auto snap = cx.self->state.snap;
+  auth_result stamp;
+  stamp.auth_generation = snap->auth_generation;
+  stamp.membership_generation = snap->membership_generation;
+  stamp.check_membership = snap->has_noderange_rows;
   store::policy_request req;
   req.user = user;
   req.hosts = {call->client};
@@ -101,9 +138,17 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   }
   req.command = call->policy_command;
   req.arguments = arguments(*call);
-  auto decide = [rp, user, snap](const store::policy_request& q) mutable {
+  auto decide = [cx, call, rp, user, snap, stamp, fresh](const store::policy_request& q) mutable {
     auto d = store::evaluate_policy(snap->rows, q);
-    rp.deliver(auth_result{d.allowed, user, d.allowed ? "" : "Permission denied for request"});
+    if (!d.allowed && !fresh) {
+      refresh_then_authenticate(cx, call, rp);
+      return;
+    }
+    auto r = stamp;
+    r.allowed = d.allowed;
+    r.user = user;
+    r.reason = d.allowed ? "" : "Permission denied for request";
+    rp.deliver(std::move(r));
   };
   if (!snap->has_noderange_rows || !has_noderange(*call)) {
     decide(req);
@@ -122,26 +167,30 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
 }
 
 /// Checks the credentials; on success goes on to authorize.
-void authenticate(const context& cx, api_call_ptr call, promise rp) {
+void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh) {
   const auto& creds = call->creds;
   if (!creds.token.empty()) {
     cx.self->request(cx.store, cx.cfg.timeout, token_atom::value, store::sha256_hex(creds.token))
       .then(
-        [cx, call, rp](const token_info& t) mutable {
+        [cx, call, rp, fresh](const token_info& t) mutable {
           auto now = static_cast<int64_t>(std::time(nullptr));
           if (!t.found || (t.expires != 0 && t.expires < now)) {
-            deny(cx, *call, rp);
+            deny(cx, call, rp, true); // read just now
             return;
           }
-          authorize(cx, call, t.user, rp);
+          authorize(cx, call, t.user, rp, fresh);
         },
-        [cx, call, rp](caf::error&) mutable { deny(cx, *call, rp); });
+        [cx, call, rp](caf::error&) mutable { deny(cx, call, rp, true); });
     return;
   }
   const auto& snap = *cx.self->state.snap;
   auto stored = snap.passwords.find(creds.user);
-  if (creds.user.empty() || creds.password.empty() || stored == snap.passwords.end()) {
-    deny(cx, *call, rp);
+  if (creds.user.empty() || creds.password.empty()) {
+    deny(cx, call, rp, true);
+    return;
+  }
+  if (stored == snap.passwords.end()) {
+    deny(cx, call, rp, fresh);
     return;
   }
   // The cache key binds the password to the stored hash: a new password invalidates it.
@@ -150,27 +199,41 @@ void authenticate(const context& cx, api_call_ptr call, promise rp) {
   if (auto it = st.verified.find(key); it != st.verified.end()) {
     if (clock::now() < it->second) {
       ++st.stats.cache_hits;
-      authorize(cx, call, creds.user, rp);
+      authorize(cx, call, creds.user, rp, fresh);
       return;
     }
     st.verified.erase(it);
   }
+  auto& waiting = st.verifying[key];
+  waiting.push_back({call, rp, fresh});
+  if (waiting.size() > 1) {
+    return; // the same credentials are being checked already
+  }
   ++st.stats.hash_checks;
+  auto finish = [cx, key](bool ok) {
+    auto& st = cx.self->state;
+    auto it = st.verifying.find(key);
+    if (it == st.verifying.end()) {
+      return;
+    }
+    auto callers = std::move(it->second);
+    st.verifying.erase(it);
+    if (ok) {
+      if (st.verified.size() >= max_tracked) {
+        st.verified.clear();
+      }
+      st.verified[key] = clock::now() + cx.cfg.cache_ttl;
+    }
+    for (auto& w : callers) {
+      if (ok) {
+        authorize(cx, w.call, w.call->creds.user, w.rp, w.fresh);
+      } else {
+        deny(cx, w.call, w.rp, w.fresh);
+      }
+    }
+  };
   cx.self->request(cx.hasher, cx.cfg.timeout, verify_atom::value, creds.password, stored->second)
-    .then(
-      [cx, call, rp, key](bool ok) mutable {
-        if (!ok) {
-          deny(cx, *call, rp);
-          return;
-        }
-        auto& verified = cx.self->state.verified;
-        if (verified.size() >= max_tracked) {
-          verified.clear();
-        }
-        verified[key] = clock::now() + cx.cfg.cache_ttl;
-        authorize(cx, call, call->creds.user, rp);
-      },
-      [cx, call, rp](caf::error&) mutable { deny(cx, *call, rp); });
+    .then([finish](bool ok) { finish(ok); }, [finish](caf::error&) { finish(false); });
 }
 
 hasher_actor::behavior_type hasher_impl() {
@@ -186,20 +249,13 @@ policy_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher
   return {
     [cx](authz_atom, api_call_ptr call) -> promise {
       auto rp = cx.self->make_response_promise<auth_result>();
-      auto known = cx.self->state.snap ? cx.self->state.snap->generation : UINT64_MAX;
-      // One cheap round trip per request: the snapshot is rebuilt only when the database
-      // changed, so a password or policy row set with the CLI counts at once.
-      cx.self->request(cx.store, cx.cfg.timeout, snapshot_atom::value, known)
-        .then(
-          [cx, call, rp](auth_snapshot_ptr& snap) mutable {
-            if (snap) {
-              cx.self->state.snap = std::move(snap);
-            }
-            authenticate(cx, call, rp);
-          },
-          [rp](caf::error&) mutable {
-            rp.deliver(auth_result{false, {}, "The service could not check credentials.", true});
-          });
+      if (cx.self->state.snap && !call->refresh_auth) {
+        // a "yes" is checked by the store against the generations it was made on
+        // (api_call), a "no" is checked here against fresh data before it is given
+        authenticate(cx, call, rp, false);
+      } else {
+        refresh_then_authenticate(cx, call, rp);
+      }
       return rp;
     },
     [cx](fail_atom, uint64_t id) {

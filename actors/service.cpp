@@ -1,55 +1,108 @@
 #include "actors/service.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
 
 namespace cws::actors {
 
 namespace {
+
+/// How many times a call is authorized again after the store found its decision stale.
+constexpr int max_reauthorizations = 3;
+
+struct handles {
+  store_actor store;
+  policy_actor policy;
+  executor_actor executor;
+  std::chrono::milliseconds timeout;
+};
 
 api_result unavailable(const caf::error& e, caf::actor_system& sys) {
   return api_result::failure(api_status::unavailable,
                              "The service could not complete the request: " + sys.render(e), "2");
 }
 
+void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
+              int attempt);
+
+/// Runs an authorized call where it belongs.
+void run(caf::event_based_actor* self, const handles& h, api_call_ptr call,
+         api_call_ptr authorized, done_ptr done, int attempt) {
+  auto on_result = [=](api_result& r) {
+    if (r.status == api_status::stale) {
+      if (attempt < max_reauthorizations) {
+        auto again = std::make_shared<api_call>(*call);
+        again->refresh_auth = true;
+        dispatch(self, h, std::move(again), done, attempt + 1);
+      } else {
+        (*done)(api_result::failure(api_status::unavailable,
+                                    "Policy and passwords keep changing; try again.", "2"));
+      }
+      return;
+    }
+    (*done)(std::move(r));
+  };
+  auto on_error = [=](caf::error& e) { (*done)(unavailable(e, self->system())); };
+  bool fan_out = call->op == operation::nodeshell
+                 || (call->op == operation::remove && call->type == store::object_type::node);
+  if (fan_out && h.executor) {
+    self->request(h.executor, h.timeout, exec_atom::value, authorized).then(on_result, on_error);
+  } else if (call->op == operation::nodeshell) {
+    (*done)(api_result::failure(api_status::unavailable,
+                                "nodeshell is not enabled on this service.", "2"));
+  } else {
+    self->request(h.store, h.timeout, exec_atom::value, authorized).then(on_result, on_error);
+  }
+}
+
+void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
+              int attempt) {
+  self->request(h.policy, h.timeout, authz_atom::value, call)
+    .then(
+      [=](const auth_result& auth) {
+        if (!auth.allowed) {
+          (*done)(api_result::failure(auth.unavailable ? api_status::unavailable
+                                                       : api_status::unauthorized,
+                                      auth.reason, "2"));
+          return;
+        }
+        auto authorized = std::make_shared<api_call>(*call);
+        authorized->user = auth.user;
+        authorized->stamped = true;
+        authorized->auth_generation = auth.auth_generation;
+        authorized->membership_generation = auth.membership_generation;
+        authorized->check_membership = auth.check_membership;
+        run(self, h, call, std::move(authorized), done, attempt);
+      },
+      [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
+}
+
+caf::behavior dispatcher(caf::event_based_actor* self, handles h) {
+  return {
+    [=](exec_atom, api_call_ptr call, done_ptr done) { dispatch(self, h, call, done, 0); },
+  };
+}
+
 } // namespace
 
-void submit(const service& svc, api_call_ptr call, std::function<void(api_result)> done) {
-  auto s = svc;
-  // A one-shot actor per request: it quits after delivering the reply.
-  s.sys->spawn([s, call, done](caf::event_based_actor* self) {
-    self->request(s.policy, s.timeout, authz_atom::value, call)
-      .then(
-        [=](const auth_result& auth) {
-          if (!auth.allowed) {
-            done(api_result::failure(auth.unavailable ? api_status::unavailable
-                                                      : api_status::unauthorized,
-                                     auth.reason, "2"));
-            return;
-          }
-          auto authorized = std::make_shared<api_call>(*call);
-          authorized->user = auth.user;
-          auto ok = [=](api_result& r) {
-            done(std::move(r));
-          };
-          auto err = [=](caf::error& e) {
-            done(unavailable(e, self->system()));
-          };
-          bool fan_out
-            = call->op == operation::nodeshell
-              || (call->op == operation::remove && call->type == store::object_type::node);
-          if (fan_out && s.executor) {
-            self->request(s.executor, s.timeout, exec_atom::value, api_call_ptr{authorized})
-              .then(ok, err);
-          } else if (call->op == operation::nodeshell) {
-            done(api_result::failure(api_status::unavailable,
-                                     "nodeshell is not enabled on this service.", "2"));
-          } else {
-            self->request(s.store, s.timeout, exec_atom::value, api_call_ptr{authorized})
-              .then(ok, err);
-          }
-        },
-        [=](caf::error& e) { done(unavailable(e, self->system())); });
-  });
+service::service(caf::actor_system& sys, store_actor store, policy_actor policy,
+                 executor_actor executor, std::chrono::milliseconds timeout, size_t dispatchers) {
+  handles h{std::move(store), std::move(policy), std::move(executor), timeout};
+  for (size_t i = 0; i < std::max<size_t>(1, dispatchers); ++i) {
+    dispatchers_.push_back(sys.spawn(dispatcher, h));
+  }
+}
+
+void service::submit(api_call_ptr call, done_fn done) const {
+  const auto& d = dispatchers_[next_++ % dispatchers_.size()];
+  caf::anon_send(d, exec_atom::value, std::move(call),
+                 std::make_shared<done_fn>(std::move(done)));
+}
+
+void service::shutdown() const {
+  for (const auto& d : dispatchers_) {
+    caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  }
 }
 
 } // namespace cws::actors

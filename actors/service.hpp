@@ -1,9 +1,13 @@
 #pragma once
 
+#include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "actors/executor_actor.hpp"
 #include "actors/messages.hpp"
@@ -12,20 +16,32 @@
 
 namespace cws::actors {
 
+/// Where a call's result goes: called exactly once, on an actor thread.
+using done_fn = std::function<void(api_result)>;
+using done_ptr = std::shared_ptr<done_fn>;
+
 /// The actors a request goes through, as the HTTP layer sees them.
-struct service {
-  caf::actor_system* sys = nullptr;
-  store_actor store;
-  policy_actor policy;
-  /// nodeshell and node deletes (null: node deletes go to the store, nodeshell is refused).
-  executor_actor executor;
-  /// Longest time a call may take before it is answered as unavailable.
-  std::chrono::milliseconds timeout{60000};
+class service {
+public:
+  /// Spawns `dispatchers` long-lived actors that carry calls through policy and store (no
+  /// actor is spawned per request). `executor` may be null: node deletes then go to the
+  /// store and nodeshell is refused.
+  service(caf::actor_system& sys, store_actor store, policy_actor policy,
+          executor_actor executor, std::chrono::milliseconds timeout, size_t dispatchers = 2);
+
+  /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
+  /// executor for nodeshell and node deletes. Calls `done` exactly once, on an actor thread:
+  /// the caller posts it to its own executor. Never blocks the calling thread.
+  void submit(api_call_ptr call, done_fn done) const;
+
+  /// Stops the dispatchers.
+  void shutdown() const;
+
+private:
+  std::vector<caf::actor> dispatchers_;
+  mutable std::atomic<size_t> next_{0};
 };
 
-/// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
-/// executor for nodeshell and node deletes. Calls `done` exactly once, on an actor thread: the
-/// caller posts it to its own executor. Never blocks the calling thread.
-void submit(const service& svc, api_call_ptr call, std::function<void(api_result)> done);
-
 } // namespace cws::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::done_ptr)

@@ -147,7 +147,7 @@ store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_stat
                                        store::noderange_options opts) {
   return {
     [=](exec_atom, api_call_ptr call) { return run_read(*db, *call, opts); },
-    [=](snapshot_atom, uint64_t known) { return build_snapshot(*db, known, opts); },
+    [=](snapshot_atom) { return build_snapshot(*db, opts); },
     [=](token_atom, const std::string& hash) {
       token_info info;
       auto txn = db->read();
@@ -158,7 +158,7 @@ store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_stat
       }
       return info;
     },
-    [=](targets_atom, const std::string& range) { return find_targets(*db, range, opts); },
+    [=](targets_atom, api_call_ptr call) { return find_targets(*db, *call, opts); },
     [=](exists_atom, const std::vector<std::string>& names) {
       std::vector<std::string> missing;
       auto txn = db->read();
@@ -264,8 +264,8 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
       }
       return self->delegate(self->state.reader(), exec_atom::value, std::move(call));
     },
-    [=](snapshot_atom, uint64_t known) -> caf::delegated<auth_snapshot_ptr> {
-      return self->delegate(self->state.reader(), snapshot_atom::value, known);
+    [=](snapshot_atom) -> caf::delegated<auth_snapshot_ptr> {
+      return self->delegate(self->state.reader(), snapshot_atom::value);
     },
     [=](token_atom, const std::string& hash) -> caf::delegated<token_info> {
       return self->delegate(self->state.reader(), token_atom::value, hash);
@@ -274,8 +274,8 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
         bool verify) -> caf::delegated<store::noderange_result> {
       return self->delegate(self->state.reader(), expand_atom::value, range, verify);
     },
-    [=](targets_atom, const std::string& range) -> caf::delegated<targets_reply> {
-      return self->delegate(self->state.reader(), targets_atom::value, range);
+    [=](targets_atom, api_call_ptr call) -> caf::delegated<targets_reply> {
+      return self->delegate(self->state.reader(), targets_atom::value, std::move(call));
     },
     [=](exists_atom,
         const std::vector<std::string>& names) -> caf::delegated<std::vector<std::string>> {
@@ -292,6 +292,9 @@ api_result run_read(const store::database& db, const api_call& call,
                     const store::noderange_options& opts) {
   try {
     auto txn = db.read();
+    if (is_stale(txn, call)) {
+      return api_result::failure(api_status::stale, "authorization is stale", "2");
+    }
     store::cluster_view view{txn};
     api_result r;
     switch (call.op) {
@@ -359,6 +362,9 @@ api_result run_read(const store::database& db, const api_call& call,
 
 api_result run_write(store::write_txn& t, const api_call& call,
                      const store::noderange_options& opts) {
+  if (is_stale(t, call)) {
+    return api_result::failure(api_status::stale, "authorization is stale", "2");
+  }
   if (call.op == operation::token_create) {
     return create_token(t, call);
   }
@@ -386,13 +392,17 @@ api_result run_write(store::write_txn& t, const api_call& call,
   return r;
 }
 
-targets_reply find_targets(const store::database& db, const std::string& range,
+targets_reply find_targets(const store::database& db, const api_call& call,
                            const store::noderange_options& opts) {
   targets_reply r;
   try {
     auto txn = db.read();
+    if (is_stale(txn, call)) {
+      r.error = "stale";
+      return r;
+    }
     store::cluster_view view{txn};
-    auto x = store::expand_noderange(range, view, request_options(view, opts));
+    auto x = store::expand_noderange(call.target, view, request_options(view, opts));
     if (!x.missing.empty()) {
       r.missing = std::move(x.missing);
       return r;
@@ -412,15 +422,19 @@ targets_reply find_targets(const store::database& db, const std::string& range,
   return r;
 }
 
-auth_snapshot_ptr build_snapshot(const store::database& db, uint64_t known,
-                                 const store::noderange_options& opts) {
+bool is_stale(const store::read_txn& txn, const api_call& call) {
+  using counter = store::read_txn::counter;
+  return call.stamped
+         && (txn.generation(counter::auth) != call.auth_generation
+             || (call.check_membership
+                 && txn.generation(counter::membership) != call.membership_generation));
+}
+
+auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts) {
   auto txn = db.read();
-  auto gen = txn.generation();
-  if (gen == known) {
-    return nullptr;
-  }
   auto snap = std::make_shared<auth_snapshot>();
-  snap->generation = gen;
+  snap->auth_generation = txn.generation(store::read_txn::counter::auth);
+  snap->membership_generation = txn.generation(store::read_txn::counter::membership);
   store::cluster_view view{txn};
   auto o = request_options(view, opts);
   txn.scan(object_type::policy, [&](std::string_view prio, store::record_view rec) {

@@ -17,14 +17,14 @@ namespace cws::actors {
 using store_actor = caf::typed_actor<
   // Runs an authorized call and replies its result.
   caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
-  // Replies the policy snapshot if the database changed since the given generation, else null.
-  caf::replies_to<snapshot_atom, uint64_t>::with<auth_snapshot_ptr>,
+  // Replies the current policy snapshot (passwords, policy rows with their nodes).
+  caf::replies_to<snapshot_atom>::with<auth_snapshot_ptr>,
   // Looks up a token by the SHA-256 (hex) of its id.
   caf::replies_to<token_atom, std::string>::with<token_info>,
   // Expands a noderange (with or without verification) within the service's limits.
   caf::replies_to<expand_atom, std::string, bool>::with<store::noderange_result>,
-  // Verifies a noderange and gives each node's address and SSH port (nodeshell).
-  caf::replies_to<targets_atom, std::string>::with<targets_reply>,
+  // Verifies the call's noderange and gives each node's address and SSH port (nodeshell).
+  caf::replies_to<targets_atom, api_call_ptr>::with<targets_reply>,
   // Of the given node names, the ones that do not exist.
   caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::string>>>;
 
@@ -56,11 +56,15 @@ api_result run_write(store::write_txn& t, const api_call& call,
                      const store::noderange_options& opts);
 
 /// The nodes of a verified noderange with their `ip` and `sshport`.
-targets_reply find_targets(const store::database& db, const std::string& range,
+/// The nodes of a verified noderange with their `ip` and `sshport`; error "stale" if the
+/// call was authorized on data that changed since.
+targets_reply find_targets(const store::database& db, const api_call& call,
                            const store::noderange_options& opts);
 
-/// The policy snapshot, or null if the generation is still `known`.
-auth_snapshot_ptr build_snapshot(const store::database& db, uint64_t known,
-                                 const store::noderange_options& opts);
+/// The policy snapshot as the database holds it now.
+auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts);
+
+/// True if `call` was authorized on data that `txn` no longer holds.
+bool is_stale(const store::read_txn& txn, const api_call& call);
 
 } // namespace cws::actors

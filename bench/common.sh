@@ -42,9 +42,10 @@ free_port() {
   done
 }
 
-# init_home DIR PASSWORD: a fresh clusterws home
+# init_home DIR PASSWORD: a fresh clusterws home, which the tools then use (CLUSTERWS_HOME)
 init_home() {
   clusterctl init --home "$1" --admin-password "$2" >/dev/null
+  export CLUSTERWS_HOME=$1
 }
 
 # start_daemon HOME: starts clusterwsd on a free port; sets DAEMON_PID and DAEMON_PORT

@@ -93,7 +93,9 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   }
   auto nr = s.noderange;
   nr.allow_files = false;
-  auto targets = actors::find_targets(*s.db, args.positional.front(), nr);
+  actors::api_call call;
+  call.target = args.positional.front();
+  auto targets = actors::find_targets(*s.db, call, nr);
   if (!targets.error.empty() || !targets.missing.empty()) {
     streams.err << "Error: "
                 << (targets.error.empty() ? store::missing_nodes_message(targets.missing)

@@ -74,12 +74,18 @@ int serve(const cli::parsed_args& args) {
   auto engine = std::make_shared<ssh::engine>(sshc);
 
   caf::actor_system_config acfg;
+  // Request handling is a chain of short messages: workers that sleep 50 us between polls
+  // ("moderate" phase) add that to every hop. Spin briefly, then block on the condition
+  // variable, which enqueuing notifies.
+  acfg.set("work-stealing.moderate-poll-attempts", static_cast<size_t>(setting(settings, "caf_moderate_polls", 0)));
+  acfg.set("work-stealing.aggressive-poll-attempts", static_cast<size_t>(setting(settings, "caf_aggressive_polls", 200)));
   caf::actor_system sys{acfg};
   auto st = actors::spawn_store(sys, db, sc);
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, engine, ec);
+  actors::service svc{sys, st, pol, ex, cfg.call_timeout};
   {
-    http::server srv{cfg, actors::service{&sys, st, pol, ex, cfg.call_timeout}};
+    http::server srv{cfg, svc};
     auto ep = srv.start();
     std::cout << "clusterwsd: listening on https://"
               << (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
@@ -91,6 +97,7 @@ int serve(const cli::parsed_args& args) {
     }
     srv.run(true);
   }
+  svc.shutdown();
   caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(st, caf::exit_reason::user_shutdown);

@@ -15,7 +15,8 @@ namespace cws::http {
 /// The HTTPS server: TLS context, listener and io threads.
 class server {
  public:
-  server(server_config cfg, actors::service svc);
+  /// `svc` must outlive the server.
+  server(server_config cfg, const actors::service& svc);
   ~server();
 
   /// Loads the certificate, binds and starts accepting. Returns the bound endpoint.

@@ -129,7 +129,7 @@ void session::on_read(beast::error_code ec, std::size_t) {
   if (pending_.stream) {
     pending_.call.sink = std::make_shared<stream_sink>(weak_from_this());
   }
-  actors::submit(ctx_.svc, std::make_shared<const actors::api_call>(pending_.call),
+  ctx_.svc->submit(std::make_shared<const actors::api_call>(pending_.call),
                  [self](actors::api_result res) {
                    // back on the session's strand: never touch the stream from an actor thread
                    net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {

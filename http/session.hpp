@@ -15,7 +15,7 @@ namespace cws::http {
 
 /// What every session shares: the actors and the limits.
 struct session_context {
-  actors::service svc;
+  const actors::service* svc = nullptr;
   server_config cfg;
   std::atomic<size_t> connections{0};
 };

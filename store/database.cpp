@@ -9,7 +9,8 @@ namespace cws::store {
 
 namespace {
 
-constexpr std::string_view generation_key = "generation";
+constexpr std::string_view generation_keys[] = {"generation", "generation.auth",
+                                                "generation.membership"};
 
 constexpr const char* db_names[]
   = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token", "members", "meta"};
@@ -133,8 +134,8 @@ std::vector<std::string> read_txn::group_names() const {
   return out;
 }
 
-uint64_t read_txn::generation() const {
-  auto v = txn_.get(db_.dbi(database::meta_db), generation_key);
+uint64_t read_txn::generation(counter c) const {
+  auto v = txn_.get(db_.dbi(database::meta_db), generation_keys[static_cast<size_t>(c)]);
   uint64_t gen = 0;
   if (v && v->size() == sizeof(gen)) {
     std::memcpy(&gen, v->data(), sizeof(gen));
@@ -153,7 +154,7 @@ write_txn::write_txn(const database& db) : read_txn(db, true) {
 }
 
 write_txn::write_txn(const database& db, write_txn& parent)
-    : read_txn(db, parent.txn_), nested_(true) {
+    : read_txn(db, parent.txn_), nested_(true), root_(parent.root_) {
   // nop
 }
 
@@ -164,6 +165,9 @@ void write_txn::index_groups(std::string_view node, std::string_view old_groups,
   std::sort(before.begin(), before.end());
   std::sort(after.begin(), after.end());
   auto members = db_.dbi(database::members_db);
+  if (before != after) {
+    root_->membership_changed_ = true;
+  }
   for (const auto& g : before) {
     if (!std::binary_search(after.begin(), after.end(), g)) {
       txn_.del(members, member_key(g, node));
@@ -187,6 +191,7 @@ void write_txn::put(object_type t, std::string_view name, const attr_map& attrs)
     }
   }
   auto dbi = db_.dbi(static_cast<size_t>(t));
+  touched(t);
   if (t == object_type::node) {
     std::string old_groups;
     if (auto old = get(t, name)) {
@@ -200,6 +205,7 @@ void write_txn::put(object_type t, std::string_view name, const attr_map& attrs)
 
 bool write_txn::erase(object_type t, std::string_view name) {
   auto dbi = db_.dbi(static_cast<size_t>(t));
+  touched(t);
   if (t == object_type::node) {
     auto old = get(t, name);
     if (!old) {
@@ -214,14 +220,31 @@ void write_txn::set_meta(std::string_view key, std::string_view value) {
   txn_.put(db_.dbi(database::meta_db), key, value);
 }
 
+void write_txn::touched(object_type t) {
+  if (t == object_type::passwd || t == object_type::policy) {
+    root_->auth_changed_ = true;
+  } else if (t == object_type::group) {
+    root_->membership_changed_ = true;
+  }
+}
+
 void write_txn::commit() {
   if (nested_) {
     txn_.commit();
     return;
   }
-  uint64_t gen = generation() + 1;
-  txn_.put(db_.dbi(database::meta_db), generation_key,
-           std::string_view{reinterpret_cast<const char*>(&gen), sizeof(gen)});
+  auto bump = [&](counter c) {
+    uint64_t gen = generation(c) + 1;
+    txn_.put(db_.dbi(database::meta_db), generation_keys[static_cast<size_t>(c)],
+             std::string_view{reinterpret_cast<const char*>(&gen), sizeof(gen)});
+  };
+  bump(counter::all);
+  if (auth_changed_) {
+    bump(counter::auth);
+  }
+  if (membership_changed_) {
+    bump(counter::membership);
+  }
   txn_.commit();
 }
 

@@ -43,8 +43,15 @@ class read_txn {
   /// Every group name: defined group objects plus every name used in a node's `groups`.
   std::vector<std::string> group_names() const;
 
-  /// Counter bumped by every committed write; equal values mean equal contents.
-  uint64_t generation() const;
+  /// What a generation counter counts.
+  enum class counter : uint8_t {
+    all,        ///< every committed write: equal values mean equal contents
+    auth,       ///< writes to policy or passwd (what authorization reads)
+    membership, ///< changes of group membership (node groups, group objects)
+  };
+
+  /// A generation counter, bumped by every commit that changed what it counts.
+  uint64_t generation(counter c = counter::all) const;
 
   /// An internal setting (e.g. `xcatdefaults.postscripts`); "" if unset.
   std::string meta(std::string_view key) const;
@@ -81,7 +88,12 @@ class write_txn : public read_txn {
   explicit write_txn(const database& db);
   write_txn(const database& db, write_txn& parent);
   void commit();
+  void touched(object_type t);
   bool nested_ = false;
+  /// The outermost transaction, which bumps the counters at commit.
+  write_txn* root_ = this;
+  bool auth_changed_ = false;
+  bool membership_changed_ = false;
   void index_groups(std::string_view node, std::string_view old_groups,
                     std::string_view new_groups);
 };

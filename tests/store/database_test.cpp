@@ -235,3 +235,29 @@ TEST(database, batch_commits_good_ops_and_rolls_back_failed_ones_alone) {
 }
 
 } // namespace
+
+namespace {
+
+using namespace cws::store;
+
+TEST(database, counters_tell_what_changed) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  using counter = read_txn::counter;
+  auto at = [&](counter c) { return db.read().generation(c); };
+  auto auth0 = at(counter::auth);
+  auto mem0 = at(counter::membership);
+  db.write([](write_txn& t) { t.put(object_type::network, "n", {{"mtu", "1500"}}); });
+  EXPECT_EQ(at(counter::auth), auth0);
+  EXPECT_EQ(at(counter::membership), mem0);
+  db.write([](write_txn& t) { t.put(object_type::policy, "6", {{"name", "a"}}); });
+  EXPECT_EQ(at(counter::auth), auth0 + 1);
+  db.write([](write_txn& t) { t.erase(object_type::policy, "6"); });
+  EXPECT_EQ(at(counter::auth), auth0 + 2);
+  db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}}); });
+  EXPECT_EQ(at(counter::membership), mem0 + 1);
+  db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}, {"mgt", "x"}}); });
+  EXPECT_EQ(at(counter::membership), mem0 + 1); // same groups: no change
+}
+
+} // namespace
