@@ -76,7 +76,7 @@ void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh);
 
 /// Loads passwords and policy as the database holds them now, then authenticates the call.
 void refresh_then_authenticate(const context& cx, api_call_ptr call, promise rp) {
-  cx.self->request(cx.store, cx.cfg.timeout, snapshot_atom::value)
+  cx.self->request(cx.store, caf::infinite, snapshot_atom::value)
     .then(
       [cx, call, rp](auth_snapshot_ptr& snap) mutable {
         cx.self->state.snap = std::move(snap);
@@ -155,7 +155,7 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
     return;
   }
   req.has_noderange = true;
-  cx.self->request(cx.store, cx.cfg.timeout, expand_atom::value, call->target, false)
+  cx.self->request(cx.store, caf::infinite, expand_atom::value, call->target, false)
     .then(
       [req, decide](store::noderange_result& r) mutable {
         req.nodes = std::move(r.nodes);
@@ -170,7 +170,7 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
 void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh) {
   const auto& creds = call->creds;
   if (!creds.token.empty()) {
-    cx.self->request(cx.store, cx.cfg.timeout, token_atom::value, store::sha256_hex(creds.token))
+    cx.self->request(cx.store, caf::infinite, token_atom::value, store::sha256_hex(creds.token))
       .then(
         [cx, call, rp, fresh](const token_info& t) mutable {
           auto now = static_cast<int64_t>(std::time(nullptr));
@@ -232,7 +232,7 @@ void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh) 
       }
     }
   };
-  cx.self->request(cx.hasher, cx.cfg.timeout, verify_atom::value, creds.password, stored->second)
+  cx.self->request(cx.hasher, caf::infinite, verify_atom::value, creds.password, stored->second)
     .then([finish](bool ok) { finish(ok); }, [finish](caf::error&) { finish(false); });
 }
 

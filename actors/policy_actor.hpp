@@ -36,8 +36,6 @@ struct policy_config {
   /// First delay; doubles with each further failure, up to `backoff_max`.
   std::chrono::milliseconds backoff_base{250};
   std::chrono::milliseconds backoff_max{8000};
-  /// Timeout of requests to the store and the hasher.
-  std::chrono::seconds timeout{30};
   /// Run the hasher on its own thread (off under the deterministic test coordinator).
   bool detached_hasher = true;
 };

@@ -14,7 +14,6 @@ struct handles {
   store_actor store;
   policy_actor policy;
   executor_actor executor;
-  std::chrono::milliseconds timeout;
 };
 
 api_result unavailable(const caf::error& e, caf::actor_system& sys) {
@@ -46,18 +45,18 @@ void run(caf::event_based_actor* self, const handles& h, api_call_ptr call,
   bool fan_out = call->op == operation::nodeshell
                  || (call->op == operation::remove && call->type == store::object_type::node);
   if (fan_out && h.executor) {
-    self->request(h.executor, h.timeout, exec_atom::value, authorized).then(on_result, on_error);
+    self->request(h.executor, caf::infinite, exec_atom::value, authorized).then(on_result, on_error);
   } else if (call->op == operation::nodeshell) {
     (*done)(api_result::failure(api_status::unavailable,
                                 "nodeshell is not enabled on this service.", "2"));
   } else {
-    self->request(h.store, h.timeout, exec_atom::value, authorized).then(on_result, on_error);
+    self->request(h.store, caf::infinite, exec_atom::value, authorized).then(on_result, on_error);
   }
 }
 
 void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
               int attempt) {
-  self->request(h.policy, h.timeout, authz_atom::value, call)
+  self->request(h.policy, caf::infinite, authz_atom::value, call)
     .then(
       [=](const auth_result& auth) {
         if (!auth.allowed) {
@@ -86,8 +85,8 @@ caf::behavior dispatcher(caf::event_based_actor* self, handles h) {
 } // namespace
 
 service::service(caf::actor_system& sys, store_actor store, policy_actor policy,
-                 executor_actor executor, std::chrono::milliseconds timeout, size_t dispatchers) {
-  handles h{std::move(store), std::move(policy), std::move(executor), timeout};
+                 executor_actor executor, size_t dispatchers) {
+  handles h{std::move(store), std::move(policy), std::move(executor)};
   for (size_t i = 0; i < std::max<size_t>(1, dispatchers); ++i) {
     dispatchers_.push_back(sys.spawn(dispatcher, h));
   }

@@ -249,18 +249,29 @@ writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_st
   };
 }
 
+/// True for reads of one named object: served by the facade itself, saving a hop.
+bool is_small_read(const api_call& call) {
+  return (call.op == operation::show || call.op == operation::site_show)
+         && call.target.find_first_of("[]-:+@^/=~!(),*") == std::string::npos
+         && call.target != "all";
+}
+
 store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_state> self,
-                                       std::vector<store_actor> readers, writer_actor writer) {
+                                       std::vector<store_actor> readers, writer_actor writer,
+                                       std::shared_ptr<store::database> db,
+                                       store::noderange_options opts) {
   self->state.readers = std::move(readers);
   self->state.writer = std::move(writer);
   for (auto& r : self->state.readers) {
     self->link_to(r);
   }
   self->link_to(self->state.writer);
-  return {
-    [=](exec_atom, api_call_ptr call) -> caf::delegated<api_result> {
+  return {    [=](exec_atom, api_call_ptr call) -> caf::result<api_result> {
       if (is_write(call->op)) {
         return self->delegate(self->state.writer, exec_atom::value, std::move(call));
+      }
+      if (is_small_read(*call)) {
+        return run_read(*db, *call, opts);
       }
       return self->delegate(self->state.reader(), exec_atom::value, std::move(call));
     },
@@ -467,8 +478,7 @@ store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<store::database>
     readers.push_back(sys.spawn(reader_impl, db, cfg.noderange));
   }
   auto writer = cfg.detached_writer ? sys.spawn<caf::detached>(writer_impl, db, cfg)
-                                    : sys.spawn(writer_impl, db, cfg);
-  return sys.spawn(facade_impl, std::move(readers), std::move(writer));
+                                    : sys.spawn(writer_impl, db, cfg);  return sys.spawn(facade_impl, std::move(readers), std::move(writer), db, cfg.noderange);
 }
 
 } // namespace cws::actors

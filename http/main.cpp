@@ -79,11 +79,14 @@ int serve(const cli::parsed_args& args) {
   // variable, which enqueuing notifies.
   acfg.set("work-stealing.moderate-poll-attempts", static_cast<size_t>(setting(settings, "caf_moderate_polls", 0)));
   acfg.set("work-stealing.aggressive-poll-attempts", static_cast<size_t>(setting(settings, "caf_aggressive_polls", 200)));
+  if (auto it = settings.find("caf_threads"); it != settings.end()) {
+    acfg.set("scheduler.max-threads", static_cast<size_t>(std::stoul(it->second)));
+  }
   caf::actor_system sys{acfg};
   auto st = actors::spawn_store(sys, db, sc);
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, engine, ec);
-  actors::service svc{sys, st, pol, ex, cfg.call_timeout};
+  actors::service svc{sys, st, pol, ex};
   {
     http::server srv{cfg, svc};
     auto ep = srv.start();

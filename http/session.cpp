@@ -32,7 +32,7 @@ std::string chunk(const std::string& data) {
 } // namespace
 
 session::session(tcp::socket&& socket, ssl::context& tls, session_context& ctx)
-    : stream_(std::move(socket), tls), ctx_(ctx) {
+  : stream_(std::move(socket), tls), ctx_(ctx), deadline_(stream_.get_executor()) {
   beast::error_code ec;
   auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
   if (!ec) {
@@ -125,9 +125,24 @@ void session::on_read(beast::error_code ec, std::size_t) {
   }
   // no deadline while the actors work; the call has its own timeout
   beast::get_lowest_layer(stream_).expires_never();
-  auto self = shared_from_this();
-  if (pending_.stream) {
+  auto self = shared_from_this();  if (pending_.stream) {
     pending_.call.sink = std::make_shared<stream_sink>(weak_from_this());
+  }
+  waiting_ = true;
+  if (pending_.call.op != actors::operation::nodeshell) {
+    // nodeshell is bounded per node (connect and command timeouts) instead
+    deadline_.expires_after(ctx_.cfg.call_timeout);
+    deadline_.async_wait([self](beast::error_code ec) {
+      if (!ec && self->waiting_) {
+        self->waiting_ = false;
+        self->send(503,
+                   error_text("The service did not answer within "
+                                + std::to_string(self->ctx_.cfg.call_timeout.count())
+                                + " seconds.",
+                              "2", false),
+                   false);
+      }
+    });
   }
   ctx_.svc->submit(std::make_shared<const actors::api_call>(pending_.call),
                  [self](actors::api_result res) {
@@ -139,7 +154,12 @@ void session::on_read(beast::error_code ec, std::size_t) {
 }
 
 void session::on_result(actors::api_result res) {
-  if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
+  if (!waiting_) {
+    return; // answered already (call_timeout)
+  }
+  waiting_ = false;
+  deadline_.cancel();
+if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
     // a node may have been reported before any stream started: start it now
     if (!stream_started_) {
       queue_stream({});

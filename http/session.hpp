@@ -63,6 +63,9 @@ class session : public std::enable_shared_from_this<session> {
   bool stream_started_ = false;
   bool stream_writing_ = false;
   bool stream_ended_ = false;
+  /// Bounds a call in the actor system (call_timeout); a late result is dropped.
+  net::steady_timer deadline_;
+  bool waiting_ = false;
   unsigned version_ = 11;
 };
 

@@ -174,7 +174,7 @@ TEST_F(caf_fixture, verified_passwords_are_cached_until_the_password_changes) {
   });
   // The policy actor's cached "yes" is provisional: the store checks it was made on the
   // passwords it holds now, and the bridge authorizes again on fresh data.
-  service svc{sys, st, pol, {}, std::chrono::seconds(5), 1};
+  service svc{sys, st, pol, {}, 1};
   std::optional<api_result> got;
   svc.submit(call(operation::list), [&](api_result r) { got = std::move(r); });
   sched.run();
@@ -232,7 +232,7 @@ TEST_F(caf_fixture, tokens_authenticate_until_revoked_or_expired) {
 }
 
 TEST_F(caf_fixture, submit_authorizes_then_runs) {
-  service svc{sys, st, pol, {}, std::chrono::seconds(5), 1};
+  service svc{sys, st, pol, {}, 1};
   std::optional<api_result> got;
   svc.submit(call(operation::list), [&](api_result r) { got = std::move(r); });
   sched.run();
