@@ -7,13 +7,10 @@ home=$WORK/home
 pw=benchpw
 init_home "$home" "$pw"
 start_daemon "$home"
-url="https://127.0.0.1:$DAEMON_PORT"
+
 printf '%-44s %12s\n' "case" "writes/s"
 : >"$WORK/a"; : >"$WORK/b"
-for r in $(seq "$ROUNDS"); do
-  out=$(wrk -t2 -c16 -d120s -s "$(dirname "$0")/writes.lua" "$url" -- $((N / 2)) "$pw" "r$r")
-  grep -q "Non-2xx" <<<"$out" && { echo "errors in PUT run: $out" >&2; exit 1; }
-  awk '/Requests\/sec/ {print $2}' <<<"$out" >>"$WORK/a"
+for r in $(seq "$ROUNDS"); do  cws-put-load "$DAEMON_PORT" "$home/pki/ca-cert.pem" "$pw" "$N" 16 "r${r}n" | awk '{print $2}' >>"$WORK/a"
   rm -rf "$WORK/raw"
   cws-lmdb-commits "$WORK/raw" 3000 | awk '{print $2}' >>"$WORK/b"
 done
