@@ -136,13 +136,32 @@ enum class api_status : uint8_t {
   stale,        ///< authorized on data that changed since: authorize again (internal)
 };
 
+/// One object of a listing, its attributes kept encoded (store/codec.hpp): a 100,000-node
+/// answer stays compact until it is rendered.
+struct object_record {
+  std::string name;
+  std::string encoded;
+
+  object_record() = default;
+
+  object_record(std::string n, const store::attr_map& attrs)
+      : name(std::move(n)), encoded(store::encode(attrs)) {
+    // nop
+  }
+
+  /// The attributes, decoded.
+  store::attr_map attrs() const {
+    return store::record_view{encoded}.to_map();
+  }
+};
+
 /// The result of a call.
 struct api_result {
   api_status status = api_status::ok;
   /// list / nodels: names.
   std::vector<std::string> names;
   /// show / site_show: objects with their attributes.
-  std::vector<store::listed_object> objects;
+  std::vector<object_record> objects;
   /// failed: the error lines; ok: informational lines.
   std::vector<std::string> messages;
   /// The xCAT errorcode of a failure ("1" for command errors).

@@ -25,8 +25,8 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
               int attempt);
 
 /// Runs an authorized call where it belongs.
-void run(caf::event_based_actor* self, const handles& h, api_call_ptr call,
-         api_call_ptr authorized, done_ptr done, int attempt) {
+void run(caf::event_based_actor* self, const handles& h, api_call_ptr call, api_call_ptr authorized,
+         done_ptr done, int attempt) {
   auto on_result = [=](api_result& r) {
     if (r.status == api_status::stale) {
       if (attempt < max_reauthorizations) {
@@ -41,11 +41,14 @@ void run(caf::event_based_actor* self, const handles& h, api_call_ptr call,
     }
     (*done)(std::move(r));
   };
-  auto on_error = [=](caf::error& e) { (*done)(unavailable(e, self->system())); };
+  auto on_error = [=](caf::error& e) {
+    (*done)(unavailable(e, self->system()));
+  };
   bool fan_out = call->op == operation::nodeshell
                  || (call->op == operation::remove && call->type == store::object_type::node);
   if (fan_out && h.executor) {
-    self->request(h.executor, caf::infinite, exec_atom::value, authorized).then(on_result, on_error);
+    self->request(h.executor, caf::infinite, exec_atom::value, authorized)
+      .then(on_result, on_error);
   } else if (call->op == operation::nodeshell) {
     (*done)(api_result::failure(api_status::unavailable,
                                 "nodeshell is not enabled on this service.", "2"));
@@ -94,8 +97,7 @@ service::service(caf::actor_system& sys, store_actor store, policy_actor policy,
 
 void service::submit(api_call_ptr call, done_fn done) const {
   const auto& d = dispatchers_[next_++ % dispatchers_.size()];
-  caf::anon_send(d, exec_atom::value, std::move(call),
-                 std::make_shared<done_fn>(std::move(done)));
+  caf::anon_send(d, exec_atom::value, std::move(call), std::make_shared<done_fn>(std::move(done)));
 }
 
 void service::shutdown() const {

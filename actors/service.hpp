@@ -22,14 +22,14 @@ using done_ptr = std::shared_ptr<done_fn>;
 
 /// The actors a request goes through, as the HTTP layer sees them.
 class service {
-public:
+ public:
   /// Spawns `dispatchers` long-lived actors that carry calls through policy and store (no
   /// actor is spawned per request). `executor` may be null: node deletes then go to the
   /// store and nodeshell is refused.
   /// Calls carry no actor-side timeouts (a timer per hop costs the clock thread on every
   /// request): the caller bounds the whole call (the HTTP session's call_timeout).
-  service(caf::actor_system& sys, store_actor store, policy_actor policy,
-          executor_actor executor, size_t dispatchers = 2);
+  service(caf::actor_system& sys, store_actor store, policy_actor policy, executor_actor executor,
+          size_t dispatchers = 2);
 
   /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
   /// executor for nodeshell and node deletes. Calls `done` exactly once, on an actor thread:
@@ -39,7 +39,7 @@ public:
   /// Stops the dispatchers.
   void shutdown() const;
 
-private:
+ private:
   std::vector<caf::actor> dispatchers_;
   mutable std::atomic<size_t> next_{0};
 };

@@ -266,7 +266,8 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
     self->link_to(r);
   }
   self->link_to(self->state.writer);
-  return {    [=](exec_atom, api_call_ptr call) -> caf::result<api_result> {
+  return {
+    [=](exec_atom, api_call_ptr call) -> caf::result<api_result> {
       if (is_write(call->op)) {
         return self->delegate(self->state.writer, exec_atom::value, std::move(call));
       }
@@ -343,12 +344,13 @@ api_result run_read(const store::database& db, const api_call& call,
           r.objects.push_back({"clustersite", std::move(site)});
           return r;
         }
-        auto found
-          = store::list_objects(view, call.type, names, call.only_attrs ? &call.attrs : nullptr);
-        if (!found.errors.empty()) {
-          return failed(std::move(found.errors));
+        r.objects.reserve(names.size());
+        auto errors = store::list_objects(
+          view, call.type, names, call.only_attrs ? &call.attrs : nullptr, {},
+          [&](store::listed_object&& o) { r.objects.emplace_back(std::move(o.name), o.attrs); });
+        if (!errors.empty()) {
+          return failed(std::move(errors)); // xCAT: any error, no listing
         }
-        r.objects = std::move(found.objects);
         return r;
       }
       case operation::nodels: {
@@ -478,7 +480,8 @@ store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<store::database>
     readers.push_back(sys.spawn(reader_impl, db, cfg.noderange));
   }
   auto writer = cfg.detached_writer ? sys.spawn<caf::detached>(writer_impl, db, cfg)
-                                    : sys.spawn(writer_impl, db, cfg);  return sys.spawn(facade_impl, std::move(readers), std::move(writer), db, cfg.noderange);
+                                    : sys.spawn(writer_impl, db, cfg);
+  return sys.spawn(facade_impl, std::move(readers), std::move(writer), db, cfg.noderange);
 }
 
 } // namespace cws::actors

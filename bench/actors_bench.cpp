@@ -22,10 +22,9 @@ using namespace cws;
 void policy_evaluation(benchmark::State& state) {
   std::vector<store::policy_row> rows;
   for (int i = 0; i < 20; ++i) {
-    rows.push_back(store::make_policy_row(std::to_string(i + 2),
-                                          {{"name", "user" + std::to_string(i)},
-                                           {"commands", "lsdef,nodels"},
-                                           {"rule", "allow"}}));
+    rows.push_back(store::make_policy_row(
+      std::to_string(i + 2),
+      {{"name", "user" + std::to_string(i)}, {"commands", "lsdef,nodels"}, {"rule", "allow"}}));
   }
   rows.push_back(store::make_policy_row("30", {{"name", "alice"}, {"rule", "allow"}}));
   store::sort_policy(rows);
@@ -40,7 +39,8 @@ void policy_evaluation(benchmark::State& state) {
 BENCHMARK(policy_evaluation);
 
 void password_cache_hit(benchmark::State& state) {
-  auto dir = std::filesystem::temp_directory_path() / ("cws-bench-auth-" + std::to_string(getpid()));
+  auto dir
+    = std::filesystem::temp_directory_path() / ("cws-bench-auth-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   {
     auto db = std::make_shared<store::database>(dir);

@@ -12,14 +12,14 @@ using namespace cws;
 actors::api_result objects(size_t n) {
   actors::api_result r;
   for (size_t i = 0; i < n; ++i) {
-    r.objects.push_back({"node" + std::to_string(100000 + i),
-                         {{"arch", "x86_64"},
-                          {"groups", "compute,all"},
-                          {"mgt", "kvm"},
-                          {"os", "rhels9.4"},
-                          {"postbootscripts", "otherpkgs"},
-                          {"postscripts", "syslog,remoteshell,syncfiles"},
-                          {"vmmemory", "8192"}}});
+    r.objects.emplace_back("node" + std::to_string(100000 + i),
+                           store::attr_map{{"arch", "x86_64"},
+                                           {"groups", "compute,all"},
+                                           {"mgt", "kvm"},
+                                           {"os", "rhels9.4"},
+                                           {"postbootscripts", "otherpkgs"},
+                                           {"postscripts", "syslog,remoteshell,syncfiles"},
+                                           {"vmmemory", "8192"}});
   }
   return r;
 }

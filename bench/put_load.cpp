@@ -30,10 +30,9 @@ int main(int argc, char** argv) {
     threads.emplace_back([&] {
       cws::test::https_client client{ca, port};
       for (long i = next++; i < n; i = next++) {
-        auto r = client.request("PUT",
-                                "/clusterws/nodes/" + prefix + std::to_string(i)
-                                  + "?userName=root&userPW=" + pw,
-                                R"({"groups":"bench","mgt":"kvm"})");
+        auto r = client.request(
+          "PUT", "/clusterws/nodes/" + prefix + std::to_string(i) + "?userName=root&userPW=" + pw,
+          R"({"groups":"bench","mgt":"kvm"})");
         if (r.status != 200) {
           ++errors;
         }

@@ -109,9 +109,9 @@ int report(const store::outcome& out, io& streams) {
 
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
   static const std::pair<std::string_view, command_fn> table[] = {
-    {"lsdef", lsdef}, {"nodels", nodels}, {"mkdef", mkdef}, {"chdef", chdef},
-    {"rmdef", rmdef}, {"xdsh", xdsh},     {"init", init},   {"passwd", passwd},
-    {"noderange", noderange},
+    {"lsdef", lsdef}, {"nodels", nodels}, {"mkdef", mkdef},
+    {"chdef", chdef}, {"rmdef", rmdef},   {"xdsh", xdsh},
+    {"init", init},   {"passwd", passwd}, {"noderange", noderange},
   };
   for (const auto& [n, fn] : table) {
     if (n == name) {

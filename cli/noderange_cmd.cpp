@@ -13,7 +13,7 @@ namespace {
 
 /// No nodes, no groups: every name is taken as written.
 class no_cluster : public store::node_universe {
-public:
+ public:
   const std::vector<std::string>& nodes() const override {
     return none_;
   }
@@ -27,7 +27,7 @@ public:
     return {};
   }
 
-private:
+ private:
   std::vector<std::string> none_;
 };
 

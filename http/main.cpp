@@ -77,8 +77,10 @@ int serve(const cli::parsed_args& args) {
   // Request handling is a chain of short messages: workers that sleep 50 us between polls
   // ("moderate" phase) add that to every hop. Spin briefly, then block on the condition
   // variable, which enqueuing notifies.
-  acfg.set("work-stealing.moderate-poll-attempts", static_cast<size_t>(setting(settings, "caf_moderate_polls", 0)));
-  acfg.set("work-stealing.aggressive-poll-attempts", static_cast<size_t>(setting(settings, "caf_aggressive_polls", 200)));
+  acfg.set("work-stealing.moderate-poll-attempts",
+           static_cast<size_t>(setting(settings, "caf_moderate_polls", 0)));
+  acfg.set("work-stealing.aggressive-poll-attempts",
+           static_cast<size_t>(setting(settings, "caf_aggressive_polls", 200)));
   if (auto it = settings.find("caf_threads"); it != settings.end()) {
     acfg.set("scheduler.max-threads", static_cast<size_t>(std::stoul(it->second)));
   }

@@ -25,42 +25,46 @@ char array_separator(const std::string& attr) {
   return attr.rfind("nicips.", 0) == 0 ? '|' : 0;
 }
 
-void write_attrs(json_writer& w, const store::attr_map& attrs, bool ver1) {
+/// An object's attributes, decoded straight into the writer.
+void write_attrs(json_writer& w, std::string_view encoded, bool ver1) {
   w.begin_object();
-  for (const auto& [k, v] : attrs) {
+  store::record_view{encoded}.for_each([&](std::string_view k, std::string_view v) {
     w.key(k);
-    char sep = ver1 ? array_separator(k) : 0;
+    char sep = ver1 ? array_separator(std::string{k}) : 0;
     if (sep == 0) {
       w.value(v);
-      continue;
+      return;
     }
     w.begin_array();
     size_t pos = 0;
     while (pos <= v.size() && !v.empty()) {
       auto end = v.find(sep, pos);
-      if (end == std::string::npos) {
+      if (end == std::string_view::npos) {
         end = v.size();
       }
-      w.value(std::string_view{v}.substr(pos, end - pos));
+      w.value(v.substr(pos, end - pos));
       pos = end + 1;
     }
     w.end_array();
-  }
+  });
   w.end_object();
 }
 
-/// xcoll=1: objects with identical attributes are merged under the key "n1,n2".
-std::vector<store::listed_object> collate(const std::vector<store::listed_object>& objs) {
-  std::map<store::attr_map, std::vector<std::string>> groups;
+/// xcoll=1: objects with identical attributes (identical encodings: attributes are sorted)
+/// are merged under the key "n1,n2".
+std::vector<actors::object_record> collate(const std::vector<actors::object_record>& objs) {
+  std::map<std::string_view, std::vector<std::string>> groups;
   for (const auto& o : objs) {
-    groups[o.attrs].push_back(o.name);
+    groups[o.encoded].push_back(o.name);
   }
-  std::vector<store::listed_object> out;
-  for (auto& [attrs, names] : groups) {
+  std::vector<actors::object_record> out;
+  for (auto& [encoded, names] : groups) {
     std::sort(names.begin(), names.end());
-    out.push_back({store::join_list(names), attrs});
+    actors::object_record merged;
+    merged.name = store::join_list(names);
+    merged.encoded = std::string{encoded};
+    out.push_back(std::move(merged));
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
 
@@ -293,17 +297,26 @@ response_text render(const routed& req, const actors::api_result& res) {
       return {status, finish(w, pretty)};
     case output::objects: {
       bool any = std::any_of(res.objects.begin(), res.objects.end(),
-                             [](const auto& o) { return !o.attrs.empty(); });
+                             [](const auto& o) { return !o.encoded.empty(); });
       if (!any) {
         return {status, {}}; // xCAT: no attribute lines, no body
       }
-      auto objs = req.render.xcoll ? collate(res.objects) : res.objects;
-      std::sort(objs.begin(), objs.end(),
-                [](const auto& a, const auto& b) { return a.name < b.name; });
-      w.begin_object();
+      std::vector<actors::object_record> merged;
+      if (req.render.xcoll) {
+        merged = collate(res.objects);
+      }
+      const auto& objs = req.render.xcoll ? merged : res.objects;
+      // sort pointers, not the (possibly 100,000) objects
+      std::vector<const actors::object_record*> order;
+      order.reserve(objs.size());
       for (const auto& o : objs) {
-        w.key(o.name);
-        write_attrs(w, o.attrs, req.render.ver1);
+        order.push_back(&o);
+      }
+      std::sort(order.begin(), order.end(), [](auto a, auto b) { return a->name < b->name; });
+      w.begin_object();
+      for (const auto* o : order) {
+        w.key(o->name);
+        write_attrs(w, o->encoded, req.render.ver1);
       }
       w.end_object();
       return {status, finish(w, pretty)};

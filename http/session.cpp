@@ -32,7 +32,7 @@ std::string chunk(const std::string& data) {
 } // namespace
 
 session::session(tcp::socket&& socket, ssl::context& tls, session_context& ctx)
-  : stream_(std::move(socket), tls), ctx_(ctx), deadline_(stream_.get_executor()) {
+    : stream_(std::move(socket), tls), ctx_(ctx), deadline_(stream_.get_executor()) {
   beast::error_code ec;
   auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
   if (!ec) {
@@ -125,7 +125,8 @@ void session::on_read(beast::error_code ec, std::size_t) {
   }
   // no deadline while the actors work; the call has its own timeout
   beast::get_lowest_layer(stream_).expires_never();
-  auto self = shared_from_this();  if (pending_.stream) {
+  auto self = shared_from_this();
+  if (pending_.stream) {
     pending_.call.sink = std::make_shared<stream_sink>(weak_from_this());
   }
   waiting_ = true;
@@ -137,20 +138,18 @@ void session::on_read(beast::error_code ec, std::size_t) {
         self->waiting_ = false;
         self->send(503,
                    error_text("The service did not answer within "
-                                + std::to_string(self->ctx_.cfg.call_timeout.count())
-                                + " seconds.",
+                                + std::to_string(self->ctx_.cfg.call_timeout.count()) + " seconds.",
                               "2", false),
                    false);
       }
     });
   }
-  ctx_.svc->submit(std::make_shared<const actors::api_call>(pending_.call),
-                 [self](actors::api_result res) {
-                   // back on the session's strand: never touch the stream from an actor thread
-                   net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-                     self->on_result(std::move(res));
-                   });
-                 });
+  ctx_.svc->submit(
+    std::make_shared<const actors::api_call>(pending_.call), [self](actors::api_result res) {
+      // back on the session's strand: never touch the stream from an actor thread
+      net::post(self->stream_.get_executor(),
+                [self, res = std::move(res)]() mutable { self->on_result(std::move(res)); });
+    });
 }
 
 void session::on_result(actors::api_result res) {
@@ -159,7 +158,7 @@ void session::on_result(actors::api_result res) {
   }
   waiting_ = false;
   deadline_.cancel();
-if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
+  if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
     // a node may have been reported before any stream started: start it now
     if (!stream_started_) {
       queue_stream({});

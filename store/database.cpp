@@ -9,8 +9,8 @@ namespace cws::store {
 
 namespace {
 
-constexpr std::string_view generation_keys[] = {"generation", "generation.auth",
-                                                "generation.membership"};
+constexpr std::string_view generation_keys[]
+  = {"generation", "generation.auth", "generation.membership"};
 
 constexpr const char* db_names[]
   = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token", "members", "meta"};

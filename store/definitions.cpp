@@ -303,23 +303,26 @@ outcome apply(database& db, const std::function<outcome(write_txn&)>& change) {
   return out;
 }
 
-listing list_objects(const cluster_view& view, object_type t, const std::vector<std::string>& names,
-                     const std::vector<std::string>* only, const std::vector<selector>& where) {
-  listing out;
+std::vector<std::string> list_objects(const cluster_view& view, object_type t,
+                                      const std::vector<std::string>& names,
+                                      const std::vector<std::string>* only,
+                                      const std::vector<selector>& where,
+                                      const std::function<void(listed_object&&)>& sink) {
+  std::vector<std::string> errors;
   std::vector<std::string> wanted;
   if (only != nullptr) {
     for (const auto& a : *only) {
       if (is_valid_attribute(t, a)) {
         wanted.push_back(a);
       } else {
-        out.errors.push_back(invalid_attribute_message(a, t));
+        errors.push_back(invalid_attribute_message(a, t));
       }
     }
   }
   for (const auto& n : names) {
     auto attrs = view.display(t, n);
     if (!attrs) {
-      out.errors.push_back(not_found_message(n, t));
+      errors.push_back(not_found_message(n, t));
       continue;
     }
     bool pass = std::all_of(where.begin(), where.end(), [&](const selector& s) {
@@ -337,8 +340,16 @@ listing list_objects(const cluster_view& view, object_type t, const std::vector<
       }
       attrs = std::move(picked);
     }
-    out.objects.push_back({n, std::move(*attrs)});
+    sink({n, std::move(*attrs)});
   }
+  return errors;
+}
+
+listing list_objects(const cluster_view& view, object_type t, const std::vector<std::string>& names,
+                     const std::vector<std::string>* only, const std::vector<selector>& where) {
+  listing out;
+  out.errors = list_objects(view, t, names, only, where,
+                            [&](listed_object&& o) { out.objects.push_back(std::move(o)); });
   return out;
 }
 

@@ -86,8 +86,16 @@ struct listing {
   std::vector<std::string> errors;
 };
 
-/// lsdef: the named objects. With `only`, exactly those attributes (unset ones as ""), and an
-/// error for each invalid name. Objects failing any of `where` are left out.
+/// lsdef, streaming: calls `sink` with each object found, in the order asked, and returns the
+/// errors (one per missing object, one per invalid `only` attribute). With `only`, exactly
+/// those attributes (unset ones as ""). Objects failing any of `where` are left out.
+std::vector<std::string> list_objects(const cluster_view& view, object_type t,
+                                      const std::vector<std::string>& names,
+                                      const std::vector<std::string>* only,
+                                      const std::vector<selector>& where,
+                                      const std::function<void(listed_object&&)>& sink);
+
+/// lsdef, collected: the same as a listing.
 listing list_objects(const cluster_view& view, object_type t, const std::vector<std::string>& names,
                      const std::vector<std::string>* only = nullptr,
                      const std::vector<selector>& where = {});

@@ -625,9 +625,10 @@ std::string fold_nodes(std::vector<std::string> names) {
     std::sort(nums.begin(), nums.end(), [](const numbered& a, const numbered& b) {
       return a.value != b.value ? a.value < b.value : a.digits < b.digits;
     });
-    nums.erase(std::unique(nums.begin(), nums.end(),
-                           [](const numbered& a, const numbered& b) { return a.digits == b.digits; }),
-               nums.end());
+    nums.erase(
+      std::unique(nums.begin(), nums.end(),
+                  [](const numbered& a, const numbered& b) { return a.digits == b.digits; }),
+      nums.end());
     std::string ranges;
     size_t count = 0;
     for (size_t i = 0; i < nums.size();) {

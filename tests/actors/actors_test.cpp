@@ -108,7 +108,7 @@ TEST_F(caf_fixture, store_reads_lists_and_details) {
   auto show = std::make_shared<api_call>(*call(operation::show, "n1"));
   r = exec(show);
   ASSERT_EQ(r.objects.size(), 1u);
-  EXPECT_EQ(r.objects[0].attrs.at("mgt"), "kvm");
+  EXPECT_EQ(r.objects[0].attrs().at("mgt"), "kvm");
   r = exec(call(operation::nodels, "n1,nosuch"));
   EXPECT_EQ(r.status, api_status::failed);
   EXPECT_EQ(r.messages.front(), "Invalid nodes and/or groups in noderange: nosuch");

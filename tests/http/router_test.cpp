@@ -163,14 +163,16 @@ TEST(render, status_codes_and_shapes) {
   routed r;
   r.out = output::objects;
   cws::actors::api_result res;
-  res.objects = {{"n2", {{"mgt", "kvm"}}}, {"n1", {{"mgt", "kvm"}}}, {"n3", {{"mgt", "ipmi"}}}};
+  using obj = cws::actors::object_record;
+  res.objects
+    = {obj{"n2", {{"mgt", "kvm"}}}, obj{"n1", {{"mgt", "kvm"}}}, obj{"n3", {{"mgt", "ipmi"}}}};
   EXPECT_EQ(render(r, res).body,
             "{\"n1\":{\"mgt\":\"kvm\"},\"n2\":{\"mgt\":\"kvm\"},\"n3\":{\"mgt\":\"ipmi\"}}\n");
   r.render.xcoll = true;
   EXPECT_EQ(render(r, res).body, "{\"n1,n2\":{\"mgt\":\"kvm\"},\"n3\":{\"mgt\":\"ipmi\"}}\n");
   r.render = {};
   r.render.ver1 = true;
-  res.objects = {{"n1", {{"groups", "all,compute"}}}};
+  res.objects = {obj{"n1", {{"groups", "all,compute"}}}};
   EXPECT_EQ(render(r, res).body, "{\"n1\":{\"groups\":[\"all\",\"compute\"]}}\n");
   res = cws::actors::api_result::failure(cws::actors::api_status::failed, "nope");
   auto t = render(r, res);

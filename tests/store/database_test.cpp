@@ -244,7 +244,9 @@ TEST(database, counters_tell_what_changed) {
   cws::test::temp_dir dir;
   database db{dir.path};
   using counter = read_txn::counter;
-  auto at = [&](counter c) { return db.read().generation(c); };
+  auto at = [&](counter c) {
+    return db.read().generation(c);
+  };
   auto auth0 = at(counter::auth);
   auto mem0 = at(counter::membership);
   db.write([](write_txn& t) { t.put(object_type::network, "n", {{"mtu", "1500"}}); });
