@@ -12,7 +12,7 @@ ours="https://127.0.0.1:$DAEMON_PORT/clusterws/nodes/node000001?userName=root&us
 
 www=$WORK/www
 mkdir -p "$www"
-curl -s --cacert "$home/pki/ca-cert.pem" "$ours" >"$www/node.json"
+curl -gs --cacert "$home/pki/ca-cert.pem" "$ours" >"$www/node.json"
 chmod -R a+rX "$WORK"
 np=$(free_port)
 cat >"$WORK/nginx.conf" <<CONF

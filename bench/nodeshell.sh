@@ -20,7 +20,7 @@ mkdef -t group farm sshport="$port" >/dev/null
 mkdef "node[0001-$(printf %04d "$max")]" groups=farm,all ip=127.0.0.1 >/dev/null
 export PDSH_SSH_ARGS="-F $farm/ssh_config -x -l%u %h"
 
-sshd_cpu() { cpu_ticks "$SSHD_PID"; }
+sshd_cpu() { tree_ticks "$SSHD_PID"; }
 
 # measure LABEL CMD...: appends "wall client_cpu sshd_cpu ok" to $WORK/LABEL
 measure() {
@@ -39,7 +39,7 @@ ours() {
   local label=$1 n=$2
   local d0 s0 t0 t1 d1 s1 ok
   d0=$(cpu_ticks "$DAEMON_PID"); s0=$(sshd_cpu); t0=$(date +%s.%N)
-  curl -s --cacert "$home/pki/ca-cert.pem" -X POST -H 'Content-Type: application/json' \
+  curl -gs --cacert "$home/pki/ca-cert.pem" -X POST -H 'Content-Type: application/json' \
     -d '{"command":"hostname"}' -o "$WORK/ours.json" \
     "https://127.0.0.1:$DAEMON_PORT/clusterws/nodes/node[0001-$(printf %04d "$n")]/nodeshell?userName=root&userPW=$pw&format=detail&fanout=$FANOUT"
   t1=$(date +%s.%N); d1=$(cpu_ticks "$DAEMON_PID"); s1=$(sshd_cpu)

@@ -52,7 +52,7 @@ Host node*
     BatchMode yes
     LogLevel ERROR
 CONF
-/usr/sbin/sshd -D -f "$dir/sshd_config" -E "$dir/sshd.log" &
+/usr/sbin/sshd -D -f "$dir/sshd_config" -E "$dir/sshd.log" </dev/null >/dev/null 2>&1 &
 echo $! >"$dir/sshd.pid"
 for _ in $(seq 200); do (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.02; done
 cat "$dir/sshd.pid"
