@@ -55,7 +55,8 @@ start_daemon() {
   clusterwsd --home "$home" --listen 127.0.0.1:0 --port-file "$home/port" >>"$home/daemon.log" 2>&1 &
   DAEMON_PID=$!
   PIDS+=("$DAEMON_PID")
-  for _ in $(seq 500); do [[ -s "$home/port" ]] && break; sleep 0.01; done
+  for _ in $(seq 1000); do [[ -s "$home/port" ]] && break; sleep 0.01; done
+  [[ -s "$home/port" ]] || { echo "clusterwsd did not start; see $home/daemon.log" >&2; tail -5 "$home/daemon.log" >&2; exit 1; }
   DAEMON_PORT=$(cat "$home/port")
 }
 

@@ -40,10 +40,13 @@ ours() {
   local d0 s0 t0 t1 d1 s1 ok
   d0=$(cpu_ticks "$DAEMON_PID"); s0=$(sshd_cpu); t0=$(date +%s.%N)
   curl -gs --cacert "$home/pki/ca-cert.pem" -X POST -H 'Content-Type: application/json' \
-    -d '{"command":"hostname"}' -o "$WORK/ours.json" \
-    "https://127.0.0.1:$DAEMON_PORT/clusterws/nodes/node[0001-$(printf %04d "$n")]/nodeshell?userName=root&userPW=$pw&format=detail&fanout=$FANOUT"
+    -d '{"command":"hostname"}' -o "$WORK/ours.json" -w '%{http_code}' >"$WORK/ours.status" \
+    "https://127.0.0.1:$DAEMON_PORT/clusterws/nodes/node[0001-$(printf %04d "$n")]/nodeshell?userName=root&userPW=$pw&format=detail&fanout=$FANOUT" || true
   t1=$(date +%s.%N); d1=$(cpu_ticks "$DAEMON_PID"); s1=$(sshd_cpu)
-  ok=$(grep -o '"rc":0' "$WORK/ours.json" | wc -l)
+  ok=$({ grep -o '"rc":0' "$WORK/ours.json" || true; } | wc -l)
+  if [[ $ok -ne $n ]]; then
+    echo "warning: clusterws $label: $ok of $n nodes ok (HTTP $(cat "$WORK/ours.status")): $(head -c 300 "$WORK/ours.json")" >&2
+  fi
   awk -v t0="$t0" -v t1="$t1" -v d0="$d0" -v d1="$d1" -v s0="$s0" -v s1="$s1" -v hz="$TICKS" -v ok="$ok" \
     'BEGIN {printf "%.3f %.2f %.2f %d\n", t1-t0, (d1-d0)/hz, (s1-s0)/hz, ok}' >>"$WORK/$label"
 }

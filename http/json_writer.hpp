@@ -33,6 +33,16 @@ class json_writer {
     return out_;
   }
 
+  /// Moves the text out (the writer is empty afterwards).
+  std::string take() noexcept {
+    return std::move(out_);
+  }
+
+  /// Reserves room for `n` bytes of output (avoids regrowing a large answer).
+  void reserve(size_t n) {
+    out_.reserve(n);
+  }
+
   /// Appends `s` as a JSON string literal to `out`.
   static void quote(std::string& out, std::string_view s);
 

@@ -12,9 +12,11 @@ namespace {
 
 using actors::api_status;
 
-std::string finish(const json_writer& w, bool pretty) {
-  // Perl's JSON adds a newline in pretty mode and the CGI one more
-  return w.str() + (pretty ? "\n\n" : "\n");
+std::string finish(json_writer& w, bool pretty) {
+  // Perl's JSON adds a newline in pretty mode and the CGI one more; no copy of a large answer
+  auto text = w.take();
+  text += pretty ? "\n\n" : "\n";
+  return text;
 }
 
 /// ver=1.0: these attributes become arrays.
@@ -313,6 +315,11 @@ response_text render(const routed& req, const actors::api_result& res) {
         order.push_back(&o);
       }
       std::sort(order.begin(), order.end(), [](auto a, auto b) { return a->name < b->name; });
+      size_t estimate = 16;
+      for (const auto* o : order) {
+        estimate += o->name.size() + o->encoded.size() * 5 / 4 + 8;
+      }
+      w.reserve(pretty ? estimate * 2 : estimate);
       w.begin_object();
       for (const auto* o : order) {
         w.key(o->name);

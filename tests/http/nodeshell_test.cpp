@@ -230,6 +230,34 @@ TEST_F(nodeshell_test, delete_goes_through_the_executor) {
   EXPECT_EQ(run_tool(d_->home(), "nodels 'gone1'").rc, 1);
 }
 
+TEST_F(nodeshell_test, a_changed_host_key_is_refused) {
+  cws::test::sshd other{dir_->path / "other"};
+  other.authorize("root", d_->home() / "ssh" / "root" / "id_ed25519.pub");
+  other.start();
+  run_tool(d_->home(), "mkdef hk1 groups=hk ip=127.0.0.1 sshport=" + std::to_string(other.port()));
+  auto r = shell("hk1", "true", "&format=detail");
+  EXPECT_NE(r.body.find("\"hk1\":{\"rc\":0"), std::string::npos) << r.body; // learned (accept-new)
+  other.stop();
+  other.new_host_key();
+  other.start();
+  r = shell("hk1", "true", "&format=detail");
+  EXPECT_NE(r.body.find("\"error\":\"host-key\""), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("REMOTE HOST IDENTIFICATION HAS CHANGED"), std::string::npos);
+  run_tool(d_->home(), "rmdef hk1");
+}
+
+TEST_F(nodeshell_test, a_node_refusing_the_key_is_an_auth_failure) {
+  // an API user with a key and a policy row, but no account on the node
+  cws::test::make_key(d_->home() / "ssh" / "ghost" / "id_ed25519");
+  run_tool(d_->home(), "echo ghostpw | clusterctl passwd ghost --password-stdin");
+  run_tool(d_->home(), "mkdef -t policy -o 8 name=ghost rule=allow");
+  auto r = shell("node040", "true", "&format=detail", "userName=ghost&userPW=ghostpw");
+  EXPECT_NE(r.body.find("\"error\":\"auth\""), std::string::npos) << r.body;
+  r = shell("node040", "true", {}, "userName=ghost&userPW=ghostpw");
+  EXPECT_EQ(r.status, 401u); // xCAT's rule: "Permission denied" from a node is a 401
+  run_tool(d_->home(), "rmdef -t policy -o 8");
+}
+
 TEST_F(nodeshell_test, xdsh_prints_node_lines) {
   auto r = run_tool(d_->home(), "xdsh 'node[030-031]' -t 5 id -un");
   EXPECT_EQ(r.rc, 0) << r.out;

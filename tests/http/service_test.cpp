@@ -227,6 +227,27 @@ TEST_F(service_test, non_root_needs_a_policy_row_set_with_the_cli) {
   EXPECT_EQ(alice().status, 401u);
 }
 
+TEST_F(service_test, groups_policy_and_globalconf_writes) {
+  EXPECT_EQ(send("PUT", "/groups/compute", R"({"vmmemory":"2048"})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn2/attrs/vmmemory").body, "{\"cn2\":{\"vmmemory\":\"4096\"}}\n");
+  EXPECT_EQ(get("/groups/compute/attrs/vmmemory").body, "{\"compute\":{\"vmmemory\":\"2048\"}}\n");
+  EXPECT_EQ(send("PUT", "/groups/compute", R"({"vmmemory":""})").status, 200u);
+  EXPECT_EQ(send("POST", "/policy/9", R"({"name":"bob","rule":"allow"})").status, 201u);
+  EXPECT_EQ(send("PUT", "/policy/9", R"({"commands":"lsdef"})").status, 200u);
+  EXPECT_EQ(get("/policy/9").body,
+            "{\"9\":{\"commands\":\"lsdef\",\"name\":\"bob\",\"rule\":\"allow\"}}\n");
+  EXPECT_EQ(send("DELETE", "/policy/9", "").status, 200u);
+  EXPECT_EQ(get("/policy/9").status, 403u);
+  EXPECT_EQ(
+    send("PUT", "/globalconf/attrs/domain", R"({"domain":"cluster.local","ntp":"x"})").status,
+    200u);
+  EXPECT_EQ(get("/globalconf/attrs/domain,ntp").body,
+            "{\"clustersite\":{\"domain\":\"cluster.local\",\"ntp\":\"x\"}}\n");
+  EXPECT_EQ(send("DELETE", "/globalconf/attrs/domain,ntp", "").status, 200u);
+  EXPECT_EQ(get("/globalconf/attrs/domain,ntp").body, "");
+  EXPECT_EQ(run_tool(home(), "lsdef -t site -i domain -c").out, "clustersite: domain=\n");
+}
+
 TEST_F(service_test, api_and_cli_see_the_same_store) {
   EXPECT_EQ(send("PUT", "/nodes/both1", R"({"groups":"all","vmmemory":"2048"})").status, 200u);
   auto r = run_tool(home(), "lsdef both1");

@@ -26,6 +26,17 @@ void https_client::connect() {
   ++connects_;
 }
 
+bool https_client::closed_after_partial(const std::string& bytes, std::chrono::milliseconds wait) {
+  connect();
+  net::write(*stream_, net::buffer(bytes));
+  beast::get_lowest_layer(*stream_).expires_after(wait);
+  char c;
+  beast::error_code ec;
+  stream_->read_some(net::buffer(&c, 1), ec);
+  stream_.reset();
+  return ec && ec != beast::error::timeout;
+}
+
 reply https_client::request(const std::string& method, const std::string& target,
                             const std::string& body,
                             const std::map<std::string, std::string>& headers) {

@@ -35,6 +35,10 @@ class https_client {
     return request("GET", target);
   }
 
+  /// Opens a fresh connection, writes `bytes` as they are (e.g. half a request) and waits up to
+  /// `wait`: true if the server closed the connection meanwhile.
+  bool closed_after_partial(const std::string& bytes, std::chrono::milliseconds wait);
+
   /// Connections opened so far.
   int connects() const noexcept {
     return connects_;

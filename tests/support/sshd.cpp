@@ -186,6 +186,16 @@ void sshd::stop() {
   }
 }
 
+void sshd::new_host_key() {
+  std::filesystem::remove(dir_ / "host_key");
+  std::filesystem::remove(dir_ / "host_key.pub");
+  std::string keygen
+    = "ssh-keygen -q -t ed25519 -N '' -f '" + (dir_ / "host_key").string() + "' </dev/null";
+  if (std::system(keygen.c_str()) != 0) {
+    throw std::runtime_error("ssh-keygen failed");
+  }
+}
+
 int sshd::logins() const {
   std::ifstream in{dir_ / "sshd.log"};
   std::string line;

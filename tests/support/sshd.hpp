@@ -43,6 +43,9 @@ class sshd {
   /// Logins accepted so far (counted in its log): each one is a new connection.
   int logins() const;
 
+  /// Replaces the host key (takes effect at the next start): the node "was reinstalled".
+  void new_host_key();
+
  private:
   std::filesystem::path dir_;
   unsigned short port_;

@@ -1,0 +1,69 @@
+// Limits of the service on their own daemon: slow clients are cut off at the request deadline,
+// connections beyond max_connections are refused, and the service goes on answering.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
+#include "../support/https_client.hpp"
+
+namespace {
+
+class limits_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new cws::test::temp_dir;
+    d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
+    std::ofstream{d_->home() / "clusterws.conf", std::ios::app}
+      << "request_timeout = 1\nmax_connections = 4\n";
+    d_->start();
+  }
+
+  static void TearDownTestSuite() {
+    EXPECT_EQ(d_->stop(), 0);
+    delete d_;
+    delete dir_;
+  }
+
+  static cws::test::temp_dir* dir_;
+  static cws::test::daemon* d_;
+};
+
+cws::test::temp_dir* limits_test::dir_ = nullptr;
+cws::test::daemon* limits_test::d_ = nullptr;
+
+TEST_F(limits_test, a_slow_client_is_cut_off_at_the_request_deadline) {
+  cws::test::https_client slow{d_->ca(), d_->port()};
+  // half a request, then nothing: the connection is closed after request_timeout (1 s)
+  EXPECT_TRUE(slow.closed_after_partial("GET /clusterws HTTP/1.1\r\nHost: x\r\n",
+                                        std::chrono::milliseconds(5000)));
+  cws::test::https_client ok{d_->ca(), d_->port()};
+  EXPECT_EQ(ok.get("/clusterws").status, 200u);
+}
+
+TEST_F(limits_test, connections_beyond_the_limit_are_refused) {
+  std::vector<std::unique_ptr<cws::test::https_client>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<cws::test::https_client>(d_->ca(), d_->port()));
+    ASSERT_EQ(held.back()->get("/clusterws").status, 200u);
+  }
+  cws::test::https_client extra{d_->ca(), d_->port()};
+  EXPECT_THROW(extra.get("/clusterws"), std::exception);
+  held.pop_back();
+  // the freed slot is usable again (the server notices the close first)
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    try {
+      cws::test::https_client again{d_->ca(), d_->port()};
+      served = again.get("/clusterws").status == 200u;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_TRUE(served);
+}
+
+} // namespace
