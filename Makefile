@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test run bench deps clean format
+.PHONY: all build test test-sanitize run bench deps clean format
 
 all: build
 
@@ -18,6 +18,13 @@ build: deps $(BUILD)/CMakeCache.txt
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
+
+# The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+test-sanitize: deps
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DCLUSTERWS_SANITIZE=ON
+	cmake --build $(BUILD)-asan -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS) --timeout 900
 
 run: build
 	@scripts/run-demo $(BUILD) $(HOME_DIR)

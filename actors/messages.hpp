@@ -171,6 +171,8 @@ struct api_result {
   std::string token_expire;
   /// nodeshell (and detailed deletes): one entry per node, in noderange order.
   std::vector<node_output> nodes;
+  /// Who asked: the authenticated user (or, when authentication failed, the name claimed).
+  std::string user;
 
   /// A failure with one message.
   static api_result failure(api_status s, std::string message, std::string code = "1");

@@ -28,6 +28,7 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
 void run(caf::event_based_actor* self, const handles& h, api_call_ptr call, api_call_ptr authorized,
          done_ptr done, int attempt) {
   auto on_result = [=](api_result& r) {
+    r.user = authorized->user;
     if (r.status == api_status::stale) {
       if (attempt < max_reauthorizations) {
         auto again = std::make_shared<api_call>(*call);
@@ -63,9 +64,11 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
     .then(
       [=](const auth_result& auth) {
         if (!auth.allowed) {
-          (*done)(api_result::failure(auth.unavailable ? api_status::unavailable
-                                                       : api_status::unauthorized,
-                                      auth.reason, "2"));
+          auto r = api_result::failure(auth.unavailable ? api_status::unavailable
+                                                        : api_status::unauthorized,
+                                       auth.reason, "2");
+          r.user = auth.user.empty() ? call->creds.user : auth.user;
+          (*done)(std::move(r));
           return;
         }
         auto authorized = std::make_shared<api_call>(*call);

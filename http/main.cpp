@@ -89,8 +89,12 @@ int serve(const cli::parsed_args& args) {
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, engine, ec);
   actors::service svc{sys, st, pol, ex};
+  auto audit_path = settings.count("audit_log") > 0 ? settings.at("audit_log")
+                                                    : (home.dir / "audit.log").string();
+  http::audit_log audit{audit_path == "off" ? std::filesystem::path{}
+                                            : std::filesystem::path{audit_path}};
   {
-    http::server srv{cfg, svc};
+    http::server srv{cfg, svc, &audit};
     auto ep = srv.start();
     std::cout << "clusterwsd: listening on https://"
               << (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"

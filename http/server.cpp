@@ -47,9 +47,11 @@ tcp::endpoint parse_endpoint(const std::string& text) {
   return {addr, static_cast<unsigned short>(port)};
 }
 
-server::server(server_config cfg, const actors::service& svc) : work_(net::make_work_guard(ioc_)) {
+server::server(server_config cfg, const actors::service& svc, audit_log* audit)
+    : work_(net::make_work_guard(ioc_)) {
   ctx_.cfg = std::move(cfg);
   ctx_.svc = &svc;
+  ctx_.audit = audit;
 }
 
 server::~server() = default;

@@ -15,8 +15,8 @@ namespace cws::http {
 /// The HTTPS server: TLS context, listener and io threads.
 class server {
  public:
-  /// `svc` must outlive the server.
-  server(server_config cfg, const actors::service& svc);
+  /// `svc` (and `audit`, if given) must outlive the server.
+  server(server_config cfg, const actors::service& svc, audit_log* audit = nullptr);
   ~server();
 
   /// Loads the certificate, binds and starts accepting. Returns the bound endpoint.

@@ -118,6 +118,8 @@ void session::on_read(beast::error_code ec, std::size_t) {
   in.authorization = std::string{req[bhttp::field::authorization]};
   in.token = std::string{req["X-Auth-Token"]};
   in.client = client_;
+  method_ = in.method;
+  path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   pending_ = route(in, router_limits{ctx_.cfg.max_json_depth});
   if (pending_.answer) {
     send(pending_.answer->status, std::move(pending_.answer->body), keep_alive_);
@@ -158,6 +160,7 @@ void session::on_result(actors::api_result res) {
   }
   waiting_ = false;
   deadline_.cancel();
+  audit(res);
   if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
     // a node may have been reported before any stream started: start it now
     if (!stream_started_) {
@@ -169,6 +172,28 @@ void session::on_result(actors::api_result res) {
   }
   auto out = render(pending_, res);
   send(out.status, std::move(out.body), keep_alive_);
+}
+
+void session::audit(const actors::api_result& res) {
+  const auto& call = pending_.call;
+  bool change = actors::is_write(call.op) || call.op == actors::operation::nodeshell;
+  if (ctx_.audit == nullptr || !change || call.op == actors::operation::token_create) {
+    return;
+  }
+  audit_entry e;
+  e.client = client_;
+  e.user = res.user;
+  e.method = method_;
+  e.path = path_;
+  if (call.op == actors::operation::token_revoke) {
+    e.path = path_.substr(0, path_.find("/tokens/") + 8) + "***"; // the id is a secret
+  }
+  if (call.type == store::object_type::node && call.op != actors::operation::token_revoke) {
+    e.noderange = call.target;
+  }
+  e.command = call.command;
+  e.status = render(pending_, res).status;
+  ctx_.audit->write(e);
 }
 
 void session::on_stream_node(const actors::node_output& out) {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "actors/service.hpp"
+#include "http/audit_log.hpp"
 #include "http/beast.hpp"
 #include "http/router.hpp"
 #include "http/server_config.hpp"
@@ -16,6 +17,8 @@ namespace cws::http {
 /// What every session shares: the actors and the limits.
 struct session_context {
   const actors::service* svc = nullptr;
+  /// Changes and nodeshells are audited here (may be disabled).
+  audit_log* audit = nullptr;
   server_config cfg;
   std::atomic<size_t> connections{0};
 };
@@ -36,6 +39,7 @@ class session : public std::enable_shared_from_this<session> {
   void do_read();
   void on_read(beast::error_code ec, std::size_t bytes);
   void on_result(actors::api_result res);
+  void audit(const actors::api_result& res);
   void send(unsigned status, std::string body, bool keep_alive);
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
@@ -53,6 +57,9 @@ class session : public std::enable_shared_from_this<session> {
   session_context& ctx_;
   std::string client_;
   routed pending_;
+  /// The request being answered, for the audit log.
+  std::string method_;
+  std::string path_;
   bool keep_alive_ = true;
   /// After refusing a request whose body is still arriving: read and discard it for a moment
   /// before closing, so the client sees the answer instead of a reset (a lingering close).

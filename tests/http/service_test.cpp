@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
@@ -246,6 +247,41 @@ TEST_F(service_test, groups_policy_and_globalconf_writes) {
   EXPECT_EQ(send("DELETE", "/globalconf/attrs/domain,ntp", "").status, 200u);
   EXPECT_EQ(get("/globalconf/attrs/domain,ntp").body, "");
   EXPECT_EQ(run_tool(home(), "lsdef -t site -i domain -c").out, "clustersite: domain=\n");
+}
+
+TEST_F(service_test, audit_log_records_changes_and_no_secret_anywhere) {
+  ASSERT_EQ(send("PUT", "/nodes/audited1", R"({"groups":"all"})").status, 200u);
+  client.get("/clusterws/nodes?userName=root&userPW=wrongpw123"); // a failed login
+  client.request("PUT", "/clusterws/nodes/audited1?userName=root&userPW=wrongpw123",
+                 R"({"mgt":"kvm"})");
+  auto tok
+    = client.request("POST", "/clusterws/tokens", R"({"userName":"root","userPW":"rootpw"})");
+  auto id = tok.body.substr(tok.body.find("\"id\":\"") + 6, 36);
+  client.request("DELETE", "/clusterws/tokens/" + id, "", {{"X-Auth-Token", id}});
+  ASSERT_EQ(send("DELETE", "/nodes/audited1", "").status, 200u);
+  std::ifstream in{home() / "audit.log"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto audit = ss.str();
+  EXPECT_NE(audit.find("\"user\":\"root\",\"method\":\"PUT\",\"path\":\"/clusterws/nodes/"
+                       "audited1\",\"noderange\":\"audited1\",\"status\":200}"),
+            std::string::npos)
+    << audit;
+  EXPECT_NE(audit.find("\"method\":\"PUT\",\"path\":\"/clusterws/nodes/audited1\","
+                       "\"noderange\":\"audited1\",\"status\":401}"),
+            std::string::npos);
+  EXPECT_NE(audit.find("\"method\":\"DELETE\",\"path\":\"/clusterws/nodes/audited1\""),
+            std::string::npos);
+  // no password, no token, no query string: in the audit log or the daemon's own log
+  std::ifstream dl{d_->log()};
+  std::stringstream dss;
+  dss << dl.rdbuf();
+  for (const auto& text : {audit, dss.str()}) {
+    EXPECT_EQ(text.find("rootpw"), std::string::npos);
+    EXPECT_EQ(text.find("wrongpw123"), std::string::npos);
+    EXPECT_EQ(text.find("userPW"), std::string::npos);
+    EXPECT_EQ(text.find(id), std::string::npos);
+  }
 }
 
 TEST_F(service_test, api_and_cli_see_the_same_store) {

@@ -1,0 +1,53 @@
+#include "http/audit_log.hpp"
+
+#include <ctime>
+
+#include "http/json_writer.hpp"
+
+namespace cws::http {
+
+audit_log::audit_log(const std::filesystem::path& path) {
+  if (!path.empty()) {
+    out_.open(path, std::ios::app);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read
+                                         | std::filesystem::perms::owner_write);
+  }
+}
+
+void audit_log::write(const audit_entry& e) {
+  if (!out_.is_open()) {
+    return;
+  }
+  char when[32];
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  json_writer w;
+  w.begin_object();
+  w.key("time");
+  w.value(when);
+  w.key("client");
+  w.value(e.client);
+  w.key("user");
+  w.value(e.user);
+  w.key("method");
+  w.value(e.method);
+  w.key("path");
+  w.value(e.path);
+  if (!e.noderange.empty()) {
+    w.key("noderange");
+    w.value(e.noderange);
+  }
+  if (!e.command.empty()) {
+    w.key("command");
+    w.value(e.command);
+  }
+  w.key("status");
+  w.number(e.status);
+  w.end_object();
+  std::lock_guard<std::mutex> guard{mu_};
+  out_ << w.str() << '\n' << std::flush;
+}
+
+} // namespace cws::http
