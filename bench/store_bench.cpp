@@ -62,21 +62,7 @@ BENCHMARK_CAPTURE(expand, exclusion, "all,-node[000001-050000]")->Unit(benchmark
 BENCHMARK_CAPTURE(expand, select_mgt_kvm, "mgt==kvm")->Unit(benchmark::kMillisecond);
 
 void expand_without_store(benchmark::State& state) {
-  struct nothing : node_universe {
-    std::vector<std::string> none;
-    const std::vector<std::string>& nodes() const override {
-      return none;
-    }
-    bool is_node(std::string_view) const override {
-      return false;
-    }
-    std::optional<std::vector<std::string>> group(std::string_view) const override {
-      return std::nullopt;
-    }
-    std::string attribute(std::string_view, std::string_view) const override {
-      return {};
-    }
-  } universe;
+  empty_universe universe;
   noderange_options opts;
   opts.verify = false;
   for (auto _ : state) {

@@ -9,30 +9,6 @@
 
 namespace cws::cli {
 
-namespace {
-
-/// No nodes, no groups: every name is taken as written.
-class no_cluster : public store::node_universe {
- public:
-  const std::vector<std::string>& nodes() const override {
-    return none_;
-  }
-  bool is_node(std::string_view) const override {
-    return false;
-  }
-  std::optional<std::vector<std::string>> group(std::string_view) const override {
-    return std::nullopt;
-  }
-  std::string attribute(std::string_view, std::string_view) const override {
-    return {};
-  }
-
- private:
-  std::vector<std::string> none_;
-};
-
-} // namespace
-
 int noderange(const std::vector<std::string>& argv, io& streams) {
   auto args = parse_args(argv, {"", "ef", {}, {}});
   if (args.has("help")) {
@@ -52,7 +28,7 @@ int noderange(const std::vector<std::string>& argv, io& streams) {
       pos = end;
     }
   }
-  no_cluster universe;
+  store::empty_universe universe;
   store::noderange_options opts;
   opts.verify = false;
   std::vector<std::string> names;

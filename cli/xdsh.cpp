@@ -17,18 +17,8 @@ namespace cws::cli {
 namespace {
 
 void print_lines(std::ostream& os, const std::string& node, const std::string& text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    auto end = text.find('\n', pos);
-    auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
+  for (const auto& line : ssh::output_lines(text)) {
     os << node << ": " << line << '\n';
-    if (end == std::string::npos) {
-      break;
-    }
-    pos = end + 1;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "http/json_writer.hpp"
+#include "ssh/engine.hpp"
 #include "store/database.hpp"
 
 namespace cws::http {
@@ -87,9 +88,9 @@ void write_detail(json_writer& w, const actors::node_output& n) {
   w.key("rc");
   w.number(n.rc);
   w.key("stdout");
-  write_lines(w, output_lines(n.out));
+  write_lines(w, ssh::output_lines(n.out));
   w.key("stderr");
-  write_lines(w, output_lines(n.err));
+  write_lines(w, ssh::output_lines(n.err));
   if (!n.error.empty()) {
     w.key("error");
     w.value(n.error);
@@ -142,11 +143,11 @@ response_text render_nodeshell(const routed& req, const actors::api_result& res)
   for (const auto& n : res.nodes) {
     bool bad = node_failed(n);
     failed += bad ? 1 : 0;
-    auto err_lines = output_lines(n.err);
+    auto err_lines = ssh::output_lines(n.err);
     if (!bad && err_lines.empty()) {
       continue;
     }
-    auto out_lines = output_lines(n.out);
+    auto out_lines = ssh::output_lines(n.out);
     if (!out_lines.empty()) {
       errors.push_back(n.name + ": " + out_lines.front());
     }
@@ -179,7 +180,7 @@ response_text render_nodeshell(const routed& req, const actors::api_result& res)
   std::map<std::vector<std::string>, size_t> same;
   for (const auto& n : res.nodes) {
     std::vector<std::string> lines;
-    for (auto& l : output_lines(n.out)) {
+    for (auto& l : ssh::output_lines(n.out)) {
       if (l.find_first_not_of(" \t") != std::string::npos) {
         lines.push_back(" " + l);
       }
@@ -209,24 +210,6 @@ response_text render_nodeshell(const routed& req, const actors::api_result& res)
 }
 
 } // namespace
-
-std::vector<std::string> output_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    auto end = text.find('\n', pos);
-    auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
-    lines.push_back(std::move(line));
-    if (end == std::string::npos) {
-      break;
-    }
-    pos = end + 1;
-  }
-  return lines;
-}
 
 std::string stream_line(const actors::node_output& node) {
   json_writer w;

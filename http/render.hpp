@@ -5,9 +5,6 @@
 
 namespace cws::http {
 
-/// Splits command output into lines (a final newline ends the last line; CR before LF dropped).
-std::vector<std::string> output_lines(const std::string& text);
-
 /// One NDJSON line (with its newline) for a streamed nodeshell result.
 std::string stream_line(const actors::node_output& node);
 

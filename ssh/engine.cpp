@@ -108,6 +108,24 @@ std::string session_error(LIBSSH2_SESSION* s) {
 
 } // namespace
 
+std::vector<std::string> output_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    auto end = text.find('\n', pos);
+    auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    lines.push_back(std::move(line));
+    if (end == std::string::npos) {
+      break;
+    }
+    pos = end + 1;
+  }
+  return lines;
+}
+
 host_key_policy parse_host_key_policy(const std::string& text) {
   if (text == "strict") {
     return host_key_policy::strict;

@@ -70,6 +70,10 @@ struct result {
   bool reused = false;
 };
 
+/// Splits command output into lines: a final newline ends the last line, and the CR a pty
+/// puts before LF is dropped.
+std::vector<std::string> output_lines(const std::string& text);
+
 /// Counters.
 struct engine_stats {
   uint64_t connects = 0;

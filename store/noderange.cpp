@@ -581,6 +581,22 @@ noderange_result expand_noderange(std::string_view range, const node_universe& u
   return result;
 }
 
+const std::vector<std::string>& empty_universe::nodes() const {
+  return none_;
+}
+
+bool empty_universe::is_node(std::string_view) const {
+  return false;
+}
+
+std::optional<std::vector<std::string>> empty_universe::group(std::string_view) const {
+  return std::nullopt;
+}
+
+std::string empty_universe::attribute(std::string_view, std::string_view) const {
+  return {};
+}
+
 std::string fold_nodes(std::vector<std::string> names) {
   struct numbered {
     uint64_t value;

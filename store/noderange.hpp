@@ -28,6 +28,19 @@ class node_universe {
   virtual std::string attribute(std::string_view node, std::string_view attr) const = 0;
 };
 
+/// A cluster without nodes or groups: every name is taken as written (expanding or folding
+/// noderanges without a database, like ClusterShell's nodeset).
+class empty_universe : public node_universe {
+ public:
+  const std::vector<std::string>& nodes() const override;
+  bool is_node(std::string_view name) const override;
+  std::optional<std::vector<std::string>> group(std::string_view name) const override;
+  std::string attribute(std::string_view node, std::string_view attr) const override;
+
+ private:
+  std::vector<std::string> none_;
+};
+
 /// Limits and modes of one expansion. Every limit is explicit.
 struct noderange_options {
   /// Report names that are neither nodes nor groups as missing (xcatd's verify mode).
