@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test test-sanitize run bench deps clean format
+.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format
 
 all: build
 
@@ -16,15 +16,28 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
-test: build
+test: build fuzz-build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
+	cd $(BUILD)-fuzz && ctest --output-on-failure -j$(JOBS) -L fuzz
+
+# libFuzzer targets, built with clang (fuzz/); `make fuzz` searches longer (FUZZ_SECONDS).
+FUZZ_SECONDS ?= 600
+fuzz-build: deps
+	CXX=clang++-14 cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLUSTERWS_FUZZ=ON
+	cmake --build $(BUILD)-fuzz -j$(JOBS)
+
+fuzz: fuzz-build
+	cmake -S . -B $(BUILD)-fuzz -DCLUSTERWS_FUZZ_SECONDS=$(FUZZ_SECONDS)
+	cd $(BUILD)-fuzz && ctest --output-on-failure -j$(JOBS) -L fuzz
+	cmake -S . -B $(BUILD)-fuzz -DCLUSTERWS_FUZZ_SECONDS=20
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DCLUSTERWS_SANITIZE=ON
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS) --timeout 900
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/ubsan.supp \
+	  ctest --output-on-failure -j$(JOBS) --timeout 900
 
 run: build
 	@scripts/run-demo $(BUILD) $(HOME_DIR)

@@ -329,7 +329,8 @@ routed route(const http_input& in, const router_limits& limits) {
       if (is_general(k)) {
         continue;
       }
-      auto it = std::find_if(attrs.begin(), attrs.end(), [&](auto& a) { return a.first == k; });
+      const std::string& key = k; // (structured bindings cannot be captured in C++17)
+      auto it = std::find_if(attrs.begin(), attrs.end(), [&](auto& a) { return a.first == key; });
       if (it != attrs.end()) {
         it->second = v;
       } else {

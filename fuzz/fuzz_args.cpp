@@ -1,0 +1,35 @@
+// libFuzzer: the lsdef/mkdef argument parser (options, bundles, attr=value) never crashes.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/args.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> argv;
+  std::string cur;
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == 0 || data[i] == '\n') {
+      argv.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(static_cast<char>(data[i]));
+    }
+  }
+  argv.push_back(cur);
+  for (const auto& spec : {cws::cli::option_spec{"toiw", "lsczSa", {"home"}, {}},
+                           cws::cli::option_spec{"to", "fpm", {"home"}, {"password-stdin"}}}) {
+    try {
+      auto args = cws::cli::parse_args(argv, spec);
+      for (const auto& p : args.positional) {
+        std::string name;
+        std::string value;
+        cws::cli::split_assignment(p, name, value);
+      }
+    } catch (const cws::cli::usage_error&) {
+      // refused with a message: fine
+    }
+  }
+  return 0;
+}
