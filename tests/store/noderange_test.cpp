@@ -223,6 +223,14 @@ TEST_F(noderange_test, missing_names_are_reported_in_order) {
   EXPECT_EQ(missing_nodes_message({"a", "b"}), "Invalid nodes and/or groups in noderange: a,b");
 }
 
+TEST_F(noderange_test, many_missing_names_stay_linear) {
+  // a quadratic missing-list check once made this take minutes (found by fuzzing)
+  auto r = expand_noderange("ghost[1-200000]", u);
+  EXPECT_EQ(r.missing.size(), 200000u);
+  EXPECT_EQ(r.missing.front(), "ghost1");
+  EXPECT_NE(missing_nodes_message(r.missing).find("... (199000 more)"), std::string::npos);
+}
+
 TEST_F(noderange_test, even_dashes_are_not_a_range) {
   EXPECT_EQ(expand("a-b-c-d"), "MISSING:a-b-c-d");
 }
