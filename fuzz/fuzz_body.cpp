@@ -10,8 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = cws::http::parse_request_body(body, 32);
   if (parsed.error.empty()) {
     for (const auto& [k, v] : parsed.fields) {
-      (void) k.size();
-      (void) v.size();
+      (void)k.size();
+      (void)v.size();
     }
   }
   return 0;

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cws::http::http_input req;
   req.method = methods[size > 0 ? data[0] % 6 : 0];
   auto split = in.find('\n');
-  req.target = in.substr(size > 0 ? 1 : 0, split == std::string::npos ? std::string::npos : split - 1);
+  req.target
+    = in.substr(size > 0 ? 1 : 0, split == std::string::npos ? std::string::npos : split - 1);
   if (split != std::string::npos) {
     req.body = in.substr(split + 1);
   }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <unordered_set>
 #include <re2/re2.h>
+#include <unordered_set>
 
 #include "store/error.hpp"
 #include "store/selector.hpp"
@@ -192,10 +192,10 @@ class expander {
   name_list atom(std::string_view a);
   name_list element(std::string_view e);
   void generated(std::string name, name_list& out);
-  bool two_sided(std::string_view l, std::string_view r, name_list& out, bool counted);
+  bool two_sided(std::string_view l, std::string_view r, name_list& out);
   bool dash_range(std::string_view a, name_list& out);
   bool increment(std::string_view a, name_list& out);
-  bool brackets(std::string_view a, name_list& out, bool counted);
+  bool brackets(std::string_view a, name_list& out);
   uint64_t bracket_count(std::string_view a);
   name_list file(std::string_view path);
   name_list by_selector(std::string_view a);
@@ -240,7 +240,7 @@ void expander::generated(std::string name, name_list& out) {
   }
 }
 
-bool expander::two_sided(std::string_view l, std::string_view r, name_list& out, bool counted) {
+bool expander::two_sided(std::string_view l, std::string_view r, name_list& out) {
   auto lr = runs(l);
   auto rr = runs(r);
   if (lr.size() != rr.size() || l.empty()) {
@@ -251,9 +251,7 @@ bool expander::two_sided(std::string_view l, std::string_view r, name_list& out,
     ++i;
   }
   if (i == lr.size()) {
-    if (!counted) {
-      reserve(1);
-    }
+    reserve(1);
     generated(std::string{l}, out);
     return true;
   }
@@ -268,9 +266,7 @@ bool expander::two_sided(std::string_view l, std::string_view r, name_list& out,
   std::string prefix{l.substr(0, static_cast<size_t>(lr[i].data() - l.data()))};
   std::string suffix{l.substr(static_cast<size_t>(lr[i].data() - l.data()) + lr[i].size())};
   perl_range pr{lr[i], rr[i]};
-  if (!counted) {
-    reserve(pr.count());
-  }
+  reserve(pr.count()); // the real count: a digit suffix can widen a bracket's numbers
   out.reserve(out.size() + pr.count());
   for (uint64_t v = pr.first; v <= pr.last && pr.count() > 0; ++v) {
     generated(pr.name(prefix, v, suffix), out);
@@ -283,7 +279,7 @@ bool expander::two_sided(std::string_view l, std::string_view r, name_list& out,
 
 bool expander::dash_range(std::string_view a, name_list& out) {
   if (auto colon = a.find(':'); colon != std::string_view::npos) {
-    return two_sided(a.substr(0, colon), a.substr(colon + 1), out, false);
+    return two_sided(a.substr(0, colon), a.substr(colon + 1), out);
   }
   auto dashes = static_cast<size_t>(std::count(a.begin(), a.end(), '-'));
   if (dashes % 2 == 0) {
@@ -293,7 +289,7 @@ bool expander::dash_range(std::string_view a, name_list& out) {
   for (size_t seen = 0; seen < (dashes + 1) / 2; ++seen) {
     pos = a.find('-', pos + 1);
   }
-  return two_sided(a.substr(0, pos), a.substr(pos + 1), out, false);
+  return two_sided(a.substr(0, pos), a.substr(pos + 1), out);
 }
 
 bool expander::increment(std::string_view a, name_list& out) {
@@ -355,7 +351,7 @@ uint64_t expander::bracket_count(std::string_view a) {
   return total;
 }
 
-bool expander::brackets(std::string_view a, name_list& out, bool counted) {
+bool expander::brackets(std::string_view a, name_list& out) {
   auto open = a.find('[');
   if (open == std::string_view::npos || open == 0) {
     return false;
@@ -364,7 +360,8 @@ bool expander::brackets(std::string_view a, name_list& out, bool counted) {
   if (close == std::string_view::npos) {
     return false;
   }
-  if (!counted) {
+  // refuse early, before anything is generated; the names are counted as they are made
+  if (bracket_count(a) > o_.max_nodes) {
     reserve(bracket_count(a));
   }
   std::string prefix{a.substr(0, open)};
@@ -375,9 +372,10 @@ bool expander::brackets(std::string_view a, name_list& out, bool counted) {
     auto sep = part.find_first_of("-:");
     if (!more) {
       if (sep == std::string_view::npos) {
+        reserve(1);
         generated(prefix + std::string{part} + rest, out);
       } else if (!two_sided(prefix + std::string{part.substr(0, sep)} + rest,
-                            prefix + std::string{part.substr(sep + 1)} + rest, out, true)) {
+                            prefix + std::string{part.substr(sep + 1)} + rest, out)) {
         miss(a);
       }
       continue;
@@ -397,7 +395,7 @@ bool expander::brackets(std::string_view a, name_list& out, bool counted) {
     }
     for (const auto& f : firsts) {
       auto sub = prefix + f + rest;
-      if (!brackets(sub, out, true)) {
+      if (!brackets(sub, out)) {
         miss(sub);
       }
     }
@@ -489,7 +487,7 @@ name_list expander::atom(std::string_view a) {
   if (a.front() == '^') {
     return file(a.substr(1));
   }
-  if (brackets(a, out, false) || increment(a, out) || dash_range(a, out)) {
+  if (brackets(a, out) || increment(a, out) || dash_range(a, out)) {
     return out;
   }
   if (o_.verify) {

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <thread>
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
@@ -282,6 +284,81 @@ TEST_F(service_test, audit_log_records_changes_and_no_secret_anywhere) {
     EXPECT_EQ(text.find("userPW"), std::string::npos);
     EXPECT_EQ(text.find(id), std::string::npos);
   }
+}
+
+TEST_F(service_test, authorization_matrix_every_route_every_identity) {
+  ASSERT_EQ(run_tool(home(), "echo bobpw | clusterctl passwd bob --password-stdin").rc, 0);
+  ASSERT_EQ(run_tool(home(), "mkdef -t policy -o 6.5 name=alice rule=allow").rc, 0);
+  // an expired token: issued with a lifetime of a moment
+  run_tool(home(), "chdef -t site tokenexpiredays=0.00001");
+  auto tok
+    = client.request("POST", "/clusterws/tokens", R"({"userName":"root","userPW":"rootpw"})");
+  run_tool(home(), "chdef -t site tokenexpiredays=1");
+  auto expired = tok.body.substr(tok.body.find("\"id\":\"") + 6, 36);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+
+  // a node nodeshell can reach without DNS: loopback, closed port
+  run_tool(home(), "mkdef mxshell groups=mx ip=127.0.0.1 sshport=1");
+  struct identity {
+    const char* name;
+    std::string query;
+    std::map<std::string, std::string> headers;
+    bool authenticated;
+    bool allowed;
+  };
+  const identity who[] = {
+    {"root", "userName=root&userPW=rootpw", {}, true, true},
+    {"alice (policy row)", "userName=alice&userPW=alicepw", {}, true, true},
+    {"bob (no policy row)", "userName=bob&userPW=bobpw", {}, true, false},
+    {"no credentials", "", {}, false, false},
+    {"bad password", "userName=root&userPW=nope", {}, false, false},
+    {"expired token", "", {{"X-Auth-Token", expired}}, false, false},
+  };
+  struct route {
+    const char* method;
+    std::string path;
+    std::string body;
+  };
+  int i = 0;
+  for (const auto& id : who) {
+    auto n = "mx" + std::to_string(i++);
+    const route routes[] = {
+      {"GET", "/nodes", ""},
+      {"GET", "/nodes/cn1", ""},
+      {"GET", "/nodes/cn1/attrs/mgt", ""},
+      {"GET", "/nodes/cn1/nodels", ""},
+      {"PUT", "/nodes/" + n, R"({"groups":"mx"})"},
+      {"POST", "/nodes/" + n + "b", R"({"groups":"mx"})"},
+      {"DELETE", "/nodes/" + n + "b", ""},
+      {"POST", "/nodes/mxshell/nodeshell", R"({"command":"true"})"},
+      {"GET", "/groups", ""},
+      {"GET", "/groups/compute", ""},
+      {"PUT", "/groups/compute", R"({"usercomment":"x"})"},
+      {"GET", "/networks", ""},
+      {"POST", "/networks/" + n, R"({"mtu":"1500"})"},
+      {"DELETE", "/networks/" + n, ""},
+      {"GET", "/osimages", ""},
+      {"GET", "/policy", ""},
+      {"GET", "/policy/1", ""},
+      {"GET", "/globalconf", ""},
+      {"PUT", "/globalconf/attrs/" + n, "{\"" + n + "\":\"1\"}"},
+      {"DELETE", "/globalconf/attrs/" + n, ""},
+      {"POST", "/tokens", ""},
+    };
+    for (const auto& r : routes) {
+      auto url = "/clusterws" + r.path + (id.query.empty() ? "" : "?" + id.query);
+      auto got = client.request(r.method, url, r.body, id.headers);
+      // a token needs authentication only: it grants no more than its user's policy
+      bool allowed = r.path == "/tokens" ? id.authenticated : id.allowed;
+      if (allowed) {
+        EXPECT_NE(got.status, 401u) << id.name << " " << r.method << " " << r.path << got.body;
+      } else {
+        EXPECT_EQ(got.status, 401u) << id.name << " " << r.method << " " << r.path << got.body;
+      }
+    }
+  }
+  run_tool(home(), "rmdef 'mx[0-1]',mxshell"); // the allowed identities' PUTs created these
+  run_tool(home(), "rmdef -t policy -o 6.5");
 }
 
 TEST_F(service_test, api_and_cli_see_the_same_store) {
