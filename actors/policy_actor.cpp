@@ -97,6 +97,11 @@ void deny(const context& cx, api_call_ptr call, promise rp, bool fresh) {
   }
   auto& st = cx.self->state;
   ++st.stats.failures;
+  if (call->creds.password.empty()) {
+    // nothing was guessed (no credentials, or a token): refuse at once
+    rp.deliver(auth_result{false, {}, auth_failure});
+    return;
+  }
   if (st.failures.size() >= max_tracked) {
     st.failures.clear();
   }

@@ -22,6 +22,8 @@ class service_test : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new cws::test::temp_dir;
     d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
+    // many deliberate failures below: backoff itself is tested in actors_test
+    std::ofstream{d_->home() / "clusterws.conf", std::ios::app} << "login_backoff_after = 1000\n";
     auto r = run_tool(home(), "mkdef -t group compute mgt=kvm os=rhels9 arch=x86_64");
     r = run_tool(home(), "mkdef 'cn[1-3]' groups=compute,all vmmemory=4096");
     ASSERT_EQ(r.rc, 0) << r.out;
