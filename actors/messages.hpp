@@ -82,6 +82,14 @@ class node_sink {
   virtual void push(const node_output& out) = 0;
 };
 
+/// The data an authorization decision was made on: generations of the policy/passwd tables
+/// and (when policy rows name noderanges) of group membership.
+struct auth_stamp {
+  uint64_t auth_generation = 0;
+  uint64_t membership_generation = 0;
+  bool check_membership = false;
+};
+
 /// One API request after parsing: what to do, on what, and who asks.
 struct api_call {
   operation op = operation::list;
@@ -114,9 +122,7 @@ struct api_call {
   /// call, so a policy or password change made meanwhile (by the CLI, say) is never missed.
   std::string user;
   bool stamped = false;
-  uint64_t auth_generation = 0;
-  uint64_t membership_generation = 0;
-  bool check_membership = false;
+  auth_stamp stamp;
   /// Ask the policy actor to reload passwords and policy first (after a stale answer).
   bool refresh_auth = false;
 };
@@ -223,9 +229,7 @@ struct auth_result {
   /// The service itself failed (a timeout): not the client's fault.
   bool unavailable = false;
   /// What the decision was made on (see api_call).
-  uint64_t auth_generation = 0;
-  uint64_t membership_generation = 0;
-  bool check_membership = false;
+  auth_stamp stamp;
 };
 
 /// Counters of the policy actor (for tests and metrics).

@@ -123,18 +123,15 @@ void deny(const context& cx, api_call_ptr call, promise rp, bool fresh) {
 void authorize(const context& cx, api_call_ptr call, std::string user, promise rp, bool fresh) {
   cx.self->state.failures.erase(failure_key(*call));
   auto snap = cx.self->state.snap;
+  auth_result stamp;
+  stamp.stamp = {snap->auth_generation, snap->membership_generation, snap->has_noderange_rows};
   if (call->policy_command.empty()) {
     // authentication is all it needs (tokens)
-    auth_result r{true, user, {}};
-    r.auth_generation = snap->auth_generation;
-    r.membership_generation = snap->membership_generation;
-    rp.deliver(std::move(r));
+    stamp.allowed = true;
+    stamp.user = user;
+    rp.deliver(std::move(stamp));
     return;
   }
-  auth_result stamp;
-  stamp.auth_generation = snap->auth_generation;
-  stamp.membership_generation = snap->membership_generation;
-  stamp.check_membership = snap->has_noderange_rows;
   store::policy_request req;
   req.user = user;
   req.hosts = {call->client};

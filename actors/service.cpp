@@ -74,9 +74,7 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
         auto authorized = std::make_shared<api_call>(*call);
         authorized->user = auth.user;
         authorized->stamped = true;
-        authorized->auth_generation = auth.auth_generation;
-        authorized->membership_generation = auth.membership_generation;
-        authorized->check_membership = auth.check_membership;
+        authorized->stamp = auth.stamp;
         run(self, h, call, std::move(authorized), done, attempt);
       },
       [=](caf::error& e) { (*done)(unavailable(e, self->system())); });

@@ -438,9 +438,9 @@ targets_reply find_targets(const store::database& db, const api_call& call,
 bool is_stale(const store::read_txn& txn, const api_call& call) {
   using counter = store::read_txn::counter;
   return call.stamped
-         && (txn.generation(counter::auth) != call.auth_generation
-             || (call.check_membership
-                 && txn.generation(counter::membership) != call.membership_generation));
+         && (txn.generation(counter::auth) != call.stamp.auth_generation
+             || (call.stamp.check_membership
+                 && txn.generation(counter::membership) != call.stamp.membership_generation));
 }
 
 auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts) {
