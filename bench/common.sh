@@ -45,6 +45,8 @@ free_port() {
 # init_home DIR PASSWORD: a fresh clusterws home, which the tools then use (CLUSTERWS_HOME)
 init_home() {
   clusterctl init --home "$1" --admin-password "$2" >/dev/null
+  # DAEMON_SETTINGS: extra clusterws.conf lines for experiments ("io_threads = 1")
+  [[ -z "${DAEMON_SETTINGS:-}" ]] || printf '%s\n' "$DAEMON_SETTINGS" >>"$1/clusterws.conf"
   export CLUSTERWS_HOME=$1
 }
 

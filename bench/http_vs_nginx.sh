@@ -56,7 +56,8 @@ run_wrk() {
 }
 
 printf '%-34s %12s %10s %12s %10s %8s\n' "case" "clusterws/s" "p99 ms" "nginx/s" "p99 ms" "ratio"
-for c in 64 1 256 close; do
+# CASES limits the cases for quick experiments (e.g. CASES="64")
+for c in ${CASES:-64 1 256 close}; do
   threads=2 conns=$c hdr=
   [[ $c == 1 ]] && threads=1
   [[ $c == close ]] && conns=16 hdr="Connection: close"

@@ -16,4 +16,13 @@ namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 using tcp = boost::asio::ip::tcp;
 
+/// Every connection lives on one io_context run by one thread: its handlers need no strand,
+/// and the concrete executor spares the type-erased any_io_executor on every operation.
+using io_executor = net::io_context::executor_type;
+using tcp_socket = net::basic_stream_socket<tcp, io_executor>;
+using tcp_stream = beast::basic_stream<tcp, io_executor>;
+using steady_timer
+  = net::basic_waitable_timer<std::chrono::steady_clock,
+                              net::wait_traits<std::chrono::steady_clock>, io_executor>;
+
 } // namespace cws::http

@@ -4,9 +4,9 @@
 
 namespace cws::http {
 
-listener::listener(net::io_context& ioc, ssl::context& tls, tcp::endpoint endpoint,
+listener::listener(std::vector<net::io_context*> iocs, ssl::context& tls, tcp::endpoint endpoint,
                    session_context& ctx)
-    : ioc_(ioc), tls_(tls), acceptor_(net::make_strand(ioc)), ctx_(ctx) {
+    : iocs_(std::move(iocs)), tls_(tls), acceptor_(iocs_.front()->get_executor()), ctx_(ctx) {
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(net::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
@@ -29,12 +29,12 @@ tcp::endpoint listener::local_endpoint() const {
 }
 
 void listener::do_accept() {
-  // each connection gets its own strand
-  acceptor_.async_accept(net::make_strand(ioc_),
+  auto& ioc = *iocs_[next_++ % iocs_.size()];
+  acceptor_.async_accept(ioc.get_executor(),
                          beast::bind_front_handler(&listener::on_accept, shared_from_this()));
 }
 
-void listener::on_accept(beast::error_code ec, tcp::socket socket) {
+void listener::on_accept(beast::error_code ec, tcp_socket socket) {
   if (ec == net::error::operation_aborted || !acceptor_.is_open()) {
     return;
   }

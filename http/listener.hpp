@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "http/beast.hpp"
 #include "http/session.hpp"
@@ -10,9 +11,11 @@ namespace cws::http {
 /// Accepts connections and starts a session for each, within `max_connections`.
 class listener : public std::enable_shared_from_this<listener> {
  public:
-  /// Binds and listens on `endpoint`.
+  /// Binds and listens on `endpoint`, accepting on the first of `iocs`; the sessions are spread
+  /// over all of them in turn.
   /// @throws boost::system::system_error when it cannot.
-  listener(net::io_context& ioc, ssl::context& tls, tcp::endpoint endpoint, session_context& ctx);
+  listener(std::vector<net::io_context*> iocs, ssl::context& tls, tcp::endpoint endpoint,
+           session_context& ctx);
 
   /// Starts accepting.
   void run();
@@ -25,11 +28,12 @@ class listener : public std::enable_shared_from_this<listener> {
 
  private:
   void do_accept();
-  void on_accept(beast::error_code ec, tcp::socket socket);
+  void on_accept(beast::error_code ec, tcp_socket socket);
 
-  net::io_context& ioc_;
+  std::vector<net::io_context*> iocs_;
+  size_t next_ = 0;
   ssl::context& tls_;
-  tcp::acceptor acceptor_;
+  net::basic_socket_acceptor<tcp, io_executor> acceptor_;
   session_context& ctx_;
 };
 

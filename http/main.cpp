@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <sys/resource.h>
+#include <thread>
 
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
@@ -81,9 +82,9 @@ int serve(const cli::parsed_args& args) {
            static_cast<size_t>(setting(settings, "caf_moderate_polls", 0)));
   acfg.set("work-stealing.aggressive-poll-attempts",
            static_cast<size_t>(setting(settings, "caf_aggressive_polls", 200)));
-  if (auto it = settings.find("caf_threads"); it != settings.end()) {
-    acfg.set("scheduler.max-threads", static_cast<size_t>(std::stoul(it->second)));
-  }
+  // CAF's default is at least 4 workers, which oversubscribes a small management node
+  acfg.set("scheduler.max-threads",
+           setting(settings, "caf_threads", std::max(1u, std::thread::hardware_concurrency())));
   caf::actor_system sys{acfg};
   auto st = actors::spawn_store(sys, db, sc);
   auto pol = actors::spawn_policy(sys, st, pc);

@@ -47,50 +47,67 @@ tcp::endpoint parse_endpoint(const std::string& text) {
   return {addr, static_cast<unsigned short>(port)};
 }
 
-server::server(server_config cfg, const actors::service& svc, audit_log* audit)
-    : work_(net::make_work_guard(ioc_)) {
+server::server(server_config cfg, const actors::service& svc, audit_log* audit) {
   ctx_.cfg = std::move(cfg);
   ctx_.svc = &svc;
   ctx_.audit = audit;
+  for (unsigned i = 0; i < std::max(1u, ctx_.cfg.io_threads); ++i) {
+    iocs_.push_back(std::make_unique<net::io_context>(1)); // run by exactly one thread
+    work_.push_back(net::make_work_guard(*iocs_.back()));
+  }
+  signals_ = std::make_unique<net::signal_set>(*iocs_.front());
 }
 
-server::~server() = default;
+server::~server() {
+  // io objects before their contexts; the contexts (whose pending handlers may still hold
+  // sessions) before the session context those sessions count themselves in
+  drain_timer_.reset();
+  signals_.reset();
+  listener_.reset();
+  work_.clear();
+  iocs_.clear();
+}
 
 tcp::endpoint server::start() {
   configure_tls(tls_, ctx_.cfg.cert, ctx_.cfg.key);
-  listener_ = std::make_shared<listener>(ioc_, tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
+  std::vector<net::io_context*> iocs;
+  for (auto& ioc : iocs_) {
+    iocs.push_back(ioc.get());
+  }
+  listener_
+    = std::make_shared<listener>(std::move(iocs), tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
   listener_->run();
   return listener_->local_endpoint();
 }
 
 void server::run(bool signals) {
   if (signals) {
-    signals_.add(SIGINT);
-    signals_.add(SIGTERM);
-    signals_.async_wait([this](beast::error_code ec, int) {
+    signals_->add(SIGINT);
+    signals_->add(SIGTERM);
+    signals_->async_wait([this](beast::error_code ec, int) {
       if (!ec) {
         stop();
       }
     });
   }
   std::vector<std::thread> threads;
-  for (unsigned i = 1; i < ctx_.cfg.io_threads; ++i) {
-    threads.emplace_back([this] { ioc_.run(); });
+  for (size_t i = 1; i < iocs_.size(); ++i) {
+    threads.emplace_back([this, i] { iocs_[i]->run(); });
   }
-  ioc_.run();
+  iocs_.front()->run();
   for (auto& t : threads) {
     t.join();
   }
 }
 
 void server::stop() {
-  net::post(ioc_, [this] {
+  net::post(*iocs_.front(), [this] {
     if (listener_) {
       listener_->stop();
     }
     beast::error_code ignored;
-    signals_.cancel(ignored);
-    drain_timer_ = std::make_unique<net::steady_timer>(ioc_);
+    signals_->cancel(ignored);
+    drain_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
     drain(50);
   });
 }
@@ -98,8 +115,10 @@ void server::stop() {
 void server::drain(int rounds) {
   // requests in progress get up to 5 s; idle keep-alive connections are not waited for
   if (rounds == 0 || ctx_.connections.load() == 0) {
-    work_.reset();
-    ioc_.stop();
+    work_.clear();
+    for (auto& ioc : iocs_) {
+      ioc->stop();
+    }
     return;
   }
   drain_timer_->expires_after(std::chrono::milliseconds(100));

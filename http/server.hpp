@@ -32,13 +32,14 @@ class server {
  private:
   void drain(int rounds);
 
-  net::io_context ioc_;
+  /// One io_context per io thread (the first also accepts and handles signals).
+  std::vector<std::unique_ptr<net::io_context>> iocs_;
+  std::vector<net::executor_work_guard<io_executor>> work_;
   ssl::context tls_{ssl::context::tls_server};
   session_context ctx_;
   std::shared_ptr<listener> listener_;
-  net::signal_set signals_{ioc_};
-  std::unique_ptr<net::steady_timer> drain_timer_;
-  net::executor_work_guard<net::io_context::executor_type> work_;
+  std::unique_ptr<net::signal_set> signals_;
+  std::unique_ptr<steady_timer> drain_timer_;
 };
 
 /// Configures `tls` for a server: TLS 1.2 and 1.3 only, forward-secret AEAD ciphers, session

@@ -4,7 +4,7 @@
 
 namespace cws::http {
 
-/// Hands each node's result of a streamed nodeshell to the session's strand.
+/// Hands each node's result of a streamed nodeshell to the session's io thread.
 class stream_sink : public actors::node_sink {
  public:
   explicit stream_sink(std::weak_ptr<session> s) : session_(std::move(s)) {
@@ -31,7 +31,7 @@ std::string chunk(const std::string& data) {
 
 } // namespace
 
-session::session(tcp::socket&& socket, ssl::context& tls, session_context& ctx)
+session::session(tcp_socket&& socket, ssl::context& tls, session_context& ctx)
     : stream_(std::move(socket), tls), ctx_(ctx), deadline_(stream_.get_executor()) {
   beast::error_code ec;
   auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
@@ -148,7 +148,7 @@ void session::on_read(beast::error_code ec, std::size_t) {
   }
   ctx_.svc->submit(
     std::make_shared<const actors::api_call>(pending_.call), [self](actors::api_result res) {
-      // back on the session's strand: never touch the stream from an actor thread
+      // back on the session's io thread: never touch the stream from an actor thread
       net::post(self->stream_.get_executor(),
                 [self, res = std::move(res)]() mutable { self->on_result(std::move(res)); });
     });

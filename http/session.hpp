@@ -24,13 +24,14 @@ struct session_context {
 };
 
 /// Represents an established HTTPS connection: TLS handshake, then requests one at a time
-/// (keep-alive), each handed to the actor system; the reply comes back on the session's strand.
+/// (keep-alive), each handed to the actor system; the reply comes back on the session's own
+/// io thread.
 class session : public std::enable_shared_from_this<session> {
  public:
-  session(tcp::socket&& socket, ssl::context& tls, session_context& ctx);
+  session(tcp_socket&& socket, ssl::context& tls, session_context& ctx);
   ~session();
 
-  /// Starts the handshake on the session's strand.
+  /// Starts the handshake on the session's io thread.
   void run();
 
  private:
@@ -50,7 +51,7 @@ class session : public std::enable_shared_from_this<session> {
 
   friend class stream_sink;
 
-  beast::ssl_stream<beast::tcp_stream> stream_;
+  beast::ssl_stream<tcp_stream> stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<bhttp::response<bhttp::string_body>> res_;
@@ -71,7 +72,7 @@ class session : public std::enable_shared_from_this<session> {
   bool stream_writing_ = false;
   bool stream_ended_ = false;
   /// Bounds a call in the actor system (call_timeout); a late result is dropped.
-  net::steady_timer deadline_;
+  steady_timer deadline_;
   bool waiting_ = false;
   unsigned version_ = 11;
 };
