@@ -132,19 +132,12 @@ void session::on_read(beast::error_code ec, std::size_t) {
     pending_.call.sink = std::make_shared<stream_sink>(weak_from_this());
   }
   waiting_ = true;
-  if (pending_.call.op != actors::operation::nodeshell) {
-    // nodeshell is bounded per node (connect and command timeouts) instead
-    deadline_.expires_after(ctx_.cfg.call_timeout);
-    deadline_.async_wait([self](beast::error_code ec) {
-      if (!ec && self->waiting_) {
-        self->waiting_ = false;
-        self->send(503,
-                   error_text("The service did not answer within "
-                                + std::to_string(self->ctx_.cfg.call_timeout.count()) + " seconds.",
-                              "2", false),
-                   false);
-      }
-    });
+  // nodeshell is bounded per node (connect and command timeouts) instead
+  call_deadline_ = pending_.call.op == actors::operation::nodeshell
+                     ? steady_timer::time_point::max()
+                     : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
+  if (!deadline_armed_) {
+    watch_call();
   }
   ctx_.svc->submit(
     std::make_shared<const actors::api_call>(pending_.call), [self](actors::api_result res) {
@@ -154,12 +147,38 @@ void session::on_read(beast::error_code ec, std::size_t) {
     });
 }
 
+void session::watch_call() {
+  // One wait outlives many calls: a call only moves call_deadline_, and the wait re-arms
+  // itself when it finds the deadline moved (no timer operation per request).
+  deadline_armed_ = true;
+  deadline_.expires_at(call_deadline_);
+  deadline_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (!self) {
+      return;
+    }
+    self->deadline_armed_ = false;
+    if (ec || !self->waiting_) {
+      return;
+    }
+    if (steady_timer::clock_type::now() < self->call_deadline_) {
+      self->watch_call();
+      return;
+    }
+    self->waiting_ = false;
+    self->send(503,
+               error_text("The service did not answer within "
+                            + std::to_string(self->ctx_.cfg.call_timeout.count()) + " seconds.",
+                          "2", false),
+               false);
+  });
+}
+
 void session::on_result(actors::api_result res) {
   if (!waiting_) {
     return; // answered already (call_timeout)
   }
   waiting_ = false;
-  deadline_.cancel();
   audit(res);
   if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
     // a node may have been reported before any stream started: start it now
@@ -251,22 +270,32 @@ void session::pump_stream() {
 }
 
 void session::send(unsigned status, std::string body, bool keep_alive) {
-  res_ = std::make_shared<bhttp::response<bhttp::string_body>>(static_cast<bhttp::status>(status),
-                                                               version_);
-  res_->set(bhttp::field::server, "clusterws");
+  // The head is written by hand: a fixed set of fields, without building a fields container
+  head_ = version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  head_ += std::to_string(status);
+  head_ += ' ';
+  auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+  head_.append(reason.data(), reason.size());
+  head_ += "\r\nServer: clusterws\r\n";
   if (!body.empty()) {
-    res_->set(bhttp::field::content_type, "application/json");
+    head_ += "Content-Type: application/json\r\n";
   }
-  res_->keep_alive(keep_alive);
-  res_->body() = std::move(body);
-  res_->prepare_payload();
+  if (keep_alive != (version_ != 10)) {
+    head_ += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  }
+  head_ += "Content-Length: ";
+  head_ += std::to_string(body.size());
+  head_ += "\r\n\r\n";
+  body_ = std::move(body);
   beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
-  bhttp::async_write(
-    stream_, *res_, beast::bind_front_handler(&session::on_write, shared_from_this(), !keep_alive));
+  // not std::array<const_buffer, 2>: with Boost 1.74 that form ended after the head when the
+  // body was large (test: service.large_response_arrives_whole)
+  net::async_write(stream_, beast::buffers_cat(net::buffer(head_), net::buffer(body_)),
+                   beast::bind_front_handler(&session::on_write, shared_from_this(), !keep_alive));
 }
 
 void session::on_write(bool close, beast::error_code ec, std::size_t) {
-  res_.reset();
+  body_.clear();
   if (!ec && drain_) {
     do_drain(0);
     return;

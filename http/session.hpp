@@ -39,6 +39,7 @@ class session : public std::enable_shared_from_this<session> {
   void on_handshake(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, std::size_t bytes);
+  void watch_call();
   void on_result(actors::api_result res);
   void audit(const actors::api_result& res);
   void send(unsigned status, std::string body, bool keep_alive);
@@ -54,7 +55,9 @@ class session : public std::enable_shared_from_this<session> {
   beast::ssl_stream<tcp_stream> stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  std::shared_ptr<bhttp::response<bhttp::string_body>> res_;
+  /// The response being written.
+  std::string head_;
+  std::string body_;
   session_context& ctx_;
   std::string client_;
   routed pending_;
@@ -73,6 +76,8 @@ class session : public std::enable_shared_from_this<session> {
   bool stream_ended_ = false;
   /// Bounds a call in the actor system (call_timeout); a late result is dropped.
   steady_timer deadline_;
+  steady_timer::time_point call_deadline_;
+  bool deadline_armed_ = false;
   bool waiting_ = false;
   unsigned version_ = 11;
 };

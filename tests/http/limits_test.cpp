@@ -1,8 +1,10 @@
 // Limits of the service on their own daemon: slow clients are cut off at the request deadline,
-// connections beyond max_connections are refused, and the service goes on answering.
+// connections beyond max_connections are refused, and the service goes on answering; a
+// response far larger than one TLS record arrives whole on a kept-alive connection.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -64,6 +66,20 @@ TEST_F(limits_test, connections_beyond_the_limit_are_refused) {
     }
   }
   EXPECT_TRUE(served);
+}
+
+TEST_F(limits_test, a_large_response_arrives_whole) {
+  auto r = cws::test::run_tool(d_->home(), "mkdef 'big[1-20000]' groups=big");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  cws::test::https_client client{d_->ca(), d_->port()};
+  for (int i = 0; i < 2; ++i) { // twice on one connection: the first answer ended cleanly
+    auto list = client.get(d_->url("/nodes/big/nodels"));
+    ASSERT_EQ(list.status, 200u);
+    EXPECT_GT(list.body.size(), 100000u);
+    EXPECT_EQ(std::count(list.body.begin(), list.body.end(), ','), 19999);
+    EXPECT_NE(list.body.find("\"big20000\""), std::string::npos);
+  }
+  EXPECT_EQ(client.connects(), 1);
 }
 
 } // namespace
