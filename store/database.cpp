@@ -279,6 +279,37 @@ void database::write(const std::function<void(write_txn&)>& fn) {
 }
 
 void database::write_batch(std::vector<batch_op>& ops) {
+  // Optimistic first: every op straight in one transaction. A nested transaction per op costs
+  // LMDB a 2 MiB dirty-list allocation, and ops rarely fail; when one does, the batch is run
+  // again with each op in its own nested transaction so that only the failed op is lost.
+  for (;;) {
+    try {
+      write_txn txn{*this};
+      bool failed = false;
+      for (auto& op : ops) {
+        op.failure = nullptr;
+        try {
+          op.body(txn);
+        } catch (const map_full&) {
+          throw;
+        } catch (...) {
+          op.failure = std::current_exception();
+          failed = true;
+          break;
+        }
+      }
+      if (!failed) {
+        txn.commit();
+        return;
+      }
+      if (ops.size() == 1) {
+        return; // nothing else to keep: the transaction aborts
+      }
+      break;
+    } catch (const map_full&) {
+      env_->grow();
+    }
+  }
   for (;;) {
     try {
       write_txn parent{*this};
