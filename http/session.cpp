@@ -312,7 +312,10 @@ void session::do_drain(size_t drained) {
   if (drained == 0) {
     beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
   }
-  stream_.async_read_some(net::buffer(discard_),
+  if (!discard_) {
+    discard_ = std::make_unique<std::array<char, 16384>>();
+  }
+  stream_.async_read_some(net::buffer(*discard_),
                           [self = shared_from_this(), drained](beast::error_code ec, size_t n) {
                             if (ec || drained + n > max_drain) {
                               self->do_close();

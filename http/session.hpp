@@ -68,7 +68,8 @@ class session : public std::enable_shared_from_this<session> {
   /// After refusing a request whose body is still arriving: read and discard it for a moment
   /// before closing, so the client sees the answer instead of a reset (a lingering close).
   bool drain_ = false;
-  std::array<char, 16384> discard_{};
+  /// Allocated only for a lingering close: thousands of idle sessions must stay small.
+  std::unique_ptr<std::array<char, 16384>> discard_;
   /// stream=1: raw HTTP text (head, chunks) waiting to be written, one write at a time.
   std::deque<std::string> stream_queue_;
   bool stream_started_ = false;

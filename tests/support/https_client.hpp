@@ -44,9 +44,10 @@ class https_client {
     return connects_;
   }
 
- private:
+  /// Opens a connection (TCP and TLS handshake) now, e.g. to hold it before any request.
   void connect();
 
+ private:
   boost::asio::io_context ioc_;
   boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
   std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> stream_;
