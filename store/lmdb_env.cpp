@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <sys/statvfs.h>
 
 namespace cws::store {
 
@@ -125,8 +126,25 @@ void lmdb_txn::commit() {
   // Clear the handle first: a failed commit has already freed the transaction.
   MDB_txn* t = txn_;
   txn_ = nullptr;
+  MDB_env* env = mdb_txn_env(t);
   int rc = mdb_txn_commit(t);
   lock_.reset();
+  if (rc == EIO || rc == ENOSPC) {
+    // LMDB reports a write cut short by a full disk as EIO: tell the two apart
+    const char* dir = nullptr;
+    struct statvfs fs {};
+    if (mdb_env_get_path(env, &dir) == 0 && statvfs(dir, &fs) == 0) {
+      auto free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+      if (rc == ENOSPC || free_bytes < (16ull << 20)) {
+        throw error{store_errc::database, "commit: no space left on device ("
+                                            + std::to_string(free_bytes >> 10)
+                                            + " KiB free); nothing was written"};
+      }
+    }
+    throw error{store_errc::database, std::string{"commit: "} + mdb_strerror(rc)
+                                        + " writing the database; nothing "
+                                          "was written"};
+  }
   check_lmdb(rc, "commit");
 }
 
