@@ -59,7 +59,7 @@ TEST(load, thousands_of_connections_slow_clients_and_nodeshell_during_reads) {
   cws::test::temp_dir dir;
   cws::test::daemon d{dir.path / "home", "rootpw"};
   std::ofstream{d.home() / "clusterws.conf", std::ios::app}
-    << "request_timeout = 10\nlogin_backoff_after = 100000\nssh_connect_timeout = 5\n";
+    << "request_timeout = 120\nlogin_backoff_after = 100000\nssh_connect_timeout = 5\n";
   cws::test::run_tool(d.home(), "mkdef 'node[0001-1000]' groups=all mgt=kvm");
   cws::test::sshd farm{dir.path / "farm"};
   farm.authorize("root", d.home() / "ssh" / "root" / "id_ed25519.pub");
@@ -104,13 +104,16 @@ TEST(load, thousands_of_connections_slow_clients_and_nodeshell_during_reads) {
     if (round == 0) {
       rss_held = rss_kib(d.pid());
     }
-    // a nodeshell over 200 nodes (fanout 64: four waves of 2 s) while the reads go on
+    // a nodeshell over 200 nodes whose first 64 (the fanout) wait until the reads are done:
+    // for the file the test creates then (at most 60 s)
+    auto release = dir.path / ("release" + std::to_string(round));
     std::atomic<bool> shell_done{false};
     cws::test::reply shell;
     std::thread shell_thread{[&] {
       cws::test::https_client c{d.ca(), d.port()};
-      shell
-        = c.request("POST", d.url("/nodes/farm/nodeshell"), "{\"command\":\"sleep 2; echo up\"}");
+      shell = c.request("POST", d.url("/nodes/farm/nodeshell"),
+                        "{\"command\":\"i=0; while [ ! -e " + release.string()
+                          + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo up\"}");
       shell_done = true;
     }};
     for (int t = 0; t < 4; ++t) {
@@ -132,6 +135,7 @@ TEST(load, thousands_of_connections_slow_clients_and_nodeshell_during_reads) {
       t.join();
     }
     bool reads_during_shell = !shell_done;
+    std::ofstream{release} << "done\n";
     EXPECT_EQ(ok.load(), conns * 2);
     EXPECT_EQ(failed.load(), 0);
     EXPECT_EQ(connects_of(clients), static_cast<size_t>(conns)) << "connections were dropped";

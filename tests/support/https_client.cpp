@@ -29,10 +29,13 @@ void https_client::connect() {
 bool https_client::closed_after_partial(const std::string& bytes, std::chrono::milliseconds wait) {
   connect();
   net::write(*stream_, net::buffer(bytes));
+  // asynchronous: Beast's timeouts do not apply to synchronous reads
   beast::get_lowest_layer(*stream_).expires_after(wait);
   char c;
   beast::error_code ec;
-  stream_->read_some(net::buffer(&c, 1), ec);
+  stream_->async_read_some(net::buffer(&c, 1), [&ec](beast::error_code e, size_t) { ec = e; });
+  ioc_.restart();
+  ioc_.run();
   stream_.reset();
   return ec && ec != beast::error::timeout;
 }
