@@ -136,8 +136,8 @@ void session::on_read(beast::error_code ec, std::size_t) {
   call_deadline_ = pending_.call.op == actors::operation::nodeshell
                      ? steady_timer::time_point::max()
                      : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
-  if (!deadline_armed_) {
-    watch_call();
+  if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
+    watch_call(); // (re-armed when this call's deadline comes before the one waited for)
   }
   ctx_.svc->submit(
     std::make_shared<const actors::api_call>(pending_.call), [self](actors::api_result res) {
@@ -154,8 +154,8 @@ void session::watch_call() {
   deadline_.expires_at(call_deadline_);
   deadline_.async_wait([weak = weak_from_this()](beast::error_code ec) {
     auto self = weak.lock();
-    if (!self) {
-      return;
+    if (!self || ec == net::error::operation_aborted) {
+      return; // the session is gone, or the wait was re-armed for an earlier deadline
     }
     self->deadline_armed_ = false;
     if (ec || !self->waiting_) {
@@ -289,7 +289,7 @@ void session::send(unsigned status, std::string body, bool keep_alive) {
   body_ = std::move(body);
   beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
   // not std::array<const_buffer, 2>: with Boost 1.74 that form ended after the head when the
-  // body was large (test: service.large_response_arrives_whole)
+  // body was large (test: limits_test.a_large_response_arrives_whole)
   net::async_write(stream_, beast::buffers_cat(net::buffer(head_), net::buffer(body_)),
                    beast::bind_front_handler(&session::on_write, shared_from_this(), !keep_alive));
 }

@@ -11,6 +11,7 @@
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
 #include "../support/https_client.hpp"
+#include "../support/sshd.hpp"
 
 namespace {
 
@@ -20,7 +21,7 @@ class limits_test : public ::testing::Test {
     dir_ = new cws::test::temp_dir;
     d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
     std::ofstream{d_->home() / "clusterws.conf", std::ios::app}
-      << "request_timeout = 1\nmax_connections = 4\n";
+      << "request_timeout = 1\nmax_connections = 4\ncall_timeout = 1\nlogin_backoff_after = 0\n";
     d_->start();
   }
 
@@ -66,6 +67,31 @@ TEST_F(limits_test, connections_beyond_the_limit_are_refused) {
     }
   }
   EXPECT_TRUE(served);
+}
+
+TEST_F(limits_test, a_call_slower_than_call_timeout_gets_503_even_after_a_nodeshell) {
+  // a nodeshell (exempt from call_timeout) first, on the same connection
+  auto r = cws::test::run_tool(d_->home(), "mkdef lone groups=lone ip=127.0.0.1 sshport="
+                                             + std::to_string(cws::test::free_port()));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  cws::test::https_client client{d_->ca(), d_->port()};
+  auto shell = client.request("POST", d_->url("/nodes/lone/nodeshell"), "{\"command\":\"true\"}");
+  EXPECT_EQ(shell.status, 403u) << shell.body; // every node failed: xCAT's 403
+  EXPECT_NE(shell.body.find("Connection refused"), std::string::npos) << shell.body;
+  // then wrong passwords: login backoff delays each refusal longer (0.25, 0.5, 1, 2 s...)
+  // until one takes longer than call_timeout (1 s) and is answered 503 at that deadline
+  cws::test::reply slow;
+  std::chrono::duration<double> took{};
+  for (int i = 0; i < 6 && slow.status != 503; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    slow = client.get("/clusterws/nodes/lone?userName=nobody&userPW=wrong");
+    took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(slow.status == 401 || slow.status == 503) << slow.status << slow.body;
+  }
+  EXPECT_EQ(slow.status, 503u);
+  EXPECT_EQ(slow.body, "{\"error\":\"The service did not answer within 1 seconds.\","
+                       "\"errorcode\":\"2\"}\n");
+  EXPECT_LT(took.count(), 1.8) << "answered at the refusal, not at the deadline";
 }
 
 TEST_F(limits_test, a_large_response_arrives_whole) {
