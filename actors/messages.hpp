@@ -230,6 +230,15 @@ struct auth_result {
   bool unavailable = false;
   /// What the decision was made on (see api_call).
   auth_stamp stamp;
+
+  /// A refusal of `user` (empty when not authenticated) for `reason`.
+  static auth_result refused(std::string user, std::string reason, bool unavailable = false) {
+    auth_result r;
+    r.user = std::move(user);
+    r.reason = std::move(reason);
+    r.unavailable = unavailable;
+    return r;
+  }
 };
 
 /// Counters of the policy actor (for tests and metrics).

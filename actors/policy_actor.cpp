@@ -83,7 +83,7 @@ void refresh_then_authenticate(const context& cx, api_call_ptr call, promise rp)
         authenticate(cx, call, rp, true);
       },
       [rp](caf::error&) mutable {
-        rp.deliver(auth_result{false, {}, "The service could not check credentials.", true});
+        rp.deliver(auth_result::refused({}, "The service could not check credentials.", true));
       });
 }
 
@@ -99,7 +99,7 @@ void deny(const context& cx, api_call_ptr call, promise rp, bool fresh) {
   ++st.stats.failures;
   if (call->creds.password.empty()) {
     // nothing was guessed (no credentials, or a token): refuse at once
-    rp.deliver(auth_result{false, {}, auth_failure});
+    rp.deliver(auth_result::refused({}, auth_failure));
     return;
   }
   if (st.failures.size() >= max_tracked) {
@@ -107,7 +107,7 @@ void deny(const context& cx, api_call_ptr call, promise rp, bool fresh) {
   }
   auto n = ++st.failures[failure_key(*call)];
   if (n <= cx.cfg.backoff_after) {
-    rp.deliver(auth_result{false, {}, auth_failure});
+    rp.deliver(auth_result::refused({}, auth_failure));
     return;
   }
   auto delay = cx.cfg.backoff_base;
@@ -164,7 +164,7 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
         decide(req);
       },
       [rp, user](caf::error&) mutable {
-        rp.deliver(auth_result{false, user, "Permission denied for request"});
+        rp.deliver(auth_result::refused(user, "Permission denied for request"));
       });
 }
 
@@ -263,7 +263,7 @@ policy_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher
     [cx](fail_atom, uint64_t id) {
       auto& delayed = cx.self->state.delayed;
       if (auto it = delayed.find(id); it != delayed.end()) {
-        it->second.deliver(auth_result{false, {}, auth_failure});
+        it->second.deliver(auth_result::refused({}, auth_failure));
         delayed.erase(it);
       }
     },
