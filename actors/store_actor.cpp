@@ -119,7 +119,7 @@ struct reader_state {
 };
 
 using writer_actor = caf::typed_actor<caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
-                                      caf::reacts_to<flush_atom>>;
+                                      caf::reacts_to<flush_atom, uint64_t>>;
 
 struct writer_state {
   struct pending {
@@ -128,6 +128,10 @@ struct writer_state {
   };
   std::vector<pending> queue;
   bool flush_scheduled = false;
+  /// Identifies the scheduled flush: an earlier flush message that arrives late is ignored.
+  uint64_t flush_id = 0;
+  /// Writes replied by the last commit: their clients are likely to send the next ones.
+  size_t expected = 0;
   static inline const char* name = "store-writer";
 };
 
@@ -189,12 +193,13 @@ void flush(writer_actor::stateful_pointer<writer_state> self, store::database& d
            const store_config& cfg) {
   auto& st = self->state;
   st.flush_scheduled = false;
+  ++st.flush_id;
   std::vector<writer_state::pending> batch;
   if (st.queue.size() > cfg.max_batch) {
     batch.assign(st.queue.begin(), st.queue.begin() + static_cast<long>(cfg.max_batch));
     st.queue.erase(st.queue.begin(), st.queue.begin() + static_cast<long>(cfg.max_batch));
     st.flush_scheduled = true;
-    self->send(self, flush_atom::value);
+    self->send(self, flush_atom::value, st.flush_id);
   } else {
     batch.swap(st.queue);
   }
@@ -230,22 +235,38 @@ void flush(writer_actor::stateful_pointer<writer_state> self, store::database& d
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i].rp.deliver(std::move(results[i]));
   }
+  st.expected = batch.size();
 }
 
 writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](exec_atom, api_call_ptr call) -> caf::typed_response_promise<api_result> {
+      auto& st = self->state;
       auto rp = self->make_response_promise<api_result>();
-      self->state.queue.push_back({std::move(call), rp});
-      if (!self->state.flush_scheduled) {
-        // queued behind every write already in the mailbox: they all share one commit
-        self->state.flush_scheduled = true;
-        self->send(self, flush_atom::value);
+      st.queue.push_back({std::move(call), rp});
+      // Commit now when as many writes wait as the last commit replied to (at once at low
+      // concurrency); else wait up to commit_wait for their clients' next writes, so that
+      // concurrent writers share one commit instead of alternating in two half batches.
+      bool all_here = st.queue.size() >= st.expected || cfg.commit_wait.count() == 0;
+      if (!st.flush_scheduled) {
+        st.flush_scheduled = true;
+        if (all_here) {
+          // queued behind every write already in the mailbox: they all share one commit
+          self->send(self, flush_atom::value, st.flush_id);
+        } else {
+          self->delayed_send(self, cfg.commit_wait, flush_atom::value, st.flush_id);
+        }
+      } else if (all_here && st.queue.size() == st.expected) {
+        self->send(self, flush_atom::value, st.flush_id); // the wait is over early
       }
       return rp;
     },
-    [=](flush_atom) { flush(self, *db, cfg); },
+    [=](flush_atom, uint64_t id) {
+      if (id == self->state.flush_id && self->state.flush_scheduled) {
+        flush(self, *db, cfg);
+      }
+    },
   };
 }
 

@@ -4,6 +4,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <chrono>
 #include <memory>
 
 #include "actors/messages.hpp"
@@ -37,6 +38,9 @@ struct store_config {
   bool detached_writer = true;
   /// Most writes committed together.
   size_t max_batch = 512;
+  /// How long a commit may wait for the writes of the clients the last commit answered
+  /// (0: commit at once). Bounded; a client that does not come back costs this once.
+  std::chrono::microseconds commit_wait{0};
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
 };

@@ -62,6 +62,7 @@ int serve(const cli::parsed_args& args) {
   actors::store_config sc;
   sc.noderange.max_nodes = setting(settings, "noderange_max", sc.noderange.max_nodes);
   sc.noderange.max_regex = setting(settings, "noderange_regex_max", sc.noderange.max_regex);
+  sc.commit_wait = std::chrono::microseconds(setting(settings, "commit_wait_us", 1000));
   actors::policy_config pc;
   pc.cache_ttl = std::chrono::seconds(setting(settings, "auth_cache_seconds", 60));
   pc.backoff_after = static_cast<unsigned>(setting(settings, "login_backoff_after", 3));

@@ -140,6 +140,51 @@ TEST_F(caf_fixture, writes_are_group_committed_and_replied_after_commit) {
   EXPECT_FALSE(txn.exists(object_type::node, "bad"));
 }
 
+TEST_F(caf_fixture, a_commit_waits_for_the_writers_the_last_one_answered) {
+  store_config sc;
+  sc.detached_writer = false;
+  sc.commit_wait = std::chrono::milliseconds(1);
+  auto waiting = spawn_store(sys, db, sc);
+  sched.run();
+  auto write = [&](const std::string& name) {
+    auto c = std::make_shared<api_call>(*call(operation::change, name));
+    c->changes = {{"groups", "all"}};
+    self->send(waiting, exec_atom::value, api_call_ptr{c});
+    sched.run();
+  };
+  auto replies = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      self->receive([&](api_result& r) { EXPECT_EQ(r.status, api_status::ok); });
+    }
+  };
+  auto gen = db->read().generation();
+  write("a1"); // nobody answered before: committed at once
+  replies(1);
+  EXPECT_EQ(db->read().generation(), gen + 1);
+  // two concurrent writers, answered together; then the first of them is back alone
+  self->send(waiting, exec_atom::value, call(operation::change, "a1"));
+  self->send(waiting, exec_atom::value, call(operation::change, "a1"));
+  sched.run();
+  replies(2);
+  EXPECT_EQ(db->read().generation(), gen + 2);
+  write("b1");
+  EXPECT_EQ(db->read().generation(), gen + 2) << "committed without waiting for the other";
+  write("b2"); // the other writer is back: both in one commit, without waiting longer
+  replies(2);
+  EXPECT_EQ(db->read().generation(), gen + 3);
+  EXPECT_TRUE(db->read().exists(object_type::node, "b2"));
+  // a writer that does not come back costs one wait, bounded by commit_wait
+  write("c1");
+  EXPECT_FALSE(db->read().exists(object_type::node, "c1"));
+  EXPECT_GE(sched.trigger_timeouts(), 1u); // (also the wait that ended early: ignored)
+  sched.run();
+  replies(1);
+  EXPECT_TRUE(db->read().exists(object_type::node, "c1"));
+  EXPECT_EQ(db->read().generation(), gen + 4);
+  self->send_exit(waiting, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
 TEST_F(caf_fixture, policy_allows_root_and_denies_others_until_a_row_allows_them) {
   EXPECT_TRUE(authz(call(operation::list)).allowed);
   auto a = authz(call(operation::list, {}, "alice", "alicepw"));
