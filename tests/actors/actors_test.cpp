@@ -81,6 +81,14 @@ struct caf_fixture : ::testing::Test {
     return out;
   }
 
+  /// Submits `c` through `svc` and runs the actors; empty if the result never came.
+  std::optional<api_result> submit(const service& svc, api_call_ptr c) {
+    std::optional<api_result> got;
+    svc.submit(std::move(c), [&](api_result r) { got = std::move(r); });
+    sched.run();
+    return got;
+  }
+
   auth_stats stats() {
     auth_stats out;
     self->send(pol, stats_atom::value);
@@ -220,14 +228,10 @@ TEST_F(caf_fixture, verified_passwords_are_cached_until_the_password_changes) {
   // The policy actor's cached "yes" is provisional: the store checks it was made on the
   // passwords it holds now, and the bridge authorizes again on fresh data.
   service svc{sys, st, pol, {}, 1};
-  std::optional<api_result> got;
-  svc.submit(call(operation::list), [&](api_result r) { got = std::move(r); });
-  sched.run();
+  auto got = submit(svc, call(operation::list));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, api_status::unauthorized); // the old password no longer works
-  got.reset();
-  svc.submit(call(operation::list, {}, "root", "newpw"), [&](api_result r) { got = r; });
-  sched.run();
+  got = submit(svc, call(operation::list, {}, "root", "newpw"));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, api_status::ok);
   svc.shutdown();
@@ -278,14 +282,10 @@ TEST_F(caf_fixture, tokens_authenticate_until_revoked_or_expired) {
 
 TEST_F(caf_fixture, submit_authorizes_then_runs) {
   service svc{sys, st, pol, {}, 1};
-  std::optional<api_result> got;
-  svc.submit(call(operation::list), [&](api_result r) { got = std::move(r); });
-  sched.run();
+  auto got = submit(svc, call(operation::list));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->names, (std::vector<std::string>{"n1"}));
-  got.reset();
-  svc.submit(call(operation::list, {}, "alice", "alicepw"), [&](api_result r) { got = r; });
-  sched.run();
+  got = submit(svc, call(operation::list, {}, "alice", "alicepw"));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, api_status::unauthorized);
   // a decision made before a policy change is not used after it: the store finds it stale
@@ -293,9 +293,7 @@ TEST_F(caf_fixture, submit_authorizes_then_runs) {
   db->write([](store::write_txn& t) {
     t.put(object_type::policy, "6", {{"name", "alice"}, {"rule", "allow"}});
   });
-  got.reset();
-  svc.submit(call(operation::list, {}, "alice", "alicepw"), [&](api_result r) { got = r; });
-  sched.run();
+  got = submit(svc, call(operation::list, {}, "alice", "alicepw"));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, api_status::ok);
   svc.shutdown();
