@@ -282,55 +282,42 @@ void database::write_batch(std::vector<batch_op>& ops) {
   // Optimistic first: every op straight in one transaction. A nested transaction per op costs
   // LMDB a 2 MiB dirty-list allocation, and ops rarely fail; when one does, the batch is run
   // again with each op in its own nested transaction so that only the failed op is lost.
-  for (;;) {
-    try {
-      write_txn txn{*this};
-      bool failed = false;
-      for (auto& op : ops) {
-        op.failure = nullptr;
-        try {
-          op.body(txn);
-        } catch (const map_full&) {
-          throw;
-        } catch (...) {
-          op.failure = std::current_exception();
-          failed = true;
-          break;
-        }
-      }
-      if (!failed) {
-        txn.commit();
-        return;
-      }
-      if (ops.size() == 1) {
-        return; // nothing else to keep: the transaction aborts
-      }
-      break;
-    } catch (const map_full&) {
-      env_->grow();
-    }
-  }
+  bool nested = false;
   for (;;) {
     try {
       write_txn parent{*this};
+      bool failed = false;
       for (auto& op : ops) {
         op.failure = nullptr;
-        write_txn child{*this, parent};
+        std::unique_ptr<write_txn> child; // (the constructor is private to database)
+        if (nested) {
+          child.reset(new write_txn{*this, parent});
+        }
         try {
-          op.body(child);
-          child.commit();
+          op.body(child ? *child : parent);
+          if (child) {
+            child->commit();
+          }
         } catch (const map_full&) {
           throw;
         } catch (...) {
-          op.failure = std::current_exception(); // child aborts in its destructor
+          op.failure = std::current_exception(); // a child aborts in its destructor
+          failed = true;
+          if (!nested) {
+            break;
+          }
         }
+      }
+      if (failed && !nested && ops.size() > 1) {
+        nested = true; // the parent aborts: run the batch again, each op on its own
+        continue;
       }
       if (std::any_of(ops.begin(), ops.end(), [](const batch_op& op) { return !op.failure; })) {
         parent.commit(); // else nothing changed: the parent aborts and no generation is used
       }
       return;
     } catch (const map_full&) {
-      // every transaction is gone (destructors); grow and run the whole batch again
+      // every transaction is gone (destructors); grow and run the batch again
       env_->grow();
     }
   }
