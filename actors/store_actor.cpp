@@ -248,16 +248,17 @@ writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_st
       // Commit now when as many writes wait as the last commit replied to (at once at low
       // concurrency); else wait up to commit_wait for their clients' next writes, so that
       // concurrent writers share one commit instead of alternating in two half batches.
-      bool all_here = st.queue.size() >= st.expected || cfg.commit_wait.count() == 0;
+      bool wait = cfg.commit_wait.count() > 0;
       if (!st.flush_scheduled) {
         st.flush_scheduled = true;
-        if (all_here) {
+        if (!wait || st.queue.size() >= st.expected) {
           // queued behind every write already in the mailbox: they all share one commit
           self->send(self, flush_atom::value, st.flush_id);
         } else {
           self->delayed_send(self, cfg.commit_wait, flush_atom::value, st.flush_id);
         }
-      } else if (all_here && st.queue.size() == st.expected) {
+      } else if (wait && st.queue.size() == st.expected) {
+        // (a flush scheduled at once had the queue at or above `expected` already)
         self->send(self, flush_atom::value, st.flush_id); // the wait is over early
       }
       return rp;
