@@ -7,6 +7,7 @@
 #include <caf/atom.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -198,6 +199,11 @@ struct auth_snapshot {
 
 using auth_snapshot_ptr = std::shared_ptr<const auth_snapshot>;
 
+/// Where a call's result goes when no reply message carries it back: called exactly once, on
+/// an actor thread.
+using done_fn = std::function<void(api_result)>;
+using done_ptr = std::shared_ptr<done_fn>;
+
 /// A token as stored: whose it is and until when (seconds since the epoch; 0 = never).
 struct token_info {
   bool found = false;
@@ -253,6 +259,7 @@ struct auth_stats {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::api_call_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::api_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_snapshot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::done_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::token_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::auth_stats)

@@ -21,40 +21,43 @@ api_result unavailable(const caf::error& e, caf::actor_system& sys) {
                              "The service could not complete the request: " + sys.render(e), "2");
 }
 
-void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
-              int attempt);
+/// Hands a call's result to `done` under the authorized user's name, or, when the store found
+/// the authorization stale, sends the call back to the dispatcher `me` to be authorized again.
+/// Callable on any actor's thread.
+void finish(const caf::actor& me, const api_call_ptr& call, const std::string& user,
+            const done_ptr& done, int attempt, api_result r) {
+  if (r.status != api_status::stale) {
+    r.user = user;
+    (*done)(std::move(r));
+  } else if (attempt < max_reauthorizations) {
+    auto again = std::make_shared<api_call>(*call);
+    again->refresh_auth = true;
+    caf::anon_send(me, exec_atom::value, api_call_ptr{std::move(again)}, done, attempt + 1);
+  } else {
+    (*done)(api_result::failure(api_status::unavailable,
+                                "Policy and passwords keep changing; try again.", "2"));
+  }
+}
 
 /// Runs an authorized call where it belongs.
 void run(caf::event_based_actor* self, const handles& h, api_call_ptr call, api_call_ptr authorized,
          done_ptr done, int attempt) {
-  auto on_result = [=](api_result& r) {
-    r.user = authorized->user;
-    if (r.status == api_status::stale) {
-      if (attempt < max_reauthorizations) {
-        auto again = std::make_shared<api_call>(*call);
-        again->refresh_auth = true;
-        dispatch(self, h, std::move(again), done, attempt + 1);
-      } else {
-        (*done)(api_result::failure(api_status::unavailable,
-                                    "Policy and passwords keep changing; try again.", "2"));
-      }
-      return;
-    }
-    (*done)(std::move(r));
-  };
-  auto on_error = [=](caf::error& e) {
-    (*done)(unavailable(e, self->system()));
-  };
+  auto me = caf::actor_cast<caf::actor>(self);
   bool fan_out = call->op == operation::nodeshell
                  || (call->op == operation::remove && call->type == store::object_type::node);
   if (fan_out && h.executor) {
     self->request(h.executor, caf::infinite, exec_atom::value, authorized)
-      .then(on_result, on_error);
+      .then([=](api_result& r) { finish(me, call, authorized->user, done, attempt, std::move(r)); },
+            [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
   } else if (call->op == operation::nodeshell) {
     (*done)(api_result::failure(api_status::unavailable,
                                 "nodeshell is not enabled on this service.", "2"));
   } else {
-    self->request(h.store, caf::infinite, exec_atom::value, authorized).then(on_result, on_error);
+    // the store calls `finish` itself where the result is ready: no reply hop through here
+    auto user = authorized->user;
+    self->send(h.store, exec_atom::value, std::move(authorized),
+               std::make_shared<done_fn>(
+                 [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); }));
   }
 }
 
@@ -82,7 +85,9 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
 
 caf::behavior dispatcher(caf::event_based_actor* self, handles h) {
   return {
-    [=](exec_atom, api_call_ptr call, done_ptr done) { dispatch(self, h, call, done, 0); },
+    [=](exec_atom, api_call_ptr call, done_ptr done, int attempt) {
+      dispatch(self, h, std::move(call), std::move(done), attempt);
+    },
   };
 }
 
@@ -98,7 +103,8 @@ service::service(caf::actor_system& sys, store_actor store, policy_actor policy,
 
 void service::submit(api_call_ptr call, done_fn done) const {
   const auto& d = dispatchers_[next_++ % dispatchers_.size()];
-  caf::anon_send(d, exec_atom::value, std::move(call), std::make_shared<done_fn>(std::move(done)));
+  caf::anon_send(d, exec_atom::value, std::move(call), std::make_shared<done_fn>(std::move(done)),
+                 0);
 }
 
 void service::shutdown() const {

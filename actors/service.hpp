@@ -16,10 +16,6 @@
 
 namespace cws::actors {
 
-/// Where a call's result goes: called exactly once, on an actor thread.
-using done_fn = std::function<void(api_result)>;
-using done_ptr = std::shared_ptr<done_fn>;
-
 /// The actors a request goes through, as the HTTP layer sees them.
 class service {
  public:
@@ -45,5 +41,3 @@ class service {
 };
 
 } // namespace cws::actors
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::done_ptr)

@@ -119,12 +119,13 @@ struct reader_state {
 };
 
 using writer_actor = caf::typed_actor<caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
+                                      caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
                                       caf::reacts_to<flush_atom, uint64_t>>;
 
 struct writer_state {
   struct pending {
     api_call_ptr call;
-    caf::typed_response_promise<api_result> rp;
+    done_fn done;
   };
   std::vector<pending> queue;
   bool flush_scheduled = false;
@@ -151,6 +152,7 @@ store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_stat
                                        store::noderange_options opts) {
   return {
     [=](exec_atom, api_call_ptr call) { return run_read(*db, *call, opts); },
+    [=](exec_atom, api_call_ptr call, done_ptr done) { (*done)(run_read(*db, *call, opts)); },
     [=](snapshot_atom) { return build_snapshot(*db, opts); },
     [=](token_atom, const std::string& hash) {
       token_info info;
@@ -233,35 +235,48 @@ void flush(writer_actor::stateful_pointer<writer_state> self, store::database& d
     }
   }
   for (size_t i = 0; i < batch.size(); ++i) {
-    batch[i].rp.deliver(std::move(results[i]));
+    batch[i].done(std::move(results[i]));
   }
   st.expected = batch.size();
+}
+
+/// Queues a write and schedules the commit it goes into.
+void enqueue(writer_actor::stateful_pointer<writer_state> self, const store_config& cfg,
+             writer_state::pending write) {
+  auto& st = self->state;
+  st.queue.push_back(std::move(write));
+  // Commit now when as many writes wait as the last commit replied to (at once at low
+  // concurrency); else wait up to commit_wait for their clients' next writes, so that
+  // concurrent writers share one commit instead of alternating in two half batches.
+  bool wait = cfg.commit_wait.count() > 0;
+  if (!st.flush_scheduled) {
+    st.flush_scheduled = true;
+    if (!wait || st.queue.size() >= st.expected) {
+      // queued behind every write already in the mailbox: they all share one commit
+      self->send(self, flush_atom::value, st.flush_id);
+    } else {
+      self->delayed_send(self, cfg.commit_wait, flush_atom::value, st.flush_id);
+    }
+  } else if (wait && st.queue.size() == st.expected) {
+    // (a flush scheduled at once had the queue at or above `expected` already)
+    self->send(self, flush_atom::value, st.flush_id); // the wait is over early
+  }
 }
 
 writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](exec_atom, api_call_ptr call) -> caf::typed_response_promise<api_result> {
-      auto& st = self->state;
       auto rp = self->make_response_promise<api_result>();
-      st.queue.push_back({std::move(call), rp});
-      // Commit now when as many writes wait as the last commit replied to (at once at low
-      // concurrency); else wait up to commit_wait for their clients' next writes, so that
-      // concurrent writers share one commit instead of alternating in two half batches.
-      bool wait = cfg.commit_wait.count() > 0;
-      if (!st.flush_scheduled) {
-        st.flush_scheduled = true;
-        if (!wait || st.queue.size() >= st.expected) {
-          // queued behind every write already in the mailbox: they all share one commit
-          self->send(self, flush_atom::value, st.flush_id);
-        } else {
-          self->delayed_send(self, cfg.commit_wait, flush_atom::value, st.flush_id);
-        }
-      } else if (wait && st.queue.size() == st.expected) {
-        // (a flush scheduled at once had the queue at or above `expected` already)
-        self->send(self, flush_atom::value, st.flush_id); // the wait is over early
-      }
+      enqueue(self, cfg, {std::move(call), [rp](api_result r) mutable {
+                            rp.deliver(std::move(r));
+                          }});
       return rp;
+    },
+    [=](exec_atom, api_call_ptr call, done_ptr done) {
+      enqueue(self, cfg, {std::move(call), [done](api_result r) {
+                            (*done)(std::move(r));
+                          }});
     },
     [=](flush_atom, uint64_t id) {
       if (id == self->state.flush_id && self->state.flush_scheduled) {
@@ -297,6 +312,15 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
         return run_read(*db, *call, opts);
       }
       return self->delegate(self->state.reader(), exec_atom::value, std::move(call));
+    },
+    [=](exec_atom, api_call_ptr call, done_ptr done) {
+      if (is_write(call->op)) {
+        self->send(self->state.writer, exec_atom::value, std::move(call), std::move(done));
+      } else if (is_small_read(*call)) {
+        (*done)(run_read(*db, *call, opts));
+      } else {
+        self->send(self->state.reader(), exec_atom::value, std::move(call), std::move(done));
+      }
     },
     [=](snapshot_atom) -> caf::delegated<auth_snapshot_ptr> {
       return self->delegate(self->state.reader(), snapshot_atom::value);

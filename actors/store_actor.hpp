@@ -18,6 +18,9 @@ namespace cws::actors {
 using store_actor = caf::typed_actor<
   // Runs an authorized call and replies its result.
   caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
+  // The same, but calls `done` with the result where it is ready (the writer's thread after
+  // the commit): no reply message, so the result skips a hop back through the caller.
+  caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
   // Replies the current policy snapshot (passwords, policy rows with their nodes).
   caf::replies_to<snapshot_atom>::with<auth_snapshot_ptr>,
   // Looks up a token by the SHA-256 (hex) of its id.

@@ -50,11 +50,13 @@ init_home() {
   export CLUSTERWS_HOME=$1
 }
 
-# start_daemon HOME: starts clusterwsd on a free port; sets DAEMON_PID and DAEMON_PORT
+# start_daemon HOME [PRELOAD]: starts clusterwsd on a free port, with the library PRELOAD
+# loaded first if given; sets DAEMON_PID and DAEMON_PORT
 start_daemon() {
   local home=$1
   rm -f "$home/port"
-  clusterwsd --home "$home" --listen 127.0.0.1:0 --port-file "$home/port" >>"$home/daemon.log" 2>&1 &
+  LD_PRELOAD=${2:-} clusterwsd --home "$home" --listen 127.0.0.1:0 --port-file "$home/port" \
+    >>"$home/daemon.log" 2>&1 &
   DAEMON_PID=$!
   PIDS+=("$DAEMON_PID")
   for _ in $(seq 1000); do [[ -s "$home/port" ]] && break; sleep 0.01; done
