@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 
 #include "store/cluster_view.hpp"
 #include "store/credentials.hpp"
@@ -118,27 +119,52 @@ struct reader_state {
   static inline const char* name = "store-reader";
 };
 
-using writer_actor = caf::typed_actor<caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
-                                      caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
-                                      caf::reacts_to<flush_atom, uint64_t>>;
+/// A write waiting for its commit, and where its result goes.
+struct pending_write {
+  api_call_ptr call;
+  done_fn done;
+};
+
+using pending_writes = std::vector<pending_write>;
+
+} // namespace
+} // namespace cws::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::pending_writes)
+
+namespace cws::actors {
+namespace {
+
+/// Commits what it is handed, on its own thread: each batch message wakes it once.
+using writer_actor
+  = caf::typed_actor<caf::reacts_to<exec_atom, pending_writes>, caf::reacts_to<flush_atom>>;
 
 struct writer_state {
-  struct pending {
-    api_call_ptr call;
-    done_fn done;
-  };
-  std::vector<pending> queue;
+  pending_writes queue;
+  bool flush_scheduled = false;
+  static inline const char* name = "store-writer";
+};
+
+/// Decides when a commit happens and gathers its writes: a scheduled actor, so the requests
+/// that reach it on the workers wake nobody until a batch is ready for the writer.
+using gatherer_actor = caf::typed_actor<caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
+                                        caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
+                                        caf::reacts_to<flush_atom, uint64_t>>;
+
+struct gatherer_state {
+  writer_actor writer;
+  pending_writes queue;
   bool flush_scheduled = false;
   /// Identifies the scheduled flush: an earlier flush message that arrives late is ignored.
   uint64_t flush_id = 0;
-  /// Writes replied by the last commit: their clients are likely to send the next ones.
+  /// Writes of the last batch: their clients are likely to send the next ones.
   size_t expected = 0;
-  static inline const char* name = "store-writer";
+  static inline const char* name = "store-gatherer";
 };
 
 struct facade_state {
   std::vector<store_actor> readers;
-  writer_actor writer;
+  gatherer_actor writer;
   size_t next = 0;
   static inline const char* name = "store";
 
@@ -190,18 +216,18 @@ store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_stat
   };
 }
 
-/// Commits every queued write in one transaction, then replies to each.
+/// Commits up to max_batch queued writes in one transaction, then replies to each.
 void flush(writer_actor::stateful_pointer<writer_state> self, store::database& db,
            const store_config& cfg) {
   auto& st = self->state;
   st.flush_scheduled = false;
-  ++st.flush_id;
-  std::vector<writer_state::pending> batch;
+  pending_writes batch;
   if (st.queue.size() > cfg.max_batch) {
-    batch.assign(st.queue.begin(), st.queue.begin() + static_cast<long>(cfg.max_batch));
-    st.queue.erase(st.queue.begin(), st.queue.begin() + static_cast<long>(cfg.max_batch));
+    auto cut = st.queue.begin() + static_cast<long>(cfg.max_batch);
+    batch.assign(std::make_move_iterator(st.queue.begin()), std::make_move_iterator(cut));
+    st.queue.erase(st.queue.begin(), cut);
     st.flush_scheduled = true;
-    self->send(self, flush_atom::value, st.flush_id);
+    self->send(self, flush_atom::value);
   } else {
     batch.swap(st.queue);
   }
@@ -237,22 +263,37 @@ void flush(writer_actor::stateful_pointer<writer_state> self, store::database& d
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i].done(std::move(results[i]));
   }
-  st.expected = batch.size();
 }
 
-/// Queues a write and schedules the commit it goes into.
-void enqueue(writer_actor::stateful_pointer<writer_state> self, const store_config& cfg,
-             writer_state::pending write) {
+writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
+                                        std::shared_ptr<store::database> db, store_config cfg) {
+  return {
+    [=](exec_atom, pending_writes& writes) {
+      auto& st = self->state;
+      std::move(writes.begin(), writes.end(), std::back_inserter(st.queue));
+      if (!st.flush_scheduled) {
+        // queued behind every batch already in the mailbox: they all share one commit
+        st.flush_scheduled = true;
+        self->send(self, flush_atom::value);
+      }
+    },
+    [=](flush_atom) { flush(self, *db, cfg); },
+  };
+}
+
+/// Queues a write and schedules the hand-over of its batch to the writer.
+void gather(gatherer_actor::stateful_pointer<gatherer_state> self, const store_config& cfg,
+            pending_write write) {
   auto& st = self->state;
   st.queue.push_back(std::move(write));
-  // Commit now when as many writes wait as the last commit replied to (at once at low
+  // Hand over now when as many writes wait as the last batch held (at once at low
   // concurrency); else wait up to commit_wait for their clients' next writes, so that
   // concurrent writers share one commit instead of alternating in two half batches.
   bool wait = cfg.commit_wait.count() > 0;
   if (!st.flush_scheduled) {
     st.flush_scheduled = true;
     if (!wait || st.queue.size() >= st.expected) {
-      // queued behind every write already in the mailbox: they all share one commit
+      // queued behind every write already in the mailbox: they all join the batch
       self->send(self, flush_atom::value, st.flush_id);
     } else {
       self->delayed_send(self, cfg.commit_wait, flush_atom::value, st.flush_id);
@@ -263,24 +304,31 @@ void enqueue(writer_actor::stateful_pointer<writer_state> self, const store_conf
   }
 }
 
-writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
-                                        std::shared_ptr<store::database> db, store_config cfg) {
+gatherer_actor::behavior_type gatherer_impl(gatherer_actor::stateful_pointer<gatherer_state> self,
+                                            writer_actor writer, store_config cfg) {
+  self->state.writer = std::move(writer);
+  self->link_to(self->state.writer);
   return {
     [=](exec_atom, api_call_ptr call) -> caf::typed_response_promise<api_result> {
       auto rp = self->make_response_promise<api_result>();
-      enqueue(self, cfg, {std::move(call), [rp](api_result r) mutable {
-                            rp.deliver(std::move(r));
-                          }});
+      gather(self, cfg, {std::move(call), [rp](api_result r) mutable {
+                           rp.deliver(std::move(r));
+                         }});
       return rp;
     },
     [=](exec_atom, api_call_ptr call, done_ptr done) {
-      enqueue(self, cfg, {std::move(call), [done](api_result r) {
-                            (*done)(std::move(r));
-                          }});
+      gather(self, cfg, {std::move(call), [done](api_result r) {
+                           (*done)(std::move(r));
+                         }});
     },
     [=](flush_atom, uint64_t id) {
-      if (id == self->state.flush_id && self->state.flush_scheduled) {
-        flush(self, *db, cfg);
+      auto& st = self->state;
+      if (id == st.flush_id && st.flush_scheduled) {
+        st.flush_scheduled = false;
+        ++st.flush_id;
+        st.expected = st.queue.size();
+        self->send(st.writer, exec_atom::value, std::move(st.queue));
+        st.queue = {};
       }
     },
   };
@@ -294,7 +342,7 @@ bool is_small_read(const api_call& call) {
 }
 
 store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_state> self,
-                                       std::vector<store_actor> readers, writer_actor writer,
+                                       std::vector<store_actor> readers, gatherer_actor writer,
                                        std::shared_ptr<store::database> db,
                                        store::noderange_options opts) {
   self->state.readers = std::move(readers);
@@ -527,7 +575,8 @@ store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<store::database>
   }
   auto writer = cfg.detached_writer ? sys.spawn<caf::detached>(writer_impl, db, cfg)
                                     : sys.spawn(writer_impl, db, cfg);
-  return sys.spawn(facade_impl, std::move(readers), std::move(writer), db, cfg.noderange);
+  auto gatherer = sys.spawn(gatherer_impl, std::move(writer), cfg);
+  return sys.spawn(facade_impl, std::move(readers), std::move(gatherer), db, cfg.noderange);
 }
 
 } // namespace cws::actors

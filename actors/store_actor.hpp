@@ -13,13 +13,15 @@
 namespace cws::actors {
 
 /// The store: the only owner of the LMDB environment in the daemon. Reads run on a pool of
-/// reader actors; writes go to one writer that group-commits them (one fsync for every write
-/// waiting), and each reply is sent only after its data is durable.
+/// reader actors; writes are gathered into batches on the scheduler and handed to one writer
+/// on its own thread that group-commits them (one fsync for every write waiting), and each
+/// reply is sent only after its data is durable.
 using store_actor = caf::typed_actor<
   // Runs an authorized call and replies its result.
   caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
-  // The same, but calls `done` with the result where it is ready (the writer's thread after
-  // the commit): no reply message, so the result skips a hop back through the caller.
+  // The same, but calls `done` with the result where it is ready (for a write, the writer's
+  // thread after the commit): no reply message, so the result skips a hop back through the
+  // caller.
   caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
   // Replies the current policy snapshot (passwords, policy rows with their nodes).
   caf::replies_to<snapshot_atom>::with<auth_snapshot_ptr>,

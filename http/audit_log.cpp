@@ -18,11 +18,16 @@ void audit_log::write(const audit_entry& e) {
   if (!out_.is_open()) {
     return;
   }
-  char when[32];
+  // strftime showed in the write profile: format once per second (per io thread)
+  thread_local std::time_t formatted = -1;
+  thread_local char when[32];
   std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (now != formatted) {
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    formatted = now;
+  }
   json_writer w;
   w.begin_object();
   w.key("time");

@@ -179,7 +179,8 @@ void session::on_result(actors::api_result res) {
     return; // answered already (call_timeout)
   }
   waiting_ = false;
-  audit(res);
+  auto out = render(pending_, res);
+  audit(res, out.status);
   if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
     // a node may have been reported before any stream started: start it now
     if (!stream_started_) {
@@ -189,11 +190,10 @@ void session::on_result(actors::api_result res) {
     queue_stream(chunk(stream_summary(res)) + "0\r\n\r\n");
     return;
   }
-  auto out = render(pending_, res);
   send(out.status, std::move(out.body), keep_alive_);
 }
 
-void session::audit(const actors::api_result& res) {
+void session::audit(const actors::api_result& res, unsigned status) {
   const auto& call = pending_.call;
   bool change = actors::is_write(call.op) || call.op == actors::operation::nodeshell;
   if (ctx_.audit == nullptr || !change || call.op == actors::operation::token_create) {
@@ -211,7 +211,7 @@ void session::audit(const actors::api_result& res) {
     e.noderange = call.target;
   }
   e.command = call.command;
-  e.status = render(pending_, res).status;
+  e.status = status;
   ctx_.audit->write(e);
 }
 

@@ -41,7 +41,7 @@ class session : public std::enable_shared_from_this<session> {
   void on_read(beast::error_code ec, std::size_t bytes);
   void watch_call();
   void on_result(actors::api_result res);
-  void audit(const actors::api_result& res);
+  void audit(const actors::api_result& res, unsigned status);
   void send(unsigned status, std::string body, bool keep_alive);
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
