@@ -75,19 +75,20 @@ cpu_ticks() {
 }
 
 # tree_ticks PID: user+system ticks of the process and every descendant, alive or reaped
-# (sshd's per-connection processes stay alive while a pooled connection lives)
+# (sshd's per-connection processes stay alive while a pooled connection lives). The stat
+# files go through cat: a process may end between the glob and the read, and mawk stops at
+# the first file it cannot open.
 tree_ticks() {
-  awk -v root="$1" '
-    FNR == 1 {
-      line = $0; sub(/^[0-9]+ \(.*\) /, "", line); split(line, f, " ")
-      pid = FILENAME; sub("/proc/", "", pid); sub("/stat", "", pid)
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v root="$1" '
+    {
+      pid = $1; line = $0; sub(/^[0-9]+ \(.*\) /, "", line); split(line, f, " ")
       parent[pid] = f[2]; ticks[pid] = f[12] + f[13] + f[14] + f[15]
     }
     END {
       total = 0
       for (p in ticks) { q = p; while (q != "" && q != "0" && q != "1") { if (q == root) { total += ticks[p]; break } q = parent[q] } }
       print total
-    }' /proc/[0-9]*/stat 2>/dev/null
+    }'
 }
 
 # rss_mib PID: peak resident set size in MiB

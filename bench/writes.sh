@@ -13,6 +13,7 @@ pw=benchpw
 init_home "$WORK/nosync-home" "$pw"
 start_daemon "$WORK/nosync-home" libeatmydata.so
 nosync_pid=$DAEMON_PID nosync_port=$DAEMON_PORT
+grep -q eatmydata "/proc/$nosync_pid/maps" || { echo "libeatmydata is not loaded" >&2; exit 1; }
 home=$WORK/home
 init_home "$home" "$pw"
 start_daemon "$home"
