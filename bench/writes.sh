@@ -8,6 +8,7 @@
 # - GETs of the nodes just made: the service's rate with no write at all.
 source "$(dirname "$0")/common.sh"
 N=${N:-10000}
+ROUNDS=${WRITE_ROUNDS:-5} # cheap rounds: the write figures move most from run to run
 CONNS=16
 pw=benchpw
 init_home "$WORK/nosync-home" "$pw"

@@ -148,6 +148,28 @@ TEST_F(caf_fixture, writes_are_group_committed_and_replied_after_commit) {
   EXPECT_FALSE(txn.exists(object_type::node, "bad"));
 }
 
+TEST_F(caf_fixture, a_batch_over_max_batch_is_committed_in_parts_and_every_write_answered) {
+  store_config sc;
+  sc.detached_writer = false;
+  sc.max_batch = 2;
+  auto small = spawn_store(sys, db, sc);
+  sched.run();
+  auto gen = db->read().generation();
+  for (int i = 0; i < 5; ++i) {
+    auto c = std::make_shared<api_call>(*call(operation::change, "m" + std::to_string(i)));
+    c->changes = {{"groups", "all"}};
+    self->send(small, exec_atom::value, api_call_ptr{c});
+  }
+  sched.run();
+  for (int i = 0; i < 5; ++i) {
+    self->receive([&](api_result& r) { EXPECT_EQ(r.status, api_status::ok); });
+  }
+  EXPECT_EQ(db->read().generation(), gen + 3); // 2 + 2 + 1
+  EXPECT_TRUE(db->read().exists(object_type::node, "m4"));
+  self->send_exit(small, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+
 TEST_F(caf_fixture, a_commit_waits_for_the_writers_the_last_one_answered) {
   store_config sc;
   sc.detached_writer = false;
