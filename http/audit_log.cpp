@@ -1,21 +1,42 @@
 #include "http/audit_log.hpp"
 
 #include <ctime>
+#include <iostream>
+#include <stdexcept>
 
 #include "http/json_writer.hpp"
 
 namespace cws::http {
 
-audit_log::audit_log(const std::filesystem::path& path) {
-  if (!path.empty()) {
-    out_.open(path, std::ios::app);
-    std::filesystem::permissions(path, std::filesystem::perms::owner_read
-                                         | std::filesystem::perms::owner_write);
+audit_log::audit_log(const std::filesystem::path& path) : path_(path) {
+  if (!path_.empty() && !open()) {
+    throw std::runtime_error("cannot open the audit log " + path_.string());
   }
 }
 
-void audit_log::write(const audit_entry& e) {
+bool audit_log::open() {
+  out_.close();
+  out_.clear();
+  out_.open(path_, std::ios::app);
   if (!out_.is_open()) {
+    return false;
+  }
+  std::error_code ignored; // a file we cannot chmod is still written
+  std::filesystem::permissions(
+    path_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ignored);
+  return true;
+}
+
+bool audit_log::reopen() {
+  if (path_.empty()) {
+    return true;
+  }
+  std::lock_guard<std::mutex> guard{mu_};
+  return open();
+}
+
+void audit_log::write(const audit_entry& e) {
+  if (path_.empty()) {
     return;
   }
   // strftime showed in the write profile: format once per second (per io thread)
@@ -52,6 +73,10 @@ void audit_log::write(const audit_entry& e) {
   w.number(e.status);
   w.end_object();
   std::lock_guard<std::mutex> guard{mu_};
+  if (!out_.is_open() && !open()) {
+    std::cerr << "clusterwsd: cannot open the audit log " << path_.string() << '\n';
+    return;
+  }
   out_ << w.str() << '\n' << std::flush;
 }
 

@@ -29,11 +29,16 @@ class audit_log {
   /// Writes one line (flushed, so a crash loses nothing written before it).
   void write(const audit_entry& e);
 
-  bool enabled() const noexcept {
-    return out_.is_open();
-  }
+  /// Closes the file and opens `path` again, so that a log moved away by logrotate is
+  /// continued in a new file (clusterwsd does this on SIGHUP). False if it cannot be opened:
+  /// each write then tries again.
+  bool reopen();
 
  private:
+  /// Opens `path_` for appending, owner-only; false if it cannot. Called under `mu_`.
+  bool open();
+
+  std::filesystem::path path_;
   std::mutex mu_;
   std::ofstream out_;
 };

@@ -2,6 +2,9 @@
 
 #include <openssl/ssl.h>
 
+#include <csignal>
+#include <iostream>
+
 namespace cws::http {
 
 void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
@@ -86,11 +89,8 @@ void server::run(bool signals) {
   if (signals) {
     signals_->add(SIGINT);
     signals_->add(SIGTERM);
-    signals_->async_wait([this](beast::error_code ec, int) {
-      if (!ec) {
-        stop();
-      }
-    });
+    signals_->add(SIGHUP);
+    wait_for_signal();
   }
   std::vector<std::thread> threads;
   for (size_t i = 1; i < iocs_.size(); ++i) {
@@ -100,6 +100,25 @@ void server::run(bool signals) {
   for (auto& t : threads) {
     t.join();
   }
+}
+
+void server::wait_for_signal() {
+  signals_->async_wait([this](beast::error_code ec, int sig) {
+    if (ec) {
+      return; // cancelled by stop()
+    }
+    if (sig != SIGHUP) {
+      stop();
+      return;
+    }
+    // logrotate's postrotate: continue the audit log in a new file
+    if (ctx_.audit != nullptr) {
+      std::cout << (ctx_.audit->reopen() ? "clusterwsd: audit log reopened"
+                                         : "clusterwsd: cannot reopen the audit log")
+                << std::endl;
+    }
+    wait_for_signal();
+  });
 }
 
 void server::stop() {

@@ -23,7 +23,8 @@ class server {
   /// @throws std::exception when the certificate or the address is unusable.
   tcp::endpoint start();
 
-  /// Runs the io threads until stop() (also on SIGINT/SIGTERM when `signals` is set).
+  /// Runs the io threads until stop(). When `signals` is set, SIGINT and SIGTERM stop it too,
+  /// and SIGHUP reopens the audit log.
   void run(bool signals);
 
   /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
@@ -31,6 +32,7 @@ class server {
 
  private:
   void drain(int rounds);
+  void wait_for_signal();
 
   /// One io_context per io thread (the first also accepts and handles signals).
   std::vector<std::unique_ptr<net::io_context>> iocs_;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -286,6 +288,39 @@ TEST_F(service_test, audit_log_records_changes_and_no_secret_anywhere) {
     EXPECT_EQ(text.find("userPW"), std::string::npos);
     EXPECT_EQ(text.find(id), std::string::npos);
   }
+}
+
+TEST_F(service_test, sighup_continues_the_audit_log_in_a_new_file_after_logrotate) {
+  auto log = home() / "audit.log";
+  auto rotated = home() / "audit.log.1";
+  ASSERT_EQ(send("PUT", "/nodes/rotated1", R"({"groups":"all"})").status, 200u);
+  std::filesystem::rename(log, rotated); // what logrotate does, then its postrotate:
+  ASSERT_EQ(::kill(d_->pid(), SIGHUP), 0);
+  // the daemon creates the new file when it handles the signal
+  for (int i = 0; i < 500 && !std::filesystem::exists(log); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(std::filesystem::exists(log)) << "no new audit log after SIGHUP";
+  EXPECT_EQ(std::filesystem::status(log).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  ASSERT_EQ(send("DELETE", "/nodes/rotated1", "").status, 200u);
+  auto text = [](const std::filesystem::path& p) {
+    std::ifstream in{p};
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  auto old_log = text(rotated);
+  auto new_log = text(log);
+  EXPECT_NE(old_log.find("\"method\":\"PUT\",\"path\":\"/clusterws/nodes/rotated1\""),
+            std::string::npos)
+    << old_log;
+  EXPECT_EQ(old_log.find("\"method\":\"DELETE\",\"path\":\"/clusterws/nodes/rotated1\""),
+            std::string::npos);
+  EXPECT_NE(new_log.find("\"method\":\"DELETE\",\"path\":\"/clusterws/nodes/rotated1\""),
+            std::string::npos)
+    << new_log;
+  EXPECT_EQ(get("/nodes/cn1").status, 200u) << "the daemon goes on serving after SIGHUP";
 }
 
 TEST_F(service_test, authorization_matrix_every_route_every_identity) {
