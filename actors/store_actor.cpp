@@ -164,7 +164,7 @@ struct gatherer_state {
 
 struct facade_state {
   std::vector<store_actor> readers;
-  gatherer_actor writer;
+  gatherer_actor gatherer;
   size_t next = 0;
   static inline const char* name = "store";
 
@@ -342,19 +342,19 @@ bool is_small_read(const api_call& call) {
 }
 
 store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_state> self,
-                                       std::vector<store_actor> readers, gatherer_actor writer,
+                                       std::vector<store_actor> readers, gatherer_actor gatherer,
                                        std::shared_ptr<store::database> db,
                                        store::noderange_options opts) {
   self->state.readers = std::move(readers);
-  self->state.writer = std::move(writer);
+  self->state.gatherer = std::move(gatherer);
   for (auto& r : self->state.readers) {
     self->link_to(r);
   }
-  self->link_to(self->state.writer);
+  self->link_to(self->state.gatherer);
   return {
     [=](exec_atom, api_call_ptr call) -> caf::result<api_result> {
       if (is_write(call->op)) {
-        return self->delegate(self->state.writer, exec_atom::value, std::move(call));
+        return self->delegate(self->state.gatherer, exec_atom::value, std::move(call));
       }
       if (is_small_read(*call)) {
         return run_read(*db, *call, opts);
@@ -363,7 +363,7 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
     },
     [=](exec_atom, api_call_ptr call, done_ptr done) {
       if (is_write(call->op)) {
-        self->send(self->state.writer, exec_atom::value, std::move(call), std::move(done));
+        self->send(self->state.gatherer, exec_atom::value, std::move(call), std::move(done));
       } else if (is_small_read(*call)) {
         (*done)(run_read(*db, *call, opts));
       } else {
