@@ -30,7 +30,8 @@ class nodeshell_test : public ::testing::Test {
     auto home = d_->home();
     {
       std::ofstream conf{home / "clusterws.conf", std::ios::app};
-      conf << "ssh_connect_timeout = 2\nssh_output_max = 4096\n";
+      // 5 s: room for 32 logins at once to one sshd on a busy 2-core machine
+      conf << "ssh_connect_timeout = 5\nssh_output_max = 4096\n";
     }
     farm_->authorize("root", home / "ssh" / "root" / "id_ed25519.pub");
     user_ok_ = cws::test::ensure_user(test_user);
