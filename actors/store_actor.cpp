@@ -1,6 +1,7 @@
 #include "actors/store_actor.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -127,10 +128,13 @@ struct pending_write {
 
 using pending_writes = std::vector<pending_write>;
 
+using result_promise = caf::typed_response_promise<api_result>;
+
 } // namespace
 } // namespace cws::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::pending_writes)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::result_promise)
 
 namespace cws::actors {
 namespace {
@@ -149,7 +153,8 @@ struct writer_state {
 /// that reach it on the workers wake nobody until a batch is ready for the writer.
 using gatherer_actor = caf::typed_actor<caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
                                         caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
-                                        caf::reacts_to<flush_atom, uint64_t>>;
+                                        caf::reacts_to<flush_atom, uint64_t>,
+                                        caf::reacts_to<done_atom, result_promise, api_result>>;
 
 struct gatherer_state {
   writer_actor writer;
@@ -309,13 +314,16 @@ gatherer_actor::behavior_type gatherer_impl(gatherer_actor::stateful_pointer<gat
   self->state.writer = std::move(writer);
   self->link_to(self->state.writer);
   return {
-    [=](exec_atom, api_call_ptr call) -> caf::typed_response_promise<api_result> {
+    [=](exec_atom, api_call_ptr call) -> result_promise {
       auto rp = self->make_response_promise<api_result>();
-      gather(self, cfg, {std::move(call), [rp](api_result r) mutable {
-                           rp.deliver(std::move(r));
+      // the writer's thread hands the result back here: a promise is delivered by its actor
+      auto me = caf::actor_cast<gatherer_actor>(self);
+      gather(self, cfg, {std::move(call), [me, rp](api_result r) {
+                           caf::anon_send(me, done_atom::value, rp, std::move(r));
                          }});
       return rp;
     },
+    [](done_atom, result_promise& rp, api_result& r) { rp.deliver(std::move(r)); },
     [=](exec_atom, api_call_ptr call, done_ptr done) {
       gather(self, cfg, {std::move(call), [done](api_result r) {
                            (*done)(std::move(r));
