@@ -179,9 +179,11 @@ void session::on_result(actors::api_result res) {
     return; // answered already (call_timeout)
   }
   waiting_ = false;
-  auto out = render(pending_, res);
-  audit(res, out.status);
   if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
+    if (audited()) {
+      // rendered for its status only: the nodes' output went out in the stream
+      audit(res, render(pending_, res).status);
+    }
     // a node may have been reported before any stream started: start it now
     if (!stream_started_) {
       queue_stream({});
@@ -190,15 +192,21 @@ void session::on_result(actors::api_result res) {
     queue_stream(chunk(stream_summary(res)) + "0\r\n\r\n");
     return;
   }
+  auto out = render(pending_, res);
+  if (audited()) {
+    audit(res, out.status);
+  }
   send(out.status, std::move(out.body), keep_alive_);
+}
+
+bool session::audited() const {
+  const auto& call = pending_.call;
+  bool change = actors::is_write(call.op) || call.op == actors::operation::nodeshell;
+  return ctx_.audit != nullptr && change && call.op != actors::operation::token_create;
 }
 
 void session::audit(const actors::api_result& res, unsigned status) {
   const auto& call = pending_.call;
-  bool change = actors::is_write(call.op) || call.op == actors::operation::nodeshell;
-  if (ctx_.audit == nullptr || !change || call.op == actors::operation::token_create) {
-    return;
-  }
   audit_entry e;
   e.client = client_;
   e.user = res.user;

@@ -206,6 +206,16 @@ TEST_F(nodeshell_test, stream_sends_one_line_per_node_then_a_summary) {
             std::string::npos);
   EXPECT_NE(r.body.find("{\"done\":\"true\",\"nodes\":4,\"failed\":1}\n"), std::string::npos)
     << r.body;
+  // audited like the plain answer: with the status that answer has (a node failed: 403)
+  std::ifstream in{d_->home() / "audit.log"};
+  std::string line, entry;
+  while (std::getline(in, line)) {
+    if (line.find("\"command\":\"echo s\"") != std::string::npos) {
+      entry = line;
+    }
+  }
+  EXPECT_NE(entry.find("\"noderange\":\"node[021-023],deadrefused\""), std::string::npos) << entry;
+  EXPECT_NE(entry.find("\"status\":403"), std::string::npos) << entry;
   // the connection stays usable
   EXPECT_EQ(shell("node021", "echo again").status, 201u);
 }
