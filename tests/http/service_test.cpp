@@ -19,6 +19,14 @@ namespace {
 using cws::test::reply;
 using cws::test::run_tool;
 
+/// The whole text of a file (empty if it cannot be read).
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in{p};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 class service_test : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -265,10 +273,7 @@ TEST_F(service_test, audit_log_records_changes_and_no_secret_anywhere) {
   auto id = tok.body.substr(tok.body.find("\"id\":\"") + 6, 36);
   client.request("DELETE", "/clusterws/tokens/" + id, "", {{"X-Auth-Token", id}});
   ASSERT_EQ(send("DELETE", "/nodes/audited1", "").status, 200u);
-  std::ifstream in{home() / "audit.log"};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto audit = ss.str();
+  auto audit = slurp(home() / "audit.log");
   EXPECT_NE(audit.find("\"user\":\"root\",\"method\":\"PUT\",\"path\":\"/clusterws/nodes/"
                        "audited1\",\"noderange\":\"audited1\",\"status\":200}"),
             std::string::npos)
@@ -279,10 +284,7 @@ TEST_F(service_test, audit_log_records_changes_and_no_secret_anywhere) {
   EXPECT_NE(audit.find("\"method\":\"DELETE\",\"path\":\"/clusterws/nodes/audited1\""),
             std::string::npos);
   // no password, no token, no query string: in the audit log or the daemon's own log
-  std::ifstream dl{d_->log()};
-  std::stringstream dss;
-  dss << dl.rdbuf();
-  for (const auto& text : {audit, dss.str()}) {
+  for (const auto& text : {audit, slurp(d_->log())}) {
     EXPECT_EQ(text.find("rootpw"), std::string::npos);
     EXPECT_EQ(text.find("wrongpw123"), std::string::npos);
     EXPECT_EQ(text.find("userPW"), std::string::npos);
@@ -304,14 +306,8 @@ TEST_F(service_test, sighup_continues_the_audit_log_in_a_new_file_after_logrotat
   EXPECT_EQ(std::filesystem::status(log).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   ASSERT_EQ(send("DELETE", "/nodes/rotated1", "").status, 200u);
-  auto text = [](const std::filesystem::path& p) {
-    std::ifstream in{p};
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  auto old_log = text(rotated);
-  auto new_log = text(log);
+  auto old_log = slurp(rotated);
+  auto new_log = slurp(log);
   EXPECT_NE(old_log.find("\"method\":\"PUT\",\"path\":\"/clusterws/nodes/rotated1\""),
             std::string::npos)
     << old_log;
