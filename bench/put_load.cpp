@@ -87,7 +87,8 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   void fail() {
-    // this connection's write and every one it would have sent count as failed
+    // the request in flight counts as failed; the other connections take the nodes left
+    // (those left when every connection is lost count as failed in main)
     ++load_.errors;
     std::fprintf(stderr, "cws-put-load: connection lost\n");
   }
