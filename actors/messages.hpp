@@ -35,6 +35,7 @@ using targets_atom = caf::atom_constant<caf::atom("targets")>;
 using exists_atom = caf::atom_constant<caf::atom("exists")>;
 using node_atom = caf::atom_constant<caf::atom("node")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
+using generation_atom = caf::atom_constant<caf::atom("generation")>;
 
 // -- requests -----------------------------------------------------------------
 
@@ -49,6 +50,7 @@ enum class operation : uint8_t {
   site_show,    ///< the clustersite object (optionally some keys)
   token_create, ///< a new API token for the caller
   token_revoke, ///< delete a token
+  token_list,   ///< the caller's own tokens (handles, never ids)
   nodeshell,    ///< run a command on a noderange
 };
 
@@ -180,6 +182,8 @@ struct api_result {
   std::vector<node_output> nodes;
   /// Who asked: the authenticated user (or, when authentication failed, the name claimed).
   std::string user;
+  /// The caller proved who they are (false when authentication failed).
+  bool authenticated = false;
 
   /// A failure with one message.
   static api_result failure(api_status s, std::string message, std::string code = "1");
@@ -234,6 +238,9 @@ struct auth_result {
   std::string reason;
   /// The service itself failed (a timeout): not the client's fault.
   bool unavailable = false;
+  /// The request itself is wrong (a bad noderange): `reason` says why; answered as a failed
+  /// command (403), as it would be without policy noderange rows.
+  bool invalid = false;
   /// What the decision was made on (see api_call).
   auth_stamp stamp;
 
@@ -252,6 +259,10 @@ struct auth_stats {
   uint64_t failures = 0;
   uint64_t hash_checks = 0;
   uint64_t cache_hits = 0;
+  /// Guesses refused without hashing (too many failures of the user or the client).
+  uint64_t throttled = 0;
+  /// Noderanges expanded for policy rows with a noderange.
+  uint64_t expansions = 0;
 };
 
 } // namespace cws::actors

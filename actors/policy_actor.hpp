@@ -16,7 +16,9 @@ namespace cws::actors {
 using policy_actor = caf::typed_actor<
   // Authenticates the call (X-Auth-Token, or user and password) and authorizes its command
   // with xCAT's policy semantics. Repeated failures of one client for one user are answered
-  // later and later (backoff).
+  // later and later (backoff); past a threshold per client, per user and per both, guesses
+  // are refused without hashing. The request's noderange is expanded only when a policy row
+  // with a noderange could decide, and at most once per request.
   caf::replies_to<authz_atom, api_call_ptr>::with<auth_result>,
   // Counters: failures, slow hash checks, cache hits.
   caf::replies_to<stats_atom>::with<auth_stats>,
@@ -31,8 +33,14 @@ using hasher_actor
 struct policy_config {
   /// How long a verified password is remembered (the hash is not recomputed meanwhile).
   std::chrono::seconds cache_ttl{60};
-  /// Failures of one client for one user answered at once; later ones are delayed.
+  /// Failures of one client for one user answered at once; later ones are delayed, and
+  /// from then on a guess is checked only one at a time and only once the last failure's
+  /// delay has passed: others are refused without computing the hash.
   unsigned backoff_after = 3;
+  /// The same across every client for one user, and across every user for one client
+  /// (failures and checks in progress both count).
+  unsigned user_backoff_after = 10;
+  unsigned client_backoff_after = 10;
   /// First delay; doubles with each further failure, up to `backoff_max`.
   std::chrono::milliseconds backoff_base{250};
   std::chrono::milliseconds backoff_max{8000};

@@ -28,6 +28,7 @@ void finish(const caf::actor& me, const api_call_ptr& call, const std::string& u
             const done_ptr& done, int attempt, api_result r) {
   if (r.status != api_status::stale) {
     r.user = user;
+    r.authenticated = true;
     (*done)(std::move(r));
   } else if (attempt < max_reauthorizations) {
     auto again = std::make_shared<api_call>(*call);
@@ -67,10 +68,12 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
     .then(
       [=](const auth_result& auth) {
         if (!auth.allowed) {
-          auto r = api_result::failure(auth.unavailable ? api_status::unavailable
-                                                        : api_status::unauthorized,
-                                       auth.reason, "2");
-          r.user = auth.user.empty() ? call->creds.user : auth.user;
+          auto r = auth.invalid ? api_result::failure(api_status::failed, auth.reason)
+                                : api_result::failure(auth.unavailable ? api_status::unavailable
+                                                                       : api_status::unauthorized,
+                                                      auth.reason, "2");
+          r.authenticated = !auth.user.empty();
+          r.user = r.authenticated ? auth.user : call->creds.user;
           (*done)(std::move(r));
           return;
         }

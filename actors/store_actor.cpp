@@ -13,6 +13,7 @@
 #include "store/cluster_view.hpp"
 #include "store/credentials.hpp"
 #include "store/error.hpp"
+#include "store/tokens.hpp"
 
 namespace cws::actors {
 
@@ -63,40 +64,13 @@ std::string expire_text(std::time_t t) {
          + std::to_string(tm.tm_min) + ":" + std::to_string(tm.tm_sec);
 }
 
-/// A random (v4) UUID: the token id clients see.
-std::string new_uuid() {
-  auto hex = store::random_hex(16);
-  hex[12] = '4';
-  hex[16] = "89ab"[hex[16] % 4];
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-"
-         + hex.substr(16, 4) + "-" + hex.substr(20);
-}
-
 api_result create_token(store::write_txn& t, const api_call& call) {
-  std::string days = "1";
-  if (auto site = t.get(object_type::site, "clustersite")) {
-    days = std::string{site->find("tokenexpiredays").value_or("1")};
-  }
-  auto now = std::time(nullptr);
+  auto parent = call.creds.token.empty() ? std::string{} : store::sha256_hex(call.creds.token);
+  auto [id, rec] = store::create_token(t, call.user, parent, std::time(nullptr));
   api_result r;
   r.status = api_status::created;
-  r.token_id = new_uuid();
-  std::time_t expires = 0;
-  if (days == "never") {
-    r.token_expire = "never";
-  } else {
-    char* end = nullptr;
-    double d = std::strtod(days.c_str(), &end);
-    if (end == days.c_str() || d <= 0) {
-      d = 1;
-    }
-    expires = now + static_cast<std::time_t>(d * 86400);
-    r.token_expire = expire_text(expires);
-  }
-  t.put(object_type::token, store::sha256_hex(r.token_id),
-        {{"username", call.user},
-         {"expires", std::to_string(expires)},
-         {"created", std::to_string(now)}});
+  r.token_id = std::move(id);
+  r.token_expire = rec.expires == 0 ? "never" : expire_text(rec.expires);
   return r;
 }
 
@@ -112,6 +86,17 @@ api_result revoke_token(store::write_txn& t, const api_call& call) {
   }
   t.erase(object_type::token, key);
   return {};
+}
+
+/// The caller's own tokens: handle, creation and expiry (never an id).
+api_result list_own_tokens(const store::read_txn& t, const api_call& call) {
+  api_result r;
+  for (const auto& tok : store::list_tokens(t, call.user)) {
+    store::attr_map attrs{{"created", expire_text(tok.created)},
+                          {"expire", tok.expires == 0 ? "never" : expire_text(tok.expires)}};
+    r.objects.emplace_back(tok.handle(), attrs);
+  }
+  return r;
 }
 
 // -- actor states -------------------------------------------------------------
@@ -185,15 +170,14 @@ store_actor::behavior_type reader_impl(store_actor::stateful_pointer<reader_stat
     [=](exec_atom, api_call_ptr call) { return run_read(*db, *call, opts); },
     [=](exec_atom, api_call_ptr call, done_ptr done) { (*done)(run_read(*db, *call, opts)); },
     [=](snapshot_atom) { return build_snapshot(*db, opts); },
-    [=](token_atom, const std::string& hash) {
-      token_info info;
+    [=](generation_atom) {
       auto txn = db->read();
-      if (auto rec = txn.get(object_type::token, hash)) {
-        info.found = true;
-        info.user = std::string{rec->find("username").value_or("")};
-        info.expires = std::atoll(std::string{rec->find("expires").value_or("0")}.c_str());
-      }
-      return info;
+      return caf::make_result(txn.generation(store::read_txn::counter::auth),
+                              txn.generation(store::read_txn::counter::membership));
+    },
+    [=](token_atom, const std::string& hash) {
+      auto rec = store::find_token(db->read(), hash, std::time(nullptr));
+      return token_info{!rec.user.empty(), std::move(rec.user), rec.expires};
     },
     [=](targets_atom, api_call_ptr call) { return find_targets(*db, *call, opts); },
     [=](exists_atom, const std::vector<std::string>& names) {
@@ -381,6 +365,9 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
     [=](snapshot_atom) -> caf::delegated<auth_snapshot_ptr> {
       return self->delegate(self->state.reader(), snapshot_atom::value);
     },
+    [=](generation_atom) -> caf::delegated<uint64_t, uint64_t> {
+      return self->delegate(self->state.reader(), generation_atom::value);
+    },
     [=](token_atom, const std::string& hash) -> caf::delegated<token_info> {
       return self->delegate(self->state.reader(), token_atom::value, hash);
     },
@@ -468,6 +455,7 @@ api_result run_read(const store::database& db, const api_call& call,
         }
         return r;
       }
+      case operation::token_list: return list_own_tokens(txn, call);
       default: return failed({"This operation is not a read."});
     }
   } catch (const store::error& e) {
@@ -492,6 +480,9 @@ api_result run_write(store::write_txn& t, const api_call& call,
     names = target_names(view, call, opts);
   } catch (const store::error& e) {
     throw store::rejected{{{}, {}, {e.what()}}};
+  }
+  if (auto msg = store::check_change_target(call.type, call.target, names); !msg.empty()) {
+    throw store::rejected{{{}, {}, {std::move(msg)}}};
   }
   store::change_request req{call.type, std::move(names), call.changes, call.mode, false};
   store::outcome out;

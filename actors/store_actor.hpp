@@ -25,6 +25,8 @@ using store_actor = caf::typed_actor<
   caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
   // Replies the current policy snapshot (passwords, policy rows with their nodes).
   caf::replies_to<snapshot_atom>::with<auth_snapshot_ptr>,
+  // The generations of the policy/passwd tables and of group membership, as of now.
+  caf::replies_to<generation_atom>::with<uint64_t, uint64_t>,
   // Looks up a token by the SHA-256 (hex) of its id.
   caf::replies_to<token_atom, std::string>::with<token_info>,
   // Expands a noderange (with or without verification) within the service's limits.

@@ -43,6 +43,9 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
       throw usage_error("No object names were provided.");
     }
     c.req.names = s->names(c.req.type, spec);
+    if (auto msg = store::check_change_target(c.req.type, spec, c.req.names); !msg.empty()) {
+      throw usage_error(msg);
+    }
   }
   return c;
 }
@@ -109,9 +112,9 @@ int report(const store::outcome& out, io& streams) {
 
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
   static const std::pair<std::string_view, command_fn> table[] = {
-    {"lsdef", lsdef}, {"nodels", nodels}, {"mkdef", mkdef},
-    {"chdef", chdef}, {"rmdef", rmdef},   {"xdsh", xdsh},
-    {"init", init},   {"passwd", passwd}, {"noderange", noderange},
+    {"lsdef", lsdef},         {"nodels", nodels}, {"mkdef", mkdef},   {"chdef", chdef},
+    {"rmdef", rmdef},         {"xdsh", xdsh},     {"init", init},     {"passwd", passwd},
+    {"noderange", noderange}, {"tokens", tokens}, {"revoke", revoke}, {"rmuser", rmuser},
   };
   for (const auto& [n, fn] : table) {
     if (n == name) {
@@ -125,8 +128,10 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
       return 1;
     }
   }
-  streams.err << "Error: Unknown command '" << name
-              << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd noderange\n";
+  streams.err
+    << "Error: Unknown command '" << name
+    << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
+       "noderange\n";
   return 1;
 }
 
@@ -195,6 +200,9 @@ int rmdef(const std::vector<std::string>& argv, io& streams) {
   }
   auto s = session::open(args);
   auto names = s.names(type, spec);
+  if (auto msg = store::check_change_target(type, spec, names); !msg.empty()) {
+    throw usage_error(msg);
+  }
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::remove_objects(t, type, names); }),
     streams);

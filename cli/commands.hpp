@@ -24,7 +24,7 @@ struct io {
 /// A command's signature: arguments without the program name; returns the exit status.
 using command_fn = int (*)(const std::vector<std::string>& args, io& streams);
 
-/// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, xdsh, init, passwd) or prints an
+/// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, xdsh, init, passwd, ...) or prints an
 /// error for an unknown one. Exit status 0 on success, 1 on any error.
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams);
 
@@ -56,6 +56,9 @@ int chdef(const std::vector<std::string>& args, io& streams);
 int rmdef(const std::vector<std::string>& args, io& streams);
 int init(const std::vector<std::string>& args, io& streams);
 int passwd(const std::vector<std::string>& args, io& streams);
+int tokens(const std::vector<std::string>& args, io& streams);
+int revoke(const std::vector<std::string>& args, io& streams);
+int rmuser(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);
 int noderange(const std::vector<std::string>& args, io& streams);
 

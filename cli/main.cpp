@@ -15,10 +15,12 @@ int main(int argc, char** argv) {
   cws::cli::io streams{std::cin, std::cout, std::cerr};
   if (name == "clusterctl") {
     if (args.empty() || args.front() == "--help" || args.front() == "-h") {
-      std::cout << "Usage: clusterctl COMMAND [ARGS]\n"
-                   "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd noderange\n"
-                   "Each command takes --help. The definition tools are also installed under\n"
-                   "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh).\n";
+      std::cout
+        << "Usage: clusterctl COMMAND [ARGS]\n"
+           "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser\n"
+           "          noderange\n"
+           "Each command takes --help. The definition tools are also installed under\n"
+           "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh).\n";
       return args.empty() ? 1 : 0;
     }
     name = args.front();

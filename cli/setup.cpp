@@ -1,5 +1,6 @@
 // clusterctl init and clusterctl passwd: creating a state directory and setting credentials.
 
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <termios.h>
@@ -8,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/pki.hpp"
 #include "store/credentials.hpp"
+#include "store/tokens.hpp"
 
 namespace cws::cli {
 
@@ -100,8 +102,27 @@ bool valid_user(std::string_view u) {
   });
 }
 
-void set_password(store::database& db, const std::string& user, const std::string& hash) {
-  db.write([&](store::write_txn& t) { t.put(object_type::passwd, user, {{"password", hash}}); });
+/// Sets `user`'s password hash; the user's tokens go with the old password.
+size_t set_password(store::database& db, const std::string& user, const std::string& hash) {
+  size_t revoked = 0;
+  db.write([&](store::write_txn& t) {
+    t.put(object_type::passwd, user, {{"password", hash}});
+    revoked = store::revoke_user_tokens(t, user);
+  });
+  return revoked;
+}
+
+/// `Y-M-D h:m:s` UTC, or `never` for 0.
+std::string time_text(int64_t t) {
+  if (t == 0) {
+    return "never";
+  }
+  auto tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
+  return buf;
 }
 
 /// Reads a password: the first line of stdin, or twice from the terminal without echo.
@@ -208,7 +229,7 @@ int passwd(const std::vector<std::string>& argv, io& streams) {
   const auto& user = args.positional.front();
   std::string hash = args.value("hash");
   if (!hash.empty()) {
-    if (!store::is_password_hash(hash)) {
+    if (!store::is_password_hash(hash) || hash.find('\0') != std::string::npos) {
       throw usage_error("The value of --hash is not a crypt(3) password hash.");
     }
   } else {
@@ -219,8 +240,97 @@ int passwd(const std::vector<std::string>& argv, io& streams) {
     hash = store::hash_password(pw);
   }
   auto s = session::open(args);
-  set_password(*s.db, user, hash);
+  auto revoked = set_password(*s.db, user, hash);
   streams.out << "The password for '" << user << "' has been set.\n";
+  if (revoked > 0) {
+    streams.out << revoked << " API token(s) of '" << user << "' have been revoked.\n";
+  }
+  return 0;
+}
+
+int tokens(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"", "", {"home"}, {}});
+  if (args.has("help")) {
+    streams.out << "Usage: clusterctl tokens [USER]\n"
+                   "Lists the API tokens of USER (of every user without it): handle, user,\n"
+                   "creation and expiry time (UTC). The handle names a token for\n"
+                   "'clusterctl revoke'; the token id itself is never stored.\n";
+    return 0;
+  }
+  if (args.positional.size() > 1) {
+    throw usage_error("Unexpected argument '" + args.positional.back() + "'.");
+  }
+  auto s = session::open(args);
+  auto user = args.positional.empty() ? std::string{} : args.positional.front();
+  auto now = static_cast<int64_t>(std::time(nullptr));
+  for (const auto& t : store::list_tokens(s.db->read(), user)) {
+    streams.out << t.handle() << ' ' << t.user << " created " << time_text(t.created) << " expires "
+                << time_text(t.expires) << (t.expires != 0 && t.expires < now ? " (expired)" : "")
+                << '\n';
+  }
+  return 0;
+}
+
+int revoke(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"", "", {"home", "user"}, {}});
+  if (args.has("help")) {
+    streams.out << "Usage: clusterctl revoke HANDLE... | clusterctl revoke --user USER\n"
+                   "Revokes API tokens: by the handle 'clusterctl tokens' shows (at least 8\n"
+                   "hex digits), or every token of USER.\n";
+    return 0;
+  }
+  auto user = args.value("user");
+  if (user.empty() == args.positional.empty()) {
+    throw usage_error("Give token handles or --user USER.");
+  }
+  for (const auto& h : args.positional) {
+    if (h.size() < 8 || h.size() > 64
+        || h.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      throw usage_error("'" + h + "' is not a token handle (8 to 64 lowercase hex digits).");
+    }
+  }
+  auto s = session::open(args);
+  size_t revoked = 0;
+  s.db->write([&](store::write_txn& t) {
+    revoked = 0;
+    if (!user.empty()) {
+      revoked = store::revoke_user_tokens(t, user);
+    }
+    for (const auto& h : args.positional) {
+      revoked += store::revoke_tokens_by_handle(t, h, {});
+    }
+  });
+  streams.out << revoked << " token(s) revoked.\n";
+  return revoked > 0 || !user.empty() ? 0 : 1;
+}
+
+int rmuser(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(argv, {"", "", {"home"}, {}});
+  if (args.has("help")) {
+    streams.out << "Usage: clusterctl rmuser USER\n"
+                   "Removes USER's API credential and revokes USER's tokens. Policy rows\n"
+                   "naming USER stay (they allow nothing without a credential).\n";
+    return 0;
+  }
+  if (args.positional.size() != 1) {
+    throw usage_error(args.positional.empty()
+                        ? "No user name was provided."
+                        : "Unexpected argument '" + args.positional.back() + "'.");
+  }
+  const auto& user = args.positional.front();
+  auto s = session::open(args);
+  bool found = false;
+  size_t revoked = 0;
+  s.db->write([&](store::write_txn& t) {
+    found = t.erase(object_type::passwd, user);
+    revoked = store::revoke_user_tokens(t, user);
+  });
+  if (!found) {
+    streams.err << "Error: There is no API user '" << user << "'.\n";
+    return 1;
+  }
+  streams.out << "The API user '" << user << "' has been removed; " << revoked
+              << " token(s) revoked.\n";
   return 0;
 }
 

@@ -34,6 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     req.has_noderange = !prio.empty();
   }
   cws::store::sort_policy(rows);
-  cws::store::evaluate_policy(rows, req);
+  // without the nodes, a decision is either the one made with them or a request for them
+  auto early = cws::store::evaluate_policy(rows, req);
+  req.nodes_known = true;
+  auto full = cws::store::evaluate_policy(rows, req);
+  if (full.needs_nodes || (!early.needs_nodes && early.allowed != full.allowed)) {
+    __builtin_trap();
+  }
   return 0;
 }

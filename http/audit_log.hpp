@@ -1,7 +1,10 @@
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -19,28 +22,65 @@ struct audit_entry {
   unsigned status = 0;
 };
 
-/// The audit log: JSON lines appended to a file, one per change and per nodeshell (and per
-/// refused attempt at one). Safe to call from every io thread.
+/// The limits of the audit log, so that no client can fill the disk through it.
+struct audit_limits {
+  /// Longer path, noderange and command fields are cut here and end with the SHA-256 of the
+  /// whole field and its length (`...[sha256:<16 hex>, <n> bytes]`).
+  size_t max_field = 512;
+  /// Refused requests without valid credentials are not written one by one: they are
+  /// counted per client and written as one summary line per period at most.
+  std::chrono::seconds summary_period{60};
+  /// Clients named in a summary; the rest are counted together.
+  size_t summary_clients = 32;
+  /// When the file would grow past this, it is moved to `<path>.1` (replacing the last one)
+  /// and a new file begun: the disk the database lives on can never be filled by it.
+  uint64_t max_bytes = 1ull << 30;
+};
+
+/// The audit log: JSON lines appended to a file, one per change and per nodeshell of an
+/// authenticated caller (and per refused attempt of one), plus summaries of requests refused
+/// for bad or missing credentials. Safe to call from every io thread.
 class audit_log {
  public:
   /// Appends to `path`; an empty path disables the log.
-  explicit audit_log(const std::filesystem::path& path);
+  explicit audit_log(const std::filesystem::path& path, audit_limits limits = {});
+
+  /// Writes the summary of refusals not yet written.
+  ~audit_log();
 
   /// Writes one line (flushed, so a crash loses nothing written before it).
   void write(const audit_entry& e);
+
+  /// Counts a request refused because its credentials were missing or wrong.
+  void refused(const std::string& client);
 
   /// Closes the file and opens `path` again, so that a log moved away by logrotate is
   /// continued in a new file (clusterwsd does this on SIGHUP). False if it cannot be opened:
   /// each write then tries again.
   bool reopen();
 
+  /// `text` as the log keeps it: whole if short, else cut with its hash and length.
+  static std::string bounded(const std::string& text, size_t max);
+
  private:
   /// Opens `path_` for appending, owner-only; false if it cannot. Called under `mu_`.
   bool open();
+  /// Appends one line, moving a full file aside first. Called under `mu_`.
+  void append(const std::string& line);
+  /// The summary of refusals counted since the last one, if there are any and a period has
+  /// passed (or `force`). Called under `mu_`.
+  void write_summary(std::chrono::steady_clock::time_point now, bool force);
 
   std::filesystem::path path_;
+  audit_limits limits_;
   std::mutex mu_;
   std::ofstream out_;
+  uint64_t bytes_ = 0;
+  /// Refusals counted since `since_`, by client, and those of clients past the table.
+  std::map<std::string, uint64_t> refused_;
+  uint64_t refused_other_ = 0;
+  uint64_t refused_total_ = 0;
+  std::chrono::steady_clock::time_point since_{};
 };
 
 } // namespace cws::http

@@ -67,6 +67,10 @@ int serve(const cli::parsed_args& args) {
   pc.cache_ttl = std::chrono::seconds(setting(settings, "auth_cache_seconds", 60));
   pc.backoff_after = static_cast<unsigned>(setting(settings, "login_backoff_after", 3));
   pc.backoff_max = std::chrono::milliseconds(setting(settings, "login_backoff_max_ms", 8000));
+  pc.user_backoff_after
+    = static_cast<unsigned>(setting(settings, "login_backoff_user_after", pc.user_backoff_after));
+  pc.client_backoff_after = static_cast<unsigned>(
+    setting(settings, "login_backoff_client_after", pc.client_backoff_after));
 
   actors::executor_config ec;
   ssh::engine_config sshc;
@@ -93,8 +97,13 @@ int serve(const cli::parsed_args& args) {
   actors::service svc{sys, st, pol, ex};
   auto audit_path = settings.count("audit_log") > 0 ? settings.at("audit_log")
                                                     : (home.dir / "audit.log").string();
-  http::audit_log audit{audit_path == "off" ? std::filesystem::path{}
-                                            : std::filesystem::path{audit_path}};
+  http::audit_limits al;
+  al.max_field = setting(settings, "audit_field_max", al.max_field);
+  al.summary_period
+    = std::chrono::seconds(setting(settings, "audit_summary_seconds", al.summary_period.count()));
+  al.max_bytes = setting(settings, "audit_log_max_bytes", al.max_bytes);
+  http::audit_log audit{
+    audit_path == "off" ? std::filesystem::path{} : std::filesystem::path{audit_path}, al};
   {
     http::server srv{cfg, svc, &audit};
     auto ep = srv.start();

@@ -257,10 +257,10 @@ routed route(const http_input& in, const router_limits& limits) {
       take_attrs(seg[2]);
       methods = {"GET", "PUT", "DELETE"};
     }
-  } else if (group == "tokens") {
+  } else if (group == "tokens" && n <= 2) {
     res.tokens = true;
-    methods
-      = n == 1 ? std::vector<std::string>{"POST"} : std::vector<std::string>{"POST", "DELETE"};
+    methods = n == 1 ? std::vector<std::string>{"GET", "POST"}
+                     : std::vector<std::string>{"POST", "DELETE"};
     if (n == 2) {
       res.target = seg[1];
     }
@@ -345,8 +345,10 @@ routed route(const http_input& in, const router_limits& limits) {
   call.attrs = res.attrs;
   call.only_attrs = res.only_attrs;
   if (res.tokens) {
-    call.op = m == "POST" ? operation::token_create : operation::token_revoke;
-    r.out = m == "POST" ? output::token : output::none;
+    call.op = m == "POST"  ? operation::token_create
+              : m == "GET" ? operation::token_list
+                           : operation::token_revoke;
+    r.out = m == "POST" ? output::token : m == "GET" ? output::objects : output::none;
     return r;
   }
   auto detail = query.count("format") > 0 && query["format"] == "detail";

@@ -1,5 +1,6 @@
 #include "http/session.hpp"
 
+#include "http/framing.hpp"
 #include "http/render.hpp"
 
 namespace cws::http {
@@ -107,9 +108,19 @@ void session::on_read(beast::error_code ec, std::size_t) {
     }
     return;
   }
+  auto& head = parser_->get();
+  version_ = head.version();
+  std::vector<std::string_view> codings;
+  for (auto [it, end] = head.equal_range(bhttp::field::transfer_encoding); it != end; ++it) {
+    codings.push_back(it->value());
+  }
+  if (auto bad = check_framing(codings, head.count(bhttp::field::content_length) > 0)) {
+    // the end of this request is unknown: answer and close, never read on
+    send(bad->status, error_text(bad->message, "2", false), false);
+    return;
+  }
   auto req = parser_->release();
   keep_alive_ = req.keep_alive();
-  version_ = req.version();
   http_input in;
   in.method = std::string{req.method_string()};
   in.target = std::string{req.target()};
@@ -179,8 +190,17 @@ void session::on_result(actors::api_result res) {
     return; // answered already (call_timeout)
   }
   waiting_ = false;
+  if (!res.authenticated && res.status == actors::api_status::unauthorized) {
+    // Bad or missing credentials: counted, not written one by one (a client without any
+    // must not be able to grow the log), and the connection ends with the answer, so each
+    // further guess costs the client a new TLS handshake.
+    if (ctx_.audit != nullptr) {
+      ctx_.audit->refused(client_);
+    }
+    keep_alive_ = false;
+  }
   if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
-    if (audited()) {
+    if (audited(res)) {
       // rendered for its status only: the nodes' output went out in the stream
       audit(res, render(pending_, res).status);
     }
@@ -193,16 +213,17 @@ void session::on_result(actors::api_result res) {
     return;
   }
   auto out = render(pending_, res);
-  if (audited()) {
+  if (audited(res)) {
     audit(res, out.status);
   }
   send(out.status, std::move(out.body), keep_alive_);
 }
 
-bool session::audited() const {
+bool session::audited(const actors::api_result& res) const {
   const auto& call = pending_.call;
   bool change = actors::is_write(call.op) || call.op == actors::operation::nodeshell;
-  return ctx_.audit != nullptr && change && call.op != actors::operation::token_create;
+  return ctx_.audit != nullptr && res.authenticated && change
+         && call.op != actors::operation::token_create;
 }
 
 void session::audit(const actors::api_result& res, unsigned status) {

@@ -41,8 +41,9 @@ class session : public std::enable_shared_from_this<session> {
   void on_read(beast::error_code ec, std::size_t bytes);
   void watch_call();
   void on_result(actors::api_result res);
-  /// Whether the pending call is audited: changes and nodeshells, not token requests.
-  bool audited() const;
+  /// Whether the pending call is audited: changes and nodeshells of an authenticated caller
+  /// (allowed or refused by policy), not token requests.
+  bool audited(const actors::api_result& res) const;
   /// Writes the pending call's audit entry, with the status its answer has.
   void audit(const actors::api_result& res, unsigned status);
   void send(unsigned status, std::string body, bool keep_alive);

@@ -5,6 +5,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -27,6 +29,9 @@ std::string to_hex(const unsigned char* p, size_t n) {
 } // namespace
 
 std::string hash_password(std::string_view password) {
+  if (password.find('\0') != std::string_view::npos) {
+    throw error{store_errc::bad_request, "a password cannot contain a NUL character"};
+  }
   char salt[CRYPT_GENSALT_OUTPUT_SIZE];
   // nullptr rbytes: libxcrypt reads the salt from the kernel's CSPRNG
   if (crypt_gensalt_rn("$y$", 0, nullptr, 0, salt, sizeof salt) == nullptr) {
@@ -51,7 +56,9 @@ bool is_password_hash(std::string_view stored) {
 }
 
 bool verify_password(std::string_view password, std::string_view stored) {
-  if (!is_password_hash(stored) || password.empty()) {
+  // crypt(3) reads a C string: "pw\0junk" would be checked as "pw"
+  if (!is_password_hash(stored) || password.empty()
+      || password.find('\0') != std::string_view::npos) {
     return false;
   }
   auto data = std::make_unique<crypt_data>();
@@ -60,6 +67,46 @@ bool verify_password(std::string_view password, std::string_view stored) {
   const char* h = crypt_r(pw.c_str(), setting.c_str(), data.get());
   OPENSSL_cleanse(pw.data(), pw.size());
   return h != nullptr && h[0] != '*' && constant_time_equal(h, stored);
+}
+
+bool is_token_days(std::string_view days) {
+  if (days == "never") {
+    return true;
+  }
+  size_t digits = 0;
+  size_t dots = 0;
+  for (char c : days) {
+    if (c >= '0' && c <= '9') {
+      ++digits;
+    } else if (c == '.' && dots == 0) {
+      ++dots;
+    } else {
+      return false;
+    }
+  }
+  if (digits == 0 || days.size() > 16) {
+    return false;
+  }
+  double d = std::strtod(std::string{days}.c_str(), nullptr);
+  return d > 0 && d <= max_token_days;
+}
+
+int64_t token_lifetime_seconds(std::string_view days) {
+  constexpr int64_t day = 86400;
+  if (days == "never") {
+    return 0;
+  }
+  std::string text{days};
+  char* end = nullptr;
+  double d = std::strtod(text.c_str(), &end);
+  // strtod also takes "inf", "nan", "1e15", "-3": only a finite positive number counts
+  if (end == text.c_str() || *end != '\0' || !(d > 0)) {
+    return day;
+  }
+  if (!(d <= max_token_days)) {
+    return max_token_days * day;
+  }
+  return std::max<int64_t>(1, static_cast<int64_t>(d * day));
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

@@ -1,8 +1,11 @@
 #include "store/definitions.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "store/credentials.hpp"
 #include "store/error.hpp"
+#include "store/policy.hpp"
 
 namespace cws::store {
 
@@ -38,14 +41,59 @@ bool is_policy_priority(std::string_view s) {
   return digit;
 }
 
+/// The first character of `v` that a value may not hold: a line break or another C0/C1
+/// control (TAB excepted), DEL, U+2028 or U+2029; its code point, or -1 if there is none.
+/// Such characters start a forged line for a terminal or a line splitter reading lsdef.
+long forbidden_character(std::string_view v) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    auto c = static_cast<unsigned char>(v[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      return c;
+    }
+    auto next = i + 1 < v.size() ? static_cast<unsigned char>(v[i + 1]) : 0;
+    if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      return next; // U+0080..U+009F (C1, NEL among them) in UTF-8
+    }
+    if (c == 0xe2 && next == 0x80 && i + 2 < v.size()) {
+      auto third = static_cast<unsigned char>(v[i + 2]);
+      if (third == 0xa8 || third == 0xa9) {
+        return 0x2000 + third - 0x80; // U+2028, U+2029
+      }
+    }
+  }
+  return -1;
+}
+
+/// The error for value `v` of `attr` on an object of `type`, or "" if it may be stored.
+std::string check_value(object_type type, const std::string& attr, std::string_view v) {
+  if (auto c = forbidden_character(v); c == '\n' || c == '\r') {
+    return "The value of '" + attr + "' cannot contain a line break.";
+  } else if (c >= 0) {
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04lX", static_cast<unsigned long>(c));
+    return "The value of '" + attr + "' cannot contain the control character " + code + ".";
+  }
+  if (type == object_type::policy && attr == "rule" && !normalize_value(v).empty()
+      && !is_policy_rule(v)) {
+    return "The policy rule '" + std::string{v}
+           + "' is not valid: use allow, accept, trusted or deny.";
+  }
+  if (type == object_type::site && attr == "tokenexpiredays" && !normalize_value(v).empty()
+      && !is_token_days(v)) {
+    return "The value of 'tokenexpiredays' must be 'never' or a number of days greater than 0 "
+           "and at most "
+           + std::to_string(max_token_days) + ".";
+  }
+  return {};
+}
+
 /// Validates everything that does not need the database; false with errors filled in.
 bool validate(const change_request& req, outcome& out) {
   for (const auto& a : req.attrs) {
     if (!is_valid_attribute(req.type, a.name)) {
       out.errors.push_back(invalid_attribute_message(a.name, req.type));
-    } else if (a.value.find_first_of("\r\n", 0) != std::string::npos
-               || a.value.find('\0') != std::string::npos) {
-      out.errors.push_back("The value of '" + a.name + "' cannot contain a line break.");
+    } else if (auto msg = check_value(req.type, a.name, a.value); !msg.empty()) {
+      out.errors.push_back(std::move(msg));
     }
   }
   for (const auto& n : req.names) {
@@ -159,6 +207,21 @@ std::vector<std::string> object_names(const change_request& req) {
 std::string not_found_message(std::string_view name, object_type t) {
   return "Could not find an object named '" + std::string{name} + "' of type '"
          + std::string{type_name(t)} + "'.";
+}
+
+std::string check_change_target(object_type t, std::string_view spec,
+                                const std::vector<std::string>& names) {
+  if (t == object_type::site) {
+    return {};
+  }
+  if ((t == object_type::node || t == object_type::group)
+      && spec.find_first_of("'\"") != std::string_view::npos) {
+    return "The object name '" + std::string{spec} + "' is not valid.";
+  }
+  if (names.empty()) {
+    return "No object names were provided.";
+  }
+  return {};
 }
 
 std::string check_object_name(object_type t, std::string_view name) {

@@ -103,6 +103,13 @@ listing list_objects(const cluster_view& view, object_type t, const std::vector<
 /// `Could not find an object named 'x' of type 't'.`
 std::string not_found_message(std::string_view name, object_type t);
 
+/// Checks what a change (mkdef, chdef, rmdef) names before it runs: `spec` as given and the
+/// `names` it expanded to. Refused: quotes in a node or group spec (the noderange grammar
+/// drops them, so `x'y` would create `xy`), and a spec that names nothing (the change would
+/// do nothing and still succeed). Returns the error message, or "" if valid.
+std::string check_change_target(object_type t, std::string_view spec,
+                                const std::vector<std::string>& names);
+
 /// Checks an object name: printable ASCII without blanks, quotes, `,` or `/`, and for nodes
 /// and groups none of the noderange operators. Returns the error message, or "" if valid.
 std::string check_object_name(object_type t, std::string_view name);

@@ -37,6 +37,11 @@ std::string get(const attr_map& attrs, const char* key) {
 
 } // namespace
 
+bool is_policy_rule(std::string_view rule) {
+  auto r = lower(std::string{rule});
+  return r == "allow" || r == "accept" || r == "trusted" || r == "deny";
+}
+
 bool policy_row_enabled(const attr_map& attrs) {
   auto d = get(attrs, "disable");
   return d.empty() || d == "0" || lower(d) == "no";
@@ -84,6 +89,9 @@ policy_decision evaluate_policy(const std::vector<policy_row>& rows, const polic
       if (!req.has_noderange) {
         continue;
       }
+      if (!req.nodes_known) {
+        return {false, row.priority, true};
+      }
       std::vector<std::string> covered;
       std::set_intersection(pending.begin(), pending.end(), row.nodes.begin(), row.nodes.end(),
                             std::back_inserter(covered));
@@ -98,9 +106,9 @@ policy_decision evaluate_policy(const std::vector<policy_row>& rows, const polic
         continue; // part allowed: the rest must be allowed by later rows
       }
     }
-    return {allows(row.rule), row.priority};
+    return {allows(row.rule), row.priority, false};
   }
-  return {false, {}};
+  return {false, {}, false};
 }
 
 } // namespace cws::store

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/codec.hpp"
@@ -28,6 +29,10 @@ bool policy_row_enabled(const attr_map& attrs);
 /// Makes an evaluable row from policy object `priority` (noderange not yet expanded).
 policy_row make_policy_row(const std::string& priority, const attr_map& attrs);
 
+/// True if `rule` is a rule the store accepts when a row is written: allow, accept, trusted,
+/// deny (any case). Rows stored before are still read as xCAT reads them (see `allows`).
+bool is_policy_rule(std::string_view rule);
+
 /// Sorts rows numerically by priority, lowest first (xcatd.pm validate).
 void sort_policy(std::vector<policy_row>& rows);
 
@@ -41,9 +46,10 @@ struct policy_request {
   std::string command;
   /// The request's arguments joined by spaces (for `parameters` rows).
   std::string arguments;
-  /// The nodes of the request's noderange, sorted; empty with `has_noderange` false if none.
+  /// The request has a noderange (`has_noderange`); its nodes, sorted, once `nodes_known`.
   std::vector<std::string> nodes;
   bool has_noderange = false;
+  bool nodes_known = false;
 };
 
 /// The decision and the row that made it.
@@ -51,11 +57,16 @@ struct policy_decision {
   bool allowed = false;
   /// Priority of the deciding row; empty when the end of the table denied.
   std::string row;
+  /// Undecided: a row with a noderange matches everything else, so the request's nodes are
+  /// needed (evaluate again with `nodes_known`). Never set once the nodes are known.
+  bool needs_nodes = false;
 };
 
 /// xCAT policy semantics (xcat-compat.md §5.5): rows in priority order; every field of a row
 /// must match; a noderange row that allows part of the nodes removes those and evaluation
 /// goes on; the first deciding row wins; `allow`, `accept` or `trusted` allow; default deny.
+/// Rows are read in order until one needs the request's nodes, so a request that rows
+/// without noderanges decide (or that no row names) is decided without expanding anything.
 policy_decision evaluate_policy(const std::vector<policy_row>& sorted_rows,
                                 const policy_request& req);
 

@@ -190,15 +190,27 @@ std::string_view key_attribute(object_type t) {
   }
 }
 
+bool is_key_text(std::string_view text) {
+  return !text.empty() && text.size() <= max_key_length
+         && std::all_of(text.begin(), text.end(), [](char c) {
+              auto u = static_cast<unsigned char>(c);
+              return u > 0x20 && u < 0x7f && c != '=';
+            });
+}
+
 bool is_valid_attribute(object_type t, std::string_view attr) {
   if (attr.empty()) {
     return false;
   }
   const auto& s = tables();
-  // nic<word>.<ifname> is validated as its stem (DBobjectdefs.pm)
+  // nic<word>.<ifname> is validated as its stem (DBobjectdefs.pm); the suffix is stored as
+  // part of the key, so it obeys the key rules (lsdef prints keys as they are)
   if ((t == object_type::node || t == object_type::group) && attr.substr(0, 3) == "nic") {
     auto dot = attr.find('.');
     if (dot != std::string_view::npos && dot + 1 < attr.size()) {
+      if (!is_key_text(attr)) {
+        return false;
+      }
       attr = attr.substr(0, dot);
     }
   }
@@ -209,8 +221,8 @@ bool is_valid_attribute(object_type t, std::string_view attr) {
     case object_type::osimage: return s.osimage.count(attr) > 0;
     case object_type::policy: return s.policy.count(attr) > 0;
     case object_type::site:
-      // free-form keys, but not ones that cannot round-trip through `key=value` text
-      return attr.find_first_of("= \t\r\n") == std::string_view::npos;
+      // free-form keys, but only ones that round-trip through `key=value` text
+      return is_key_text(attr);
     default: return false;
   }
 }

@@ -24,8 +24,17 @@ std::optional<object_type> parse_type(std::string_view name);
 /// The key is the object's name; lsdef never prints it.
 std::string_view key_attribute(object_type t);
 
+/// Longest attribute name (site key, or `nic<word>.<suffix>`) the store accepts.
+constexpr size_t max_key_length = 128;
+
+/// True if `text` may be (part of) an attribute name: 1 to `max_key_length` printable ASCII
+/// characters, no blanks, no `=`. lsdef prints names as they are, so a name must never be
+/// able to start a line or an `attr=value` of its own.
+bool is_key_text(std::string_view text);
+
 /// True if `attr` may be set on an object of type `t` (xcat-compat.md §5). Site keys are
-/// free-form; `nic<word>.<ifname>` is validated as its `nic<word>` stem.
+/// free-form; `nic<word>.<ifname>` is validated as its `nic<word>` stem; both obey
+/// is_key_text.
 bool is_valid_attribute(object_type t, std::string_view attr);
 
 /// The exact xCAT message for an invalid attribute name.

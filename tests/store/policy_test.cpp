@@ -18,6 +18,7 @@ policy_request ask(std::string user, std::string command, std::vector<std::strin
   q.command = std::move(command);
   q.hosts = {"127.0.0.1", "localhost"};
   q.has_noderange = !nodes.empty();
+  q.nodes_known = q.has_noderange;
   q.nodes = std::move(nodes);
   return q;
 }
@@ -77,6 +78,41 @@ TEST(policy, noderange_rows_allow_part_and_continue) {
   EXPECT_EQ(d.row, "7");
   EXPECT_FALSE(evaluate_policy(rows, ask("alice", "xdsh", {"n1", "n9"})).allowed);
   EXPECT_FALSE(evaluate_policy(rows, ask("alice", "lsdef")).allowed); // no noderange: skipped
+}
+
+TEST(policy, nodes_are_asked_for_only_when_a_noderange_row_could_decide) {
+  std::vector<policy_row> rows{
+    row("1", {{"name", "root"}, {"rule", "allow"}}),
+    row("5", {{"name", "alice"}, {"noderange", "rack1"}, {"rule", "allow"}}, {"n1", "n2"})};
+  auto q = ask("root", "xdsh", {"n1"});
+  q.nodes_known = false;
+  auto d = evaluate_policy(rows, q); // an earlier row decides: no nodes needed
+  EXPECT_TRUE(d.allowed);
+  EXPECT_FALSE(d.needs_nodes);
+  q.user = "mallory"; // no row names her: refused without her nodes
+  d = evaluate_policy(rows, q);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_FALSE(d.needs_nodes);
+  q.user = "alice";
+  d = evaluate_policy(rows, q);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_TRUE(d.needs_nodes);
+  q.nodes_known = true;
+  d = evaluate_policy(rows, q);
+  EXPECT_TRUE(d.allowed);
+  EXPECT_FALSE(d.needs_nodes);
+}
+
+TEST(policy, rules_are_checked_when_written_and_read_as_xcat_reads_them) {
+  for (auto r : {"allow", "accept", "trusted", "deny", "Allow", "DENY"}) {
+    EXPECT_TRUE(is_policy_rule(r)) << r;
+  }
+  for (auto r : {"disallow", "allowed", "", "no", "allow "}) {
+    EXPECT_FALSE(is_policy_rule(r)) << r;
+  }
+  // a row stored before the check is read as xCAT reads it (docs/compatibility.md)
+  std::vector<policy_row> rows{row("6", {{"name", "bob"}, {"rule", "disallow"}})};
+  EXPECT_TRUE(evaluate_policy(rows, ask("bob", "lsdef")).allowed);
 }
 
 TEST(policy, disabled_rows_are_left_out) {

@@ -1,0 +1,72 @@
+#include "http/framing.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cws::http {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+bool is_chunked(std::string_view coding) {
+  constexpr std::string_view chunked = "chunked";
+  return coding.size() == chunked.size()
+         && std::equal(coding.begin(), coding.end(), chunked.begin(), [](char a, char b) {
+              return std::tolower(static_cast<unsigned char>(a)) == b;
+            });
+}
+
+/// Printable without quotes, and short: the message names the coding.
+std::string shown(std::string_view coding) {
+  std::string out;
+  for (char c : coding.substr(0, 64)) {
+    auto u = static_cast<unsigned char>(c);
+    out.push_back(u > 0x20 && u < 0x7f && c != '\'' && c != '"' ? c : '?');
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<framing_error> check_framing(const std::vector<std::string_view>& transfer_encodings,
+                                           bool has_content_length) {
+  if (transfer_encodings.empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::string_view> codings;
+  for (auto field : transfer_encodings) {
+    size_t pos = 0;
+    while (pos <= field.size()) {
+      auto comma = std::min(field.find(',', pos), field.size());
+      auto coding = trim(field.substr(pos, comma - pos));
+      if (!coding.empty()) { // empty list elements are allowed and ignored (RFC 9110 5.6.1)
+        codings.push_back(coding);
+      }
+      pos = comma + 1;
+    }
+  }
+  if (codings.empty() || !is_chunked(codings.back())) {
+    return framing_error{400, "Transfer-Encoding must end with 'chunked'."};
+  }
+  if (has_content_length) {
+    return framing_error{400, "Transfer-Encoding and Content-Length cannot be used together."};
+  }
+  for (size_t i = 0; i + 1 < codings.size(); ++i) {
+    if (is_chunked(codings[i])) {
+      return framing_error{400, "Transfer-Encoding names 'chunked' more than once."};
+    }
+    return framing_error{501, "The transfer coding '" + shown(codings[i]) + "' is not supported."};
+  }
+  return std::nullopt;
+}
+
+} // namespace cws::http

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cws::http {
+
+/// Why a request's framing is refused: the status (400, 501) and the message.
+struct framing_error {
+  unsigned status = 400;
+  std::string message;
+};
+
+/// Checks how the request says its body is framed, before its body or the next request is
+/// read (RFC 9112 6.1, 6.3). `transfer_encodings` holds every Transfer-Encoding field value
+/// in order. Refused: a last coding other than `chunked` (400: the body's end is unknown, so
+/// its bytes could be read as another request), `chunked` twice, an empty list, and
+/// Transfer-Encoding beside Content-Length (400); codings other than `chunked` (501).
+/// The connection must be closed after such an answer.
+std::optional<framing_error> check_framing(const std::vector<std::string_view>& transfer_encodings,
+                                           bool has_content_length);
+
+} // namespace cws::http
