@@ -1,5 +1,7 @@
 #include "https_client.hpp"
 
+#include <functional>
+
 namespace cws::test {
 
 namespace beast = boost::beast;
@@ -38,6 +40,25 @@ bool https_client::closed_after_partial(const std::string& bytes, std::chrono::m
   ioc_.run();
   stream_.reset();
   return ec && ec != beast::error::timeout;
+}
+
+std::string https_client::exchange(const std::string& bytes, std::chrono::milliseconds wait) {
+  connect();
+  net::write(*stream_, net::buffer(bytes));
+  beast::get_lowest_layer(*stream_).expires_after(wait);
+  std::string got;
+  char chunk[4096];
+  std::function<void(beast::error_code, size_t)> on_read = [&](beast::error_code ec, size_t n) {
+    got.append(chunk, n);
+    if (!ec) {
+      stream_->async_read_some(net::buffer(chunk), on_read);
+    }
+  };
+  stream_->async_read_some(net::buffer(chunk), on_read);
+  ioc_.restart();
+  ioc_.run();
+  stream_.reset();
+  return got;
 }
 
 reply https_client::request(const std::string& method, const std::string& target,

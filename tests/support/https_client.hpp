@@ -39,6 +39,11 @@ class https_client {
   /// `wait`: true if the server closed the connection meanwhile.
   bool closed_after_partial(const std::string& bytes, std::chrono::milliseconds wait);
 
+  /// Opens a fresh connection, writes `bytes` as they are and returns everything the server
+  /// sends until it closes the connection (or `wait` passes).
+  std::string exchange(const std::string& bytes,
+                       std::chrono::milliseconds wait = std::chrono::seconds(10));
+
   /// Connections opened so far.
   int connects() const noexcept {
     return connects_;
