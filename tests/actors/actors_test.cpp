@@ -235,7 +235,9 @@ TEST_F(caf_fixture, bad_password_and_unknown_user_fail_authentication) {
   EXPECT_FALSE(authz(call(operation::list, {}, "nobody", "x")).allowed);
   auto stored = db->read().get(object_type::passwd, "root")->find("password");
   EXPECT_FALSE(authz(call(operation::list, {}, "root", std::string{*stored})).allowed);
-  EXPECT_EQ(stats().failures, 3u);
+  auto s = stats();
+  EXPECT_EQ(s.failures, 3u);
+  EXPECT_EQ(s.hash_checks, 2u); // once per wrong password, not again on the fresh re-check
 }
 
 TEST_F(caf_fixture, verified_passwords_are_cached_until_the_password_changes) {
@@ -319,6 +321,108 @@ TEST_F(caf_fixture, submit_authorizes_then_runs) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->status, api_status::ok);
   svc.shutdown();
+}
+
+TEST_F(caf_fixture, guesses_past_a_threshold_are_refused_without_hashing) {
+  // many guesses at once from one client: only the first few are hashed, and the right
+  // password among the later ones is refused like the rest
+  std::vector<api_call_ptr> guesses;
+  for (int i = 0; i < 20; ++i) {
+    guesses.push_back(call(operation::list, {}, "root", "guess" + std::to_string(i)));
+  }
+  guesses.push_back(call(operation::list));
+  for (const auto& g : guesses) {
+    self->send(pol, authz_atom::value, g);
+  }
+  sched.run();
+  while (sched.trigger_timeouts() > 0) {
+    sched.run();
+  }
+  size_t allowed = 0;
+  for (size_t i = 0; i < guesses.size(); ++i) {
+    self->receive([&](auth_result& r) { allowed += r.allowed ? 1 : 0; });
+  }
+  EXPECT_EQ(allowed, 0u);
+  auto s = stats();
+  EXPECT_EQ(s.hash_checks, 3u); // login_backoff_after
+  EXPECT_EQ(s.throttled, 18u);
+  // another user from another client is not held up by this: its check runs at once
+  auto other = std::make_shared<api_call>(*call(operation::list, {}, "alice", "alicepw"));
+  other->client = "127.0.0.2";
+  other->policy_command.clear();
+  EXPECT_TRUE(authz(other).allowed);
+  // guesses at one user from many clients are bounded per user too
+  for (int i = 0; i < 20; ++i) {
+    auto c = std::make_shared<api_call>(*call(operation::list, {}, "root", "x"));
+    c->client = "10.0.0." + std::to_string(i);
+    self->send(pol, authz_atom::value, api_call_ptr{c});
+  }
+  sched.run();
+  for (int i = 0; i < 20; ++i) {
+    self->receive([](auth_result& r) { EXPECT_FALSE(r.allowed); });
+  }
+  EXPECT_LE(stats().hash_checks, 3u + 1u + 10u);
+}
+
+struct noderange_rows : caf_fixture {
+  noderange_rows() {
+    db->write([](store::write_txn& t) {
+      t.put(object_type::passwd, "mallory", {{"password", store::hash_password("mallorypw")}});
+      t.put(object_type::policy, "6", {{"name", "alice"}, {"noderange", "n1"}, {"rule", "allow"}});
+      t.put(object_type::node, "n2", {{"groups", "all"}});
+    });
+  }
+
+  api_call_ptr over(std::string target, std::string user, std::string pw) {
+    auto c = std::make_shared<api_call>(*call(operation::show, std::move(target), user, pw));
+    return c;
+  }
+};
+
+TEST_F(noderange_rows, the_noderange_is_expanded_only_when_a_noderange_row_could_decide) {
+  // no row names mallory: refused without expanding her million names
+  auto r = authz(over("huge[1-1000000]", "mallory", "mallorypw"));
+  EXPECT_FALSE(r.allowed);
+  EXPECT_EQ(r.user, "mallory");
+  EXPECT_EQ(stats().expansions, 0u);
+  // row 1 decides for root before any noderange row
+  EXPECT_TRUE(authz(over("huge[1-1000000]", "root", "rootpw")).allowed);
+  EXPECT_EQ(stats().expansions, 0u);
+  // alice's row needs her nodes: expanded once, also when the answer is no and is checked
+  // again on current data
+  EXPECT_TRUE(authz(over("n1", "alice", "alicepw")).allowed);
+  EXPECT_EQ(stats().expansions, 1u);
+  EXPECT_FALSE(authz(over("n1,n2", "alice", "alicepw")).allowed);
+  EXPECT_EQ(stats().expansions, 2u);
+}
+
+TEST_F(noderange_rows, a_bad_noderange_is_the_requests_fault_not_an_auth_failure) {
+  auto r = authz(over("n[1-999999999]", "alice", "alicepw"));
+  EXPECT_FALSE(r.allowed);
+  EXPECT_TRUE(r.invalid);
+  EXPECT_NE(r.reason.find("would expand to more than"), std::string::npos) << r.reason;
+  service svc{sys, st, pol, {}, 1};
+  auto got = submit(svc, over("(n1", "alice", "alicepw"));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, api_status::failed);
+  ASSERT_EQ(got->messages.size(), 1u);
+  EXPECT_NE(got->messages[0].find("Unbalanced parentheses"), std::string::npos);
+  got = submit(svc, over("n1", "alice", "alicepw")); // and nothing sticks
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, api_status::ok);
+  svc.shutdown();
+}
+
+TEST_F(caf_fixture, a_token_stops_working_when_its_users_password_changes) {
+  auto r = exec(call(operation::token_create));
+  ASSERT_EQ(r.status, api_status::created);
+  auto c = std::make_shared<api_call>(*call(operation::list, {}, "", ""));
+  c->creds.token = r.token_id;
+  EXPECT_TRUE(authz(c).allowed);
+  db->write([](store::write_txn& t) {
+    t.put(object_type::passwd, "root", {{"password", store::hash_password("newpw")}});
+  });
+  EXPECT_FALSE(authz(c).allowed);
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "http/framing.hpp"
 #include "http/json_writer.hpp"
 #include "http/render.hpp"
 #include "http/router.hpp"
@@ -186,6 +187,48 @@ TEST(render, status_codes_and_shapes) {
   res = {};
   EXPECT_EQ(render(r, res).status, 201u);
   EXPECT_EQ(render(r, res).body, "");
+}
+
+TEST(router, tokens_list_create_revoke_and_nothing_deeper) {
+  auto r = go("GET", "/clusterws/tokens");
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call.op, operation::token_list);
+  EXPECT_EQ(go("POST", "/clusterws/tokens").call.op, operation::token_create);
+  r = go("DELETE", "/clusterws/tokens/abc");
+  EXPECT_EQ(r.call.op, operation::token_revoke);
+  EXPECT_EQ(r.call.target, "abc");
+  for (auto m : {"GET", "POST", "DELETE"}) {
+    auto deep = go(m, "/clusterws/tokens/a/b");
+    ASSERT_TRUE(deep.answer) << m;
+    EXPECT_EQ(deep.answer->status, 404u) << m;
+  }
+}
+
+TEST(framing, only_a_single_final_chunked_coding_is_accepted) {
+  using list = std::vector<std::string_view>;
+  EXPECT_FALSE(check_framing({}, true));
+  EXPECT_FALSE(check_framing({}, false));
+  EXPECT_FALSE(check_framing(list{"chunked"}, false));
+  EXPECT_FALSE(check_framing(list{" Chunked "}, false));
+  EXPECT_FALSE(check_framing(list{", chunked,"}, false)); // empty list elements are ignored
+  for (auto te : {"gzip", "xchunked", "chunked, identity", "chunked;x=1", "", ","}) {
+    auto bad = check_framing(list{te}, false);
+    ASSERT_TRUE(bad) << te;
+    EXPECT_EQ(bad->status, 400u) << te;
+  }
+  auto twice = check_framing(list{"chunked", "chunked"}, false); // two fields
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 400u);
+  auto both = check_framing(list{"chunked"}, true);
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->message, "Transfer-Encoding and Content-Length cannot be used together.");
+  auto gzip = check_framing(list{"gzip", "chunked"}, false);
+  ASSERT_TRUE(gzip);
+  EXPECT_EQ(gzip->status, 501u);
+  EXPECT_EQ(gzip->message, "The transfer coding 'gzip' is not supported.");
+  auto odd = check_framing(list{"a'b\x01, chunked"}, false);
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->message, "The transfer coding 'a?b?' is not supported.");
 }
 
 } // namespace

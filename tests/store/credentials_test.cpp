@@ -42,3 +42,27 @@ TEST(credentials, helpers) {
   EXPECT_EQ(random_hex(16).size(), 32u);
   EXPECT_NE(random_hex(16), random_hex(16));
 }
+
+TEST(credentials, a_password_with_nul_never_matches_and_is_never_hashed) {
+  auto h = hash_password("pw");
+  EXPECT_TRUE(verify_password("pw", h));
+  EXPECT_FALSE(verify_password(std::string_view{"pw\0junk", 7}, h));
+  EXPECT_THROW(hash_password(std::string_view{"pw\0", 3}), std::exception);
+}
+
+TEST(credentials, token_days_are_checked_when_written_and_clamped_when_read) {
+  for (auto ok : {"never", "1", "0.5", "3650", "30"}) {
+    EXPECT_TRUE(is_token_days(ok)) << ok;
+  }
+  for (auto bad : {"1e15", "inf", "nan", "-1", "0", "3651", "", "1.2.3", " 1", "0x10"}) {
+    EXPECT_FALSE(is_token_days(bad)) << bad;
+  }
+  EXPECT_EQ(token_lifetime_seconds("never"), 0);
+  EXPECT_EQ(token_lifetime_seconds("7"), 7 * 86400);
+  // rows written before the check: never undefined, never already expired
+  EXPECT_EQ(token_lifetime_seconds("1e15"), int64_t{max_token_days} * 86400);
+  EXPECT_EQ(token_lifetime_seconds("inf"), int64_t{max_token_days} * 86400);
+  EXPECT_EQ(token_lifetime_seconds("nan"), 86400);
+  EXPECT_EQ(token_lifetime_seconds("-5"), 86400);
+  EXPECT_EQ(token_lifetime_seconds("junk"), 86400);
+}

@@ -203,6 +203,52 @@ TEST_F(definitions_test, names_and_values_are_checked) {
   EXPECT_TRUE(node_names().empty());
 }
 
+TEST_F(definitions_test, controls_in_values_are_refused_by_name) {
+  auto msg = [&](std::string value) {
+    auto out = mk(object_type::node, {"n1"}, {{"groups", "all"}, {"usercomment", value}});
+    return out.errors.empty() ? std::string{} : out.errors.front();
+  };
+  EXPECT_EQ(msg("a\x1b[2Jb"),
+            "The value of 'usercomment' cannot contain the control character U+001B.");
+  EXPECT_EQ(msg("a\x7f"),
+            "The value of 'usercomment' cannot contain the control character U+007F.");
+  EXPECT_EQ(msg("a\xc2\x85"),
+            "The value of 'usercomment' cannot contain the control character U+0085.");
+  EXPECT_EQ(msg("a\xe2\x80\xa8"),
+            "The value of 'usercomment' cannot contain the control character U+2028.");
+  EXPECT_EQ(msg("a\xe2\x80\xa9"),
+            "The value of 'usercomment' cannot contain the control character U+2029.");
+  EXPECT_EQ(msg(std::string{"a\0b", 3}), "The value of 'usercomment' cannot contain the control character U+0000.");
+  EXPECT_EQ(msg("a\rb"), "The value of 'usercomment' cannot contain a line break.");
+  EXPECT_TRUE(node_names().empty());
+  EXPECT_EQ(msg("tab\there, caf\xc3\xa9 \xe2\x82\xac"), ""); // TAB and other Unicode are fine
+}
+
+TEST_F(definitions_test, policy_rules_and_token_days_are_checked_when_written) {
+  auto out = mk(object_type::policy, {"7"}, {{"name", "eve"}, {"rule", "disallow"}});
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors[0],
+            "The policy rule 'disallow' is not valid: use allow, accept, trusted or deny.");
+  EXPECT_TRUE(mk(object_type::policy, {"7"}, {{"name", "eve"}, {"rule", "Deny"}}).ok());
+  change_request site{object_type::site, {}, {{"tokenexpiredays", "1e15"}}, list_mode::set, false};
+  auto chg = [&] {
+    return apply(db, [&](write_txn& t) { return change_objects(t, site); });
+  };
+  EXPECT_FALSE(chg().ok());
+  site.attrs = {{"tokenexpiredays", "never"}};
+  EXPECT_TRUE(chg().ok());
+}
+
+TEST_F(definitions_test, change_targets_without_quotes_and_not_empty) {
+  EXPECT_EQ(check_change_target(object_type::node, "x'y", {"xy"}),
+            "The object name 'x'y' is not valid.");
+  EXPECT_EQ(check_change_target(object_type::group, "\"g\"", {"g"}),
+            "The object name '\"g\"' is not valid.");
+  EXPECT_EQ(check_change_target(object_type::node, "n1,-n1", {}), "No object names were provided.");
+  EXPECT_EQ(check_change_target(object_type::node, "n1", {"n1"}), "");
+  EXPECT_EQ(check_change_target(object_type::site, "", {}), "");
+}
+
 TEST_F(definitions_test, lsdef_listing_with_selected_attributes) {
   mk(object_type::node, {"n1"}, {{"groups", "all"}, {"mgt", "kvm"}});
   auto txn = db.read();

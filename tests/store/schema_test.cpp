@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "store/schema.hpp"
 
 using namespace cws::store;
@@ -25,6 +28,25 @@ TEST(schema, nic_attributes_validate_by_stem) {
   EXPECT_TRUE(is_valid_attribute(object_type::node, "nicips.eth0"));
   EXPECT_FALSE(is_valid_attribute(object_type::node, "nicbogus.eth0"));
   EXPECT_FALSE(is_valid_attribute(object_type::node, "nicips."));
+}
+
+TEST(schema, nic_suffixes_and_site_keys_obey_the_name_rules) {
+  EXPECT_TRUE(is_valid_attribute(object_type::node, "nicips.ib0.100"));
+  EXPECT_TRUE(is_valid_attribute(object_type::group, "nicnetworks.eth0:1"));
+  for (std::string bad : std::vector<std::string>{
+         "nicips.eth0\nObject name: x", "nicips.eth0=1", "nicips.eth 0", "nicips.eth\t0",
+         "nicips.eth0\xe2\x80\xa8", "nicips.\x7f", std::string{"nicips.e\0x", 10}}) {
+    EXPECT_FALSE(is_valid_attribute(object_type::node, bad)) << bad;
+    EXPECT_FALSE(is_valid_attribute(object_type::group, bad)) << bad;
+    EXPECT_FALSE(is_valid_attribute(object_type::site, bad)) << bad;
+  }
+  auto longest = "nicips." + std::string(max_key_length - 7, 'a');
+  EXPECT_TRUE(is_valid_attribute(object_type::node, longest));
+  EXPECT_FALSE(is_valid_attribute(object_type::node, longest + "a"));
+  EXPECT_TRUE(is_valid_attribute(object_type::site, std::string(max_key_length, 'k')));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, std::string(max_key_length + 1, 'k')));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, std::string{"a\0b", 3}));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, "a\x1b"));
 }
 
 TEST(schema, per_type_attributes) {
