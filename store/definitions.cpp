@@ -64,29 +64,6 @@ long forbidden_character(std::string_view v) {
   return -1;
 }
 
-/// The error for value `v` of `attr` on an object of `type`, or "" if it may be stored.
-std::string check_value(object_type type, const std::string& attr, std::string_view v) {
-  if (auto c = forbidden_character(v); c == '\n' || c == '\r') {
-    return "The value of '" + attr + "' cannot contain a line break.";
-  } else if (c >= 0) {
-    char code[16];
-    std::snprintf(code, sizeof code, "U+%04lX", static_cast<unsigned long>(c));
-    return "The value of '" + attr + "' cannot contain the control character " + code + ".";
-  }
-  if (type == object_type::policy && attr == "rule" && !normalize_value(v).empty()
-      && !is_policy_rule(v)) {
-    return "The policy rule '" + std::string{v}
-           + "' is not valid: use allow, accept, trusted or deny.";
-  }
-  if (type == object_type::site && attr == "tokenexpiredays" && !normalize_value(v).empty()
-      && !is_token_days(v)) {
-    return "The value of 'tokenexpiredays' must be 'never' or a number of days greater than 0 "
-           "and at most "
-           + std::to_string(max_token_days) + ".";
-  }
-  return {};
-}
-
 /// Validates everything that does not need the database; false with errors filled in.
 bool validate(const change_request& req, outcome& out) {
   for (const auto& a : req.attrs) {
@@ -207,6 +184,28 @@ std::vector<std::string> object_names(const change_request& req) {
 std::string not_found_message(std::string_view name, object_type t) {
   return "Could not find an object named '" + std::string{name} + "' of type '"
          + std::string{type_name(t)} + "'.";
+}
+
+std::string check_value(object_type type, const std::string& attr, std::string_view v) {
+  if (auto c = forbidden_character(v); c == '\n' || c == '\r') {
+    return "The value of '" + attr + "' cannot contain a line break.";
+  } else if (c >= 0) {
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04lX", static_cast<unsigned long>(c));
+    return "The value of '" + attr + "' cannot contain the control character " + code + ".";
+  }
+  if (type == object_type::policy && attr == "rule" && !normalize_value(v).empty()
+      && !is_policy_rule(v)) {
+    return "The policy rule '" + std::string{v}
+           + "' is not valid: use allow, accept, trusted or deny.";
+  }
+  if (type == object_type::site && attr == "tokenexpiredays" && !normalize_value(v).empty()
+      && !is_token_days(v)) {
+    return "The value of 'tokenexpiredays' must be 'never' or a number of days greater than 0 "
+           "and at most "
+           + std::to_string(max_token_days) + ".";
+  }
+  return {};
 }
 
 std::string check_change_target(object_type t, std::string_view spec,

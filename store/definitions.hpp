@@ -103,6 +103,12 @@ listing list_objects(const cluster_view& view, object_type t, const std::vector<
 /// `Could not find an object named 'x' of type 't'.`
 std::string not_found_message(std::string_view name, object_type t);
 
+/// Checks value `v` of attribute `attr` for an object of `type`: no line break or other
+/// C0/C1 control (TAB excepted), DEL, U+2028 or U+2029 (the message names the character); a
+/// policy `rule` must be a known rule, `site.tokenexpiredays` a valid number of days.
+/// Returns the error message, or "" if the value may be stored.
+std::string check_value(object_type type, const std::string& attr, std::string_view v);
+
 /// Checks what a change (mkdef, chdef, rmdef) names before it runs: `spec` as given and the
 /// `names` it expanded to. Refused: quotes in a node or group spec (the noderange grammar
 /// drops them, so `x'y` would create `xy`), and a spec that names nothing (the change would
