@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "store/database.hpp"
+
 namespace cws::http {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool is_chunked(std::string_view coding) {
   constexpr std::string_view chunked = "chunked";
@@ -42,16 +34,11 @@ std::optional<framing_error> check_framing(const std::vector<std::string_view>& 
   if (transfer_encodings.empty()) {
     return std::nullopt;
   }
-  std::vector<std::string_view> codings;
+  std::vector<std::string> codings;
   for (auto field : transfer_encodings) {
-    size_t pos = 0;
-    while (pos <= field.size()) {
-      auto comma = std::min(field.find(',', pos), field.size());
-      auto coding = trim(field.substr(pos, comma - pos));
-      if (!coding.empty()) { // empty list elements are allowed and ignored (RFC 9110 5.6.1)
-        codings.push_back(coding);
-      }
-      pos = comma + 1;
+    // empty list elements are allowed and ignored (RFC 9110 5.6.1), as split_list does
+    for (auto& coding : store::split_list(field)) {
+      codings.push_back(std::move(coding));
     }
   }
   if (codings.empty() || !is_chunked(codings.back())) {

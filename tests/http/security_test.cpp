@@ -14,13 +14,7 @@
 namespace {
 
 using cws::test::run_tool;
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cws::test::slurp;
 
 size_t count_lines(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));

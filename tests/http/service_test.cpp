@@ -18,14 +18,7 @@ namespace {
 
 using cws::test::reply;
 using cws::test::run_tool;
-
-/// The whole text of a file (empty if it cannot be read).
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cws::test::slurp;
 
 class service_test : public ::testing::Test {
  protected:

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <thread>
@@ -37,6 +38,13 @@ daemon::daemon(std::filesystem::path home, std::string admin_password,
       throw std::runtime_error("clusterctl init failed: " + r.out);
     }
   }
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in{p};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 daemon::~daemon() {

@@ -15,6 +15,9 @@ struct command_result {
 };
 command_result run_tool(const std::filesystem::path& home, const std::string& cmd);
 
+/// The whole text of a file (empty if it cannot be read), e.g. a log.
+std::string slurp(const std::filesystem::path& p);
+
 /// A real clusterwsd on 127.0.0.1 (a free port) over a fresh home, stopped by its pid.
 class daemon {
  public:
