@@ -276,10 +276,14 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   req.arguments = arguments(*call);
   req.has_noderange = snap->has_noderange_rows && has_noderange(*call);
   if (memo->expanded && memo->generation == snap->membership_generation) {
-    req.nodes = memo->nodes; // (sorted already) the nodes expanded for this request before
+    // the nodes expanded for this request before (sorted already): lent, not copied
+    req.nodes = std::move(memo->nodes);
     req.nodes_known = true;
   }
   auto d = store::evaluate_policy(snap->rows, req);
+  if (req.nodes_known) {
+    memo->nodes = std::move(req.nodes);
+  }
   if (d.needs_nodes) {
     // only now, and once: the rows before this one did not decide
     ++st.stats.expansions;
