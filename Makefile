@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format
+.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format config
 
 all: build
 
@@ -51,3 +51,8 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# config/clusterws.conf as `clusterctl init` writes it from the settings schema (api/settings.cpp)
+config: build
+	d=$$(mktemp -d) && $(BUILD)/bin/clusterctl init --home $$d/h --admin-password x >/dev/null \
+	  && cp $$d/h/clusterws.conf config/clusterws.conf; rc=$$?; rm -rf $$d; exit $$rc

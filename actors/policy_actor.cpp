@@ -16,7 +16,16 @@ namespace cws::actors {
 
 namespace {
 
+using api::api_call;
+using api::api_call_ptr;
+using api::auth_result;
+using api::auth_snapshot_ptr;
+using api::operation;
+using api::token_info;
 using clock = std::chrono::steady_clock;
+
+/// The policy actor's own interface: the public one plus its delayed answers to itself.
+using policy_impl_actor = policy_actor::extend<caf::reacts_to<fail_atom, uint64_t>>;
 
 constexpr const char* auth_failure = "Authentication failure";
 constexpr const char* permission_denied = "Permission denied for request";
@@ -67,11 +76,11 @@ struct policy_state {
   std::unordered_map<std::string, attempts> by_client;
   std::unordered_map<uint64_t, promise> delayed;
   uint64_t next_delayed = 0;
-  auth_stats stats;
+  api::auth_stats stats;
   static inline const char* name = "policy";
 };
 
-using self_ptr = policy_actor::stateful_pointer<policy_state>;
+using self_ptr = policy_impl_actor::stateful_pointer<policy_state>;
 
 /// What every step of one authorization needs.
 struct context {
@@ -188,7 +197,8 @@ void refresh_then_authenticate(const context& cx, api_call_ptr call, promise rp,
         authenticate(cx, call, rp, true, memo);
       },
       [rp](caf::error&) mutable {
-        rp.deliver(auth_result::refused({}, "The service could not check credentials.", true));
+        rp.deliver(auth_result::refused({}, "The service could not check credentials.",
+                                        api::errc::unavailable));
       });
 }
 
@@ -241,9 +251,14 @@ void deny(const context& cx, api_call_ptr call, promise rp, bool fresh, memo_ptr
   });
 }
 
-/// Gives the decision and lets go of the request's nodes (and, after a large expansion, of
-/// the memory they took).
+/// Gives the decision. A "yes" takes the request's nodes along (the operation does not expand
+/// them again); a "no" lets go of them (and, after a large expansion, of the memory they took).
 void conclude(promise& rp, auth_result r, const memo_ptr& memo) {
+  if (r.allowed && memo->expanded) {
+    r.auth.nodes = std::make_shared<const std::vector<std::string>>(std::move(memo->nodes));
+    rp.deliver(std::move(r));
+    return;
+  }
   rp.deliver(std::move(r));
   if (memo->nodes.size() > large_expansion) {
     std::vector<std::string>{}.swap(memo->nodes);
@@ -258,8 +273,9 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   st.by_pair.erase(pair_key(*call));
   auto snap = st.snap;
   auth_result stamp;
-  stamp.user = user;
-  stamp.stamp = {snap->auth_generation, snap->membership_generation, snap->has_noderange_rows};
+  stamp.auth.user = user;
+  stamp.auth.stamped = true;
+  stamp.auth.stamp = {snap->auth_generation, snap->membership_generation, snap->has_noderange_rows};
   if (call->policy_command.empty()) {
     // authentication is all it needs (tokens)
     stamp.allowed = true;
@@ -287,18 +303,17 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   if (d.needs_nodes) {
     // only now, and once: the rows before this one did not decide
     ++st.stats.expansions;
-    cx.self->request(cx.store, caf::infinite, expand_atom::value, call->target, false)
+    cx.self->request(cx.store, caf::infinite, expand_atom::value, call->target)
       .then(
-        [=](store::noderange_result& r) mutable {
+        [=](std::vector<std::string>& nodes) mutable {
           memo->expanded = true;
           memo->generation = snap->membership_generation;
-          memo->nodes = std::move(r.nodes);
+          memo->nodes = std::move(nodes);
           authorize(cx, call, user, rp, fresh, memo);
         },
         [=](caf::error& e) mutable {
           // a bad noderange is the request's fault: answered as without noderange rows
-          auto r = auth_result::refused(user, error_text(e));
-          r.invalid = true;
+          auto r = auth_result::refused(user, error_text(e), api::errc::failed);
           rp.deliver(std::move(r));
         });
     return;
@@ -412,17 +427,17 @@ hasher_actor::behavior_type hasher_impl() {
   }};
 }
 
-policy_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher_actor hasher,
-                                        policy_config cfg) {
+policy_impl_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher_actor hasher,
+                                             policy_config cfg) {
   self->link_to(hasher);
   context cx{self, std::move(store), std::move(hasher), cfg};
   return {
-    [cx](authz_atom, api_call_ptr call) -> promise {
+    [cx](authz_atom, api_call_ptr call, bool refresh) -> promise {
       auto rp = cx.self->make_response_promise<auth_result>();
       auto memo = std::make_shared<request_memo>();
-      if (cx.self->state.snap && !call->refresh_auth) {
+      if (cx.self->state.snap && !refresh) {
         // a "yes" is checked by the store against the generations it was made on
-        // (api_call), a "no" is checked here against fresh data before it is given
+        // (api::authorization), a "no" is checked here against fresh data before it is given
         authenticate(cx, call, rp, false, memo);
       } else {
         refresh_then_authenticate(cx, call, rp, memo);
@@ -445,7 +460,8 @@ policy_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher
 policy_actor spawn_policy(caf::actor_system& sys, store_actor store, policy_config cfg) {
   auto hasher
     = cfg.detached_hasher ? sys.spawn<caf::detached>(hasher_impl) : sys.spawn(hasher_impl);
-  return sys.spawn(policy_impl, std::move(store), std::move(hasher), cfg);
+  return caf::actor_cast<policy_actor>(
+    sys.spawn(policy_impl, std::move(store), std::move(hasher), cfg));
 }
 
 } // namespace cws::actors

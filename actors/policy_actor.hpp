@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "actors/messages.hpp"
+#include "actors/atoms.hpp"
 #include "actors/store_actor.hpp"
 
 namespace cws::actors {
@@ -18,12 +18,11 @@ using policy_actor = caf::typed_actor<
   // with xCAT's policy semantics. Repeated failures of one client for one user are answered
   // later and later (backoff); past a threshold per client, per user and per both, guesses
   // are refused without hashing. The request's noderange is expanded only when a policy row
-  // with a noderange could decide, and at most once per request.
-  caf::replies_to<authz_atom, api_call_ptr>::with<auth_result>,
+  // with a noderange could decide, and at most once per request; a "yes" carries those nodes
+  // on to the operation. `true` reads passwords and policy again first (after a stale "yes").
+  caf::replies_to<authz_atom, api::api_call_ptr, bool>::with<api::auth_result>,
   // Counters: failures, slow hash checks, cache hits.
-  caf::replies_to<stats_atom>::with<auth_stats>,
-  // Internal: answers a delayed (backed-off) failure.
-  caf::reacts_to<fail_atom, uint64_t>>;
+  caf::replies_to<stats_atom>::with<api::auth_stats>>;
 
 /// Checks passwords against crypt(3) hashes: slow on purpose, so it gets its own thread.
 using hasher_actor

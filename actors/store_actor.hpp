@@ -7,7 +7,8 @@
 #include <chrono>
 #include <memory>
 
-#include "actors/messages.hpp"
+#include "actors/atoms.hpp"
+#include "api/planner.hpp"
 #include "store/database.hpp"
 
 namespace cws::actors {
@@ -15,26 +16,23 @@ namespace cws::actors {
 /// The store: the only owner of the LMDB environment in the daemon. Reads run on a pool of
 /// reader actors; writes are gathered into batches on the scheduler and handed to one writer
 /// on its own thread that group-commits them (one fsync for every write waiting), and each
-/// reply is sent only after its data is durable.
+/// result is handed on only after its data is durable.
 using store_actor = caf::typed_actor<
-  // Runs an authorized call and replies its result.
-  caf::replies_to<exec_atom, api_call_ptr>::with<api_result>,
-  // The same, but calls `done` with the result where it is ready (for a write, the writer's
-  // thread after the commit): no reply message, so the result skips a hop back through the
-  // caller.
-  caf::reacts_to<exec_atom, api_call_ptr, done_ptr>,
+  // Runs an authorized read or write (api/operations.hpp) and calls `done` with the result
+  // where it is ready (for a write, on the writer's thread after the commit): no reply
+  // message, so the result skips a hop back through the caller.
+  caf::reacts_to<run_atom, api::api_call_ptr, api::authorization, done_ptr>,
+  // Plans an authorized fan-out call in one read (api/planner.hpp).
+  caf::replies_to<plan_atom, api::api_call_ptr, api::authorization>::with<plan_reply>,
   // Replies the current policy snapshot (passwords, policy rows with their nodes).
-  caf::replies_to<snapshot_atom>::with<auth_snapshot_ptr>,
+  caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
   // The generations of the policy/passwd tables and of group membership, as of now.
   caf::replies_to<generation_atom>::with<uint64_t, uint64_t>,
   // Looks up a token by the SHA-256 (hex) of its id.
-  caf::replies_to<token_atom, std::string>::with<token_info>,
-  // Expands a noderange (with or without verification) within the service's limits.
-  caf::replies_to<expand_atom, std::string, bool>::with<store::noderange_result>,
-  // Verifies the call's noderange and gives each node's address and SSH port (nodeshell).
-  caf::replies_to<targets_atom, api_call_ptr>::with<targets_reply>,
-  // Of the given node names, the ones that do not exist.
-  caf::replies_to<exists_atom, std::vector<std::string>>::with<std::vector<std::string>>>;
+  caf::replies_to<token_atom, std::string>::with<api::token_info>,
+  // Expands a noderange as policy sees it (unverified) within the service's limits; a bad
+  // noderange is an error whose context is the message.
+  caf::replies_to<expand_atom, std::string>::with<std::vector<std::string>>>;
 
 /// How the store actor runs.
 struct store_config {
@@ -47,35 +45,15 @@ struct store_config {
   size_t max_batch = 512;
   /// How long a commit may wait for the writes of the clients the last commit answered
   /// (0: commit at once). Bounded; a client that does not come back costs this once.
-  std::chrono::microseconds commit_wait{0};
+  std::chrono::microseconds commit_wait{1000};
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
+  /// The transports fan-out calls are planned for.
+  std::shared_ptr<const api::drivers> drivers = std::make_shared<api::drivers>();
 };
 
 /// Spawns the store over `db`.
 store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<store::database> db,
                         store_config cfg);
-
-// -- the operations, callable without actors (tests, benchmarks) ------------------
-
-/// Runs a read call on a snapshot.
-api_result run_read(const store::database& db, const api_call& call,
-                    const store::noderange_options& opts);
-
-/// Runs a write call in `t`. @throws store::rejected (or store::error) to roll it back.
-api_result run_write(store::write_txn& t, const api_call& call,
-                     const store::noderange_options& opts);
-
-/// The nodes of a verified noderange with their `ip` and `sshport`.
-/// The nodes of a verified noderange with their `ip` and `sshport`; error "stale" if the
-/// call was authorized on data that changed since.
-targets_reply find_targets(const store::database& db, const api_call& call,
-                           const store::noderange_options& opts);
-
-/// The policy snapshot as the database holds it now.
-auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts);
-
-/// True if `call` was authorized on data that `txn` no longer holds.
-bool is_stale(const store::read_txn& txn, const api_call& call);
 
 } // namespace cws::actors

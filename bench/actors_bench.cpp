@@ -52,16 +52,16 @@ void password_cache_hit(benchmark::State& state) {
     caf::actor_system sys{cfg};
     auto st = actors::spawn_store(sys, db, {});
     auto pol = actors::spawn_policy(sys, st, {});
-    auto call = std::make_shared<actors::api_call>();
+    auto call = std::make_shared<api::api_call>();
     call->creds = {"root", "pw", ""};
     call->client = "127.0.0.1";
     call->policy_command = "lsdef";
-    actors::api_call_ptr c = call;
+    api::api_call_ptr c = call;
     caf::scoped_actor self{sys};
     bool ok = false;
     for (auto _ : state) {
-      self->request(pol, std::chrono::seconds(10), actors::authz_atom::value, c)
-        .receive([&](const actors::auth_result& r) { ok = r.allowed; },
+      self->request(pol, std::chrono::seconds(10), actors::authz_atom::value, c, false)
+        .receive([&](const api::auth_result& r) { ok = r.allowed; },
                  [&](caf::error&) { ok = false; });
     }
     if (!ok) {

@@ -9,8 +9,8 @@ namespace {
 
 using namespace cws;
 
-actors::api_result objects(size_t n) {
-  actors::api_result r;
+api::api_result objects(size_t n) {
+  api::api_result r;
   for (size_t i = 0; i < n; ++i) {
     r.objects.emplace_back("node" + std::to_string(100000 + i),
                            store::attr_map{{"arch", "x86_64"},
@@ -45,7 +45,7 @@ void route_get_node(benchmark::State& state) {
   in.client = "127.0.0.1";
   for (auto _ : state) {
     auto r = http::route(in, {});
-    benchmark::DoNotOptimize(r.call.target.data());
+    benchmark::DoNotOptimize(r.call->target.data());
   }
 }
 BENCHMARK(route_get_node);
@@ -58,7 +58,7 @@ void route_put_body(benchmark::State& state) {
   in.content_type = "application/json";
   for (auto _ : state) {
     auto r = http::route(in, {});
-    benchmark::DoNotOptimize(r.call.changes.data());
+    benchmark::DoNotOptimize(r.call->changes.data());
   }
 }
 BENCHMARK(route_put_body);

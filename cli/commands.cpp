@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "api/operations.hpp"
+#include "api/settings.hpp"
 #include "store/error.hpp"
 
 namespace cws::cli {
@@ -55,38 +57,23 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
 // -- shared helpers -------------------------------------------------------------
 
 session session::open(const parsed_args& args) {
-  session s;
-  s.home = store::home::resolve(args.value("home"));
-  if (!s.home.initialized()) {
-    throw usage_error("The clusterws home '" + s.home.dir.string()
-                      + "' is not initialized; run 'clusterctl init --home " + s.home.dir.string()
+  auto home = store::home::resolve(args.value("home"));
+  if (!home.initialized()) {
+    throw usage_error("The clusterws home '" + home.dir.string()
+                      + "' is not initialized; run 'clusterctl init --home " + home.dir.string()
                       + "' first.");
   }
-  s.db = std::make_unique<store::database>(s.home.db());
-  auto conf = s.home.settings();
-  if (auto it = conf.find("noderange_max"); it != conf.end()) {
-    s.noderange.max_nodes = std::stoul(it->second);
-  }
-  if (auto it = conf.find("noderange_regex_max"); it != conf.end()) {
-    s.noderange.max_regex = std::stoul(it->second);
-  }
+  session s{
+    home, std::make_unique<store::database>(home.db()), api::load_settings(home.config()), {}};
+  s.noderange = api::noderange_limits(s.settings);
   s.noderange.allow_files = true; // the CLI runs as its caller: `^file` reads their file
   return s;
 }
 
 std::vector<std::string> session::names(object_type t, std::string_view spec) const {
-  if (t == object_type::site) {
-    return {"clustersite"};
-  }
-  if (t != object_type::node) {
-    return store::split_list(spec);
-  }
   auto txn = db->read();
   store::cluster_view view{txn};
-  auto opts = noderange;
-  opts.verify = false;
-  auto r = store::expand_noderange(spec, view, opts);
-  return std::move(r.nodes);
+  return api::target_names(view, t, spec, noderange);
 }
 
 object_type parse_object_type(const std::string& text) {

@@ -6,13 +6,20 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/args.hpp"
+#include "base/args.hpp"
+#include "base/settings.hpp"
 #include "store/database.hpp"
 #include "store/definitions.hpp"
 #include "store/home.hpp"
 #include "store/noderange.hpp"
 
 namespace cws::cli {
+
+using base::option_spec;
+using base::parse_args;
+using base::parsed_args;
+using base::split_assignment;
+using base::usage_error;
 
 /// Where a command reads and writes.
 struct io {
@@ -28,17 +35,20 @@ using command_fn = int (*)(const std::vector<std::string>& args, io& streams);
 /// error for an unknown one. Exit status 0 on success, 1 on any error.
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams);
 
-/// An opened state directory with the limits of its configuration.
+/// An opened state directory with its configuration.
 struct session {
   store::home home;
   std::unique_ptr<store::database> db;
+  /// clusterws.conf, checked against the schema (api/settings.hpp).
+  base::settings settings;
   store::noderange_options noderange;
 
   /// Opens the home named by `--home` / $CLUSTERWS_HOME.
   /// @throws usage_error when it has not been initialized.
   static session open(const parsed_args& args);
 
-  /// Expands object names for `t`: a noderange (no verify) for nodes, a comma list otherwise.
+  /// Expands object names for `t`: a noderange (no verify, `site.excludenodes` removed, as
+  /// the daemon does) for nodes, a comma list otherwise.
   std::vector<std::string> names(store::object_type t, std::string_view spec) const;
 };
 

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "api/operations.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "store/selector.hpp"
 
@@ -69,14 +71,14 @@ int lsdef(const std::vector<std::string>& argv, io& streams) {
     throw usage_error("Unexpected argument '" + args.positional.back() + "'.");
   }
   std::vector<object_type> types;
-  for (const auto& t : store::split_list(args.value("t", "node"))) {
+  for (const auto& t : base::split_list(args.value("t", "node"))) {
     types.push_back(parse_object_type(t));
   }
   std::string spec = args.value("o", args.positional.empty() ? "" : args.positional.front());
   auto where = parse_where(args.all("w"));
   std::vector<std::string> only;
   for (const auto& i : args.all("i")) {
-    for (auto& a : store::split_list(i)) {
+    for (auto& a : base::split_list(i)) {
       only.push_back(std::move(a));
     }
   }
@@ -147,7 +149,8 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
   std::vector<std::string> nodes;
   size_t first_col = 0;
   if (!args.positional.empty()) {
-    auto r = store::expand_noderange(args.positional.front(), view, s.noderange);
+    auto r = store::expand_noderange(args.positional.front(), view,
+                                     api::noderange_options_for(view, s.noderange));
     if (!r.missing.empty()) {
       streams.err << "Error: " << store::missing_nodes_message(r.missing) << '\n';
       return 1;

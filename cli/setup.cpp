@@ -3,10 +3,13 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <termios.h>
 #include <unistd.h>
 
+#include "api/settings.hpp"
 #include "cli/commands.hpp"
+#include "cli/defaults.hpp"
 #include "cli/pki.hpp"
 #include "store/credentials.hpp"
 #include "store/tokens.hpp"
@@ -30,57 +33,55 @@ std::string timezone_name() {
   return std::getline(in, tz) && !tz.empty() ? tz : "UTC";
 }
 
-/// Site defaults written by xCAT's xcatconfig on a new database (xcat-compat.md §5.4).
-store::attr_map site_defaults(const std::string& master) {
-  return {
-    {"auditnosyslog", "0"},
-    {"auditskipcmds", "ALL"},
-    {"blademaxp", "64"},
-    {"cleanupdiskfullxcatpost", "no"},
-    {"cleanupxcatpost", "no"},
-    {"consoleondemand", "no"},
-    {"databaseloc", "/var/lib"},
-    {"db2installloc", "/mntdb2"},
-    {"dhcplease", "43200"},
-    {"dnshandler", "ddns"},
-    {"enableASMI", "no"},
-    {"fsptimeout", "0"},
-    {"installdir", "/install"},
-    {"ipmimaxp", "64"},
-    {"ipmiretries", "3"},
-    {"ipmitimeout", "2"},
-    {"master", master},
-    {"maxssh", "8"},
-    {"nameservers", master},
-    {"nodesyncfiledir", "/var/xcat/node/syncfiles"},
-    {"powerinterval", "0"},
-    {"ppcmaxp", "64"},
-    {"ppcretry", "3"},
-    {"ppctimeout", "0"},
-    {"sharedtftp", "1"},
-    {"SNsyncfiledir", "/var/xcat/syncfiles"},
-    {"sshbetweennodes", "ALLGROUPS"},
-    {"syspowerinterval", "0"},
-    {"tftpdir", "/tftpboot"},
-    {"timezone", timezone_name()},
-    {"tokenexpiredays", "1"},
-    {"useNmapfromMN", "no"},
-    {"vsftp", "n"},
-    {"xcatconfdir", "/etc/xcat"},
-    {"xcatdport", "3001"},
-    {"xcatiport", "3002"},
-    {"xcattlspolicy", "modern"},
-  };
+/// `text` with every `@NAME@` of `vars` replaced.
+std::string substitute(std::string text,
+                       const std::vector<std::pair<std::string, std::string>>& vars) {
+  for (const auto& [name, value] : vars) {
+    for (size_t pos = 0; (pos = text.find(name, pos)) != std::string::npos; pos += value.size()) {
+      text.replace(pos, name.size(), value);
+    }
+  }
+  return text;
 }
 
-constexpr std::string_view default_config
-  = "# clusterws configuration: key = value; '#' starts a comment.\n"
-    "# Address the daemon listens on (loopback by default).\n"
-    "listen = 127.0.0.1:8443\n"
-    "# Largest number of names one noderange may expand to.\n"
-    "noderange_max = 1000000\n"
-    "# Longest regular expression accepted in a noderange or selector.\n"
-    "noderange_regex_max = 1024\n";
+/// The clustersite object of config/site.defaults.
+store::attr_map site_defaults(const std::string& master) {
+  store::attr_map site;
+  std::istringstream in{substitute(std::string{site_defaults_text},
+                                   {{"@MASTER@", master}, {"@TIMEZONE@", timezone_name()}})};
+  for (std::string line; std::getline(in, line);) {
+    std::string key;
+    std::string value;
+    if (line.empty() || line[0] == '#' || !split_assignment(line, key, value)) {
+      continue;
+    }
+    site[key] = value;
+  }
+  return site;
+}
+
+/// Writes the rows of config/policy.defaults.
+void put_default_policy(store::write_txn& t, const std::string& host) {
+  std::istringstream in{substitute(std::string{policy_defaults_text}, {{"@HOSTNAME@", host}})};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream row{line};
+    std::string prio;
+    std::string name;
+    std::string commands;
+    std::string rule;
+    if (line.empty() || line[0] == '#' || !(row >> prio >> name >> commands >> rule)) {
+      continue;
+    }
+    store::attr_map attrs{{"rule", rule}};
+    if (name != "-") {
+      attrs["name"] = name;
+    }
+    if (commands != "-") {
+      attrs["commands"] = commands;
+    }
+    t.put(object_type::policy, prio, attrs);
+  }
+}
 
 /// Creates `<dir>/id_ed25519` with ssh-keygen; returns its path, or "" if ssh-keygen is
 /// missing (nodeshell then needs a key put there by hand).
@@ -171,9 +172,11 @@ int init(const std::vector<std::string>& argv, io& streams) {
   std::filesystem::create_directories(home.dir);
   std::filesystem::permissions(home.dir, std::filesystem::perms::owner_all);
   auto host = short_hostname();
-  make_pki(home.pki(), {host.empty() ? "localhost" : host, "localhost", "127.0.0.1", "::1"});
+  host = host.empty() ? "localhost" : host;
+  make_pki(home.pki(), {host, "localhost", "127.0.0.1", "::1"});
   if (!std::filesystem::exists(home.config())) {
-    std::ofstream{home.config()} << default_config;
+    std::ofstream{home.config()} << base::settings::commented(api::settings_schema(),
+                                                              "clusterws configuration");
   }
   std::string password = args.value("admin-password");
   bool generated = password.empty();
@@ -186,17 +189,7 @@ int init(const std::vector<std::string>& argv, io& streams) {
     t.put(object_type::site, "clustersite", site_defaults(master));
     t.set_meta("xcatdefaults.postscripts", "syslog,remoteshell,syncfiles");
     t.set_meta("xcatdefaults.postbootscripts", "otherpkgs");
-    t.put(object_type::policy, "1", {{"name", "root"}, {"rule", "allow"}});
-    t.put(object_type::policy, "1.2", {{"name", host}, {"rule", "trusted"}});
-    const std::pair<const char*, const char*> rows[] = {
-      {"2", "getbmcconfig"},     {"2.1", "remoteimmsetup"}, {"2.3", "lsxcatd"},
-      {"3", "nextdestiny"},      {"4", "getdestiny"},       {"4.4", "getpostscript"},
-      {"4.5", "getcredentials"}, {"4.6", "syncfiles"},      {"4.7", "litefile"},
-      {"4.8", "litetree"},       {"4.9", "getadapter"},
-    };
-    for (const auto& [prio, cmd] : rows) {
-      t.put(object_type::policy, prio, {{"commands", cmd}, {"rule", "allow"}});
-    }
+    put_default_policy(t, host);
     t.put(object_type::passwd, "root", {{"password", store::hash_password(password)}});
   });
   streams.out << "Initialized clusterws home " << home.dir.string() << '\n'

@@ -8,8 +8,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "actors/executor_actor.hpp"
-#include "actors/store_actor.hpp"
+#include "api/settings.hpp"
+#include "api/shell.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 
 namespace cws::cli {
@@ -17,7 +18,7 @@ namespace cws::cli {
 namespace {
 
 void print_lines(std::ostream& os, const std::string& node, const std::string& text) {
-  for (const auto& line : ssh::output_lines(text)) {
+  for (const auto& line : base::output_lines(text)) {
     os << node << ": " << line << '\n';
   }
 }
@@ -64,33 +65,35 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     command += (i > cmd_start ? " " : "") + argv[i];
   }
   auto s = session::open(args);
-  auto settings = s.home.settings();
-  actors::executor_config ec;
-  ssh::engine_config sc;
-  actors::apply_ssh_settings(settings, s.home.dir, ec, sc);
+  auto shell = api::shell_settings(s.settings, s.home.dir);
   long long fanout = args.values.count("f") ? std::stoll(args.value("f")) : 0;
   long long timeout = args.values.count("t") ? std::stoll(args.value("t")) : -1;
   if (fanout < 0 || timeout < -1) {
     throw usage_error("-f and -t take whole numbers.");
   }
   const struct passwd* pw = getpwuid(geteuid());
-  std::string user = pw != nullptr ? pw->pw_name : "root";
-  auto key = actors::user_key(ec, user);
-  if (!std::filesystem::exists(key)) {
-    streams.err << "Error: No SSH key is configured for user '" << user << "' (" << key.string()
-                << " does not exist); nothing was run.\n";
-    return 1;
-  }
+  api::authorization self;
+  self.user = pw != nullptr ? pw->pw_name : "root";
+  api::api_call call;
+  call.op = api::operation::nodeshell;
+  call.target = args.positional.front();
+  call.command = command;
+  call.fanout = static_cast<size_t>(fanout);
+  call.timeout_ms = timeout >= 0 ? timeout * 1000 : -1;
   auto nr = s.noderange;
   nr.allow_files = false;
-  actors::api_call call;
-  call.target = args.positional.front();
-  auto targets = actors::find_targets(*s.db, call, nr);
-  if (!targets.error.empty() || !targets.missing.empty()) {
-    streams.err << "Error: "
-                << (targets.error.empty() ? store::missing_nodes_message(targets.missing)
-                                          : targets.error)
-                << '\n';
+  std::vector<api::node_target> targets;
+  auto r = api::find_targets(*s.db, call, self, nr, targets);
+  api::node_operation_ptr op;
+  if (r.ok()) {
+    r = api::plan_shell(call, self.user, std::move(targets), shell,
+                        std::make_shared<ssh::engine>(api::engine_settings(s.settings, s.home.dir)),
+                        op);
+  }
+  if (!r.ok()) {
+    for (const auto& m : r.messages) {
+      streams.err << "Error: " << m << '\n';
+    }
     return 1;
   }
   rlimit lim{};
@@ -98,55 +101,31 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     lim.rlim_cur = lim.rlim_max;
     setrlimit(RLIMIT_NOFILE, &lim);
   }
-  auto pub = key;
-  pub += ".pub";
-  std::vector<ssh::job> jobs;
-  for (const auto& t : targets.nodes) {
-    ssh::job j;
-    j.node = t.name;
-    j.address = t.address;
-    j.port = t.port != 0 ? t.port : ec.port;
-    j.user = user;
-    j.private_key = key;
-    j.public_key = std::filesystem::exists(pub) ? pub : std::filesystem::path{};
-    j.command = command;
-    j.command_timeout = timeout >= 0 ? std::chrono::seconds(timeout) : ec.command_timeout;
-    jobs.push_back(std::move(j));
-  }
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
   size_t failed = 0;
+  op->start(
+    [&](size_t, base::node_result res) {
+      std::lock_guard<std::mutex> guard{mu};
+      print_lines(streams.out, res.name, res.out);
+      print_lines(streams.err, res.name, res.err);
+      if (!res.error.empty()) {
+        streams.err << res.name << ": " << res.message << '\n';
+      }
+      failed += res.failed() ? 1 : 0;
+      streams.out.flush();
+    },
+    [&] {
+      std::lock_guard<std::mutex> guard{mu};
+      done = true;
+      cv.notify_all();
+    });
   {
-    ssh::engine engine{sc};
-    auto names = std::make_shared<std::vector<std::string>>();
-    for (const auto& t : targets.nodes) {
-      names->push_back(t.name);
-    }
-    engine.run(
-      std::move(jobs),
-      std::min<size_t>(fanout > 0 ? static_cast<size_t>(fanout) : ec.fanout, ec.fanout_max),
-      [&, names](size_t i, ssh::result r) {
-        std::lock_guard<std::mutex> guard{mu};
-        const auto& node = (*names)[i];
-        print_lines(streams.out, node, r.out);
-        print_lines(streams.err, node, r.err);
-        if (!r.error.empty()) {
-          streams.err << node << ": " << r.message << '\n';
-        }
-        if (!r.error.empty() || r.rc != 0) {
-          ++failed;
-        }
-        streams.out.flush();
-      },
-      [&] {
-        std::lock_guard<std::mutex> guard{mu};
-        done = true;
-        cv.notify_all();
-      });
     std::unique_lock<std::mutex> lock{mu};
     cv.wait(lock, [&] { return done; });
   }
+  op.reset(); // the engine (its thread) ends with the operation
   return static_cast<int>(std::min<size_t>(failed, 255));
 }
 

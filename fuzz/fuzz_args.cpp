@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.hpp"
+#include "base/args.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> argv;
@@ -18,16 +18,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   argv.push_back(cur);
-  for (const auto& spec : {cws::cli::option_spec{"toiw", "lsczSa", {"home"}, {}},
-                           cws::cli::option_spec{"to", "fpm", {"home"}, {"password-stdin"}}}) {
+  for (const auto& spec : {cws::base::option_spec{"toiw", "lsczSa", {"home"}, {}},
+                           cws::base::option_spec{"to", "fpm", {"home"}, {"password-stdin"}}}) {
     try {
-      auto args = cws::cli::parse_args(argv, spec);
+      auto args = cws::base::parse_args(argv, spec);
       for (const auto& p : args.positional) {
         std::string name;
         std::string value;
-        cws::cli::split_assignment(p, name, value);
+        cws::base::split_assignment(p, name, value);
       }
-    } catch (const cws::cli::usage_error&) {
+    } catch (const cws::base::usage_error&) {
       // refused with a message: fine
     }
   }

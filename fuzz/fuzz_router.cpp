@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   req.client = "127.0.0.1";
   auto r = cws::http::route(req, {});
   if (!r.answer) {
-    cws::actors::api_result res; // render what an empty success would look like
+    cws::api::api_result res; // render what an empty success would look like
     cws::http::render(r, res);
   }
   return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/text.hpp"
 #include "store/database.hpp"
 
 namespace cws::http {
@@ -37,7 +38,7 @@ std::optional<framing_error> check_framing(const std::vector<std::string_view>& 
   std::vector<std::string> codings;
   for (auto field : transfer_encodings) {
     // empty list elements are allowed and ignored (RFC 9110 5.6.1), as split_list does
-    for (auto& coding : store::split_list(field)) {
+    for (auto& coding : base::split_list(field)) {
       codings.push_back(std::move(coding));
     }
   }

@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "base/text.hpp"
 #include "http/json_writer.hpp"
-#include "ssh/engine.hpp"
 #include "store/database.hpp"
 
 namespace cws::http {
 
 namespace {
 
-using actors::api_status;
+using api::errc;
 
 std::string finish(json_writer& w, bool pretty) {
   // Perl's JSON adds a newline in pretty mode and the CGI one more; no copy of a large answer
@@ -55,24 +55,24 @@ void write_attrs(json_writer& w, std::string_view encoded, bool ver1) {
 
 /// xcoll=1: objects with identical attributes (identical encodings: attributes are sorted)
 /// are merged under the key "n1,n2".
-std::vector<actors::object_record> collate(const std::vector<actors::object_record>& objs) {
+std::vector<api::object_record> collate(const std::vector<api::object_record>& objs) {
   std::map<std::string_view, std::vector<std::string>> groups;
   for (const auto& o : objs) {
     groups[o.encoded].push_back(o.name);
   }
-  std::vector<actors::object_record> out;
+  std::vector<api::object_record> out;
   for (auto& [encoded, names] : groups) {
     std::sort(names.begin(), names.end());
-    actors::object_record merged;
-    merged.name = store::join_list(names);
+    api::object_record merged;
+    merged.name = base::join_list(names);
     merged.encoded = std::string{encoded};
     out.push_back(std::move(merged));
   }
   return out;
 }
 
-bool node_failed(const actors::node_output& n) {
-  return !n.error.empty() || n.rc != 0;
+bool node_failed(const base::node_result& n) {
+  return n.failed();
 }
 
 void write_lines(json_writer& w, const std::vector<std::string>& lines) {
@@ -84,13 +84,13 @@ void write_lines(json_writer& w, const std::vector<std::string>& lines) {
 }
 
 /// The per node object of format=detail and of streamed lines.
-void write_detail(json_writer& w, const actors::node_output& n) {
+void write_detail(json_writer& w, const base::node_result& n) {
   w.key("rc");
   w.number(n.rc);
   w.key("stdout");
-  write_lines(w, ssh::output_lines(n.out));
+  write_lines(w, base::output_lines(n.out));
   w.key("stderr");
-  write_lines(w, ssh::output_lines(n.err));
+  write_lines(w, base::output_lines(n.err));
   if (!n.error.empty()) {
     w.key("error");
     w.value(n.error);
@@ -106,12 +106,12 @@ void write_detail(json_writer& w, const actors::node_output& n) {
 /// xCAT's nodeshell answer (xcat-compat.md §3.5): 201 with each node's stdout lines, each kept
 /// with its leading space (`" line"`); any failure makes the whole answer 403 with the error
 /// lines (401 on "Permission denied").
-response_text render_nodeshell(const routed& req, const actors::api_result& res) {
+response_text render_nodeshell(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
   json_writer w{pretty};
-  if (req.call.detail) {
+  if (req.call->detail) {
     // node -> detail; xcoll merges nodes whose whole result is identical
-    std::vector<std::pair<std::string, const actors::node_output*>> entries;
+    std::vector<std::pair<std::string, const base::node_result*>> entries;
     std::map<std::string, size_t> by_signature;
     for (const auto& n : res.nodes) {
       if (req.render.xcoll) {
@@ -143,11 +143,11 @@ response_text render_nodeshell(const routed& req, const actors::api_result& res)
   for (const auto& n : res.nodes) {
     bool bad = node_failed(n);
     failed += bad ? 1 : 0;
-    auto err_lines = ssh::output_lines(n.err);
+    auto err_lines = base::output_lines(n.err);
     if (!bad && err_lines.empty()) {
       continue;
     }
-    auto out_lines = ssh::output_lines(n.out);
+    auto out_lines = base::output_lines(n.out);
     if (!out_lines.empty()) {
       errors.push_back(n.name + ": " + out_lines.front());
     }
@@ -180,7 +180,7 @@ response_text render_nodeshell(const routed& req, const actors::api_result& res)
   std::map<std::vector<std::string>, size_t> same;
   for (const auto& n : res.nodes) {
     std::vector<std::string> lines;
-    for (auto& l : ssh::output_lines(n.out)) {
+    for (auto& l : base::output_lines(n.out)) {
       if (l.find_first_not_of(" \t") != std::string::npos) {
         lines.push_back(" " + l);
       }
@@ -211,7 +211,7 @@ response_text render_nodeshell(const routed& req, const actors::api_result& res)
 
 } // namespace
 
-std::string stream_line(const actors::node_output& node) {
+std::string stream_line(const base::node_result& node) {
   json_writer w;
   w.begin_object();
   w.key("node");
@@ -221,12 +221,12 @@ std::string stream_line(const actors::node_output& node) {
   return w.str() + "\n";
 }
 
-std::string stream_summary(const actors::api_result& res) {
+std::string stream_summary(const api::api_result& res) {
   json_writer w;
   w.begin_object();
   w.key("done");
   w.value("true");
-  if (res.status == actors::api_status::created || res.status == actors::api_status::ok) {
+  if (res.ok()) {
     w.key("nodes");
     w.number(static_cast<long long>(res.nodes.size()));
     w.key("failed");
@@ -240,31 +240,29 @@ std::string stream_summary(const actors::api_result& res) {
   return w.str() + "\n";
 }
 
-response_text render(const routed& req, const actors::api_result& res) {
+response_text render(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
-  switch (res.status) {
-    case api_status::unauthorized: return {401, error_text("Authentication failure", "2", pretty)};
-    case api_status::bad_request:
+  switch (res.error) {
+    case errc::none: break;
+    case errc::unauthorized: return {401, error_text("Authentication failure", "2", pretty)};
+    case errc::bad_request:
       return {
         400, error_text(res.messages.empty() ? "Bad request." : res.messages.front(), "2", pretty)};
-    case api_status::unavailable:
+    case errc::unavailable:
+    case errc::stale: // never reaches a client: the dispatcher authorizes again
       return {503, error_text(res.messages.empty() ? "Service unavailable." : res.messages.front(),
                               "2", pretty)};
-    case api_status::failed: {
+    case errc::failed: {
+      // xCAT's errorcode of a failed command is "1"
       json_writer w{pretty};
       w.begin_object();
       w.key("error");
-      w.begin_array();
-      for (const auto& m : res.messages) {
-        w.value(m);
-      }
-      w.end_array();
+      write_lines(w, res.messages);
       w.key("errorcode");
-      w.value(res.errorcode);
+      w.value("1");
       w.end_object();
       return {403, finish(w, pretty)};
     }
-    default: break;
   }
   unsigned status = req.post ? 201 : 200;
   json_writer w{pretty};
@@ -286,13 +284,13 @@ response_text render(const routed& req, const actors::api_result& res) {
       if (!any) {
         return {status, {}}; // xCAT: no attribute lines, no body
       }
-      std::vector<actors::object_record> merged;
+      std::vector<api::object_record> merged;
       if (req.render.xcoll) {
         merged = collate(res.objects);
       }
       const auto& objs = req.render.xcoll ? merged : res.objects;
       // sort pointers, not the (possibly 100,000) objects
-      std::vector<const actors::object_record*> order;
+      std::vector<const api::object_record*> order;
       order.reserve(objs.size());
       for (const auto& o : objs) {
         order.push_back(&o);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "base/text.hpp"
 #include "http/json_writer.hpp"
 #include "http/request_body.hpp"
 #include "store/database.hpp"
@@ -14,7 +15,7 @@ namespace cws::http {
 
 namespace {
 
-using actors::operation;
+using api::operation;
 using store::object_type;
 
 /// Query and body keys that are not attributes (xcatws.cgi fetchParameters).
@@ -207,7 +208,7 @@ routed route(const http_input& in, const router_limits& limits) {
   auto take_attrs = [&](const std::string& a) {
     std::string list = a;
     std::replace(list.begin(), list.end(), ';', ',');
-    res.attrs = store::split_list(list);
+    res.attrs = base::split_list(list);
     res.only_attrs = true;
   };
   if (group == "nodes") {
@@ -294,7 +295,7 @@ routed route(const http_input& in, const router_limits& limits) {
     fields = std::move(parsed.fields);
   }
   // General parameters move out of the body; the query wins over the body.
-  auto& call = r.call;
+  auto& call = *r.call;
   call.client = in.client;
   std::vector<std::pair<std::string, std::string>> attrs;
   for (auto& [k, v] : fields) {

@@ -1,10 +1,11 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "api/call.hpp"
 
 namespace cws::http {
 
@@ -50,7 +51,8 @@ struct render_options {
 /// A routed request: either answered at once (`answer`), or a call for the actors.
 struct routed {
   std::optional<response_text> answer;
-  actors::api_call call;
+  /// Built once here and shared, never copied, on its way through the actors.
+  std::shared_ptr<api::api_call> call = std::make_shared<api::api_call>();
   output out = output::none;
   render_options render;
   /// POST: success is 201 Created.

@@ -52,7 +52,7 @@ tcp::endpoint parse_endpoint(const std::string& text) {
   return {addr, static_cast<unsigned short>(port)};
 }
 
-server::server(server_config cfg, const actors::service& svc, audit_log* audit) {
+server::server(server_config cfg, const actors::dispatcher& svc, audit_log* audit) {
   ctx_.cfg = std::move(cfg);
   ctx_.svc = &svc;
   ctx_.audit = audit;

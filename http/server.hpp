@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "actors/service.hpp"
+#include "actors/dispatcher.hpp"
 #include "http/beast.hpp"
 #include "http/listener.hpp"
 #include "http/server_config.hpp"
@@ -16,7 +16,7 @@ namespace cws::http {
 class server {
  public:
   /// `svc` (and `audit`, if given) must outlive the server.
-  server(server_config cfg, const actors::service& svc, audit_log* audit = nullptr);
+  server(server_config cfg, const actors::dispatcher& svc, audit_log* audit = nullptr);
   ~server();
 
   /// Loads the certificate, binds and starts accepting. Returns the bound endpoint.

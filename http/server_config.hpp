@@ -3,8 +3,9 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
-#include <map>
 #include <string>
+
+#include "base/settings.hpp"
 
 namespace cws::http {
 
@@ -32,9 +33,8 @@ struct server_config {
   std::filesystem::path cert;
   std::filesystem::path key;
 
-  /// Applies `key = value` settings (unknown keys are ignored by the caller's choice).
-  /// @throws std::invalid_argument for a malformed value.
-  void apply(const std::map<std::string, std::string>& settings);
+  /// Takes the HTTPS settings of clusterws.conf (api/settings.hpp); validated there.
+  void apply(const base::settings& settings);
 };
 
 } // namespace cws::http

@@ -6,15 +6,15 @@
 namespace cws::http {
 
 /// Hands each node's result of a streamed nodeshell to the session's io thread.
-class stream_sink : public actors::node_sink {
+class stream_sink : public api::node_sink {
  public:
   explicit stream_sink(std::weak_ptr<session> s) : session_(std::move(s)) {
     // nop
   }
 
-  void push(const actors::node_output& out) override {
+  void push(base::node_result out) override {
     if (auto s = session_.lock()) {
-      net::post(s->stream_.get_executor(), [s, out] { s->on_stream_node(out); });
+      net::post(s->stream_.get_executor(), [s, out = std::move(out)] { s->on_stream_node(out); });
     }
   }
 
@@ -140,22 +140,21 @@ void session::on_read(beast::error_code ec, std::size_t) {
   beast::get_lowest_layer(stream_).expires_never();
   auto self = shared_from_this();
   if (pending_.stream) {
-    pending_.call.sink = std::make_shared<stream_sink>(weak_from_this());
+    pending_.call->sink = std::make_shared<stream_sink>(weak_from_this());
   }
   waiting_ = true;
   // nodeshell is bounded per node (connect and command timeouts) instead
-  call_deadline_ = pending_.call.op == actors::operation::nodeshell
+  call_deadline_ = pending_.call->op == api::operation::nodeshell
                      ? steady_timer::time_point::max()
                      : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
   if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
     watch_call(); // (re-armed when this call's deadline comes before the one waited for)
   }
-  ctx_.svc->submit(
-    std::make_shared<const actors::api_call>(pending_.call), [self](actors::api_result res) {
-      // back on the session's io thread: never touch the stream from an actor thread
-      net::post(self->stream_.get_executor(),
-                [self, res = std::move(res)]() mutable { self->on_result(std::move(res)); });
-    });
+  ctx_.svc->submit(pending_.call, [self](api::api_result res) {
+    // back on the session's io thread: never touch the stream from an actor thread
+    net::post(self->stream_.get_executor(),
+              [self, res = std::move(res)]() mutable { self->on_result(std::move(res)); });
+  });
 }
 
 void session::watch_call() {
@@ -185,12 +184,12 @@ void session::watch_call() {
   });
 }
 
-void session::on_result(actors::api_result res) {
+void session::on_result(api::api_result res) {
   if (!waiting_) {
     return; // answered already (call_timeout)
   }
   waiting_ = false;
-  if (!res.authenticated && res.status == actors::api_status::unauthorized) {
+  if (!res.authenticated && res.error == api::errc::unauthorized) {
     // Bad or missing credentials: counted, not written one by one (a client without any
     // must not be able to grow the log), and the connection ends with the answer, so each
     // further guess costs the client a new TLS handshake.
@@ -199,7 +198,7 @@ void session::on_result(actors::api_result res) {
     }
     keep_alive_ = false;
   }
-  if (pending_.stream && (stream_started_ || res.status == actors::api_status::created)) {
+  if (pending_.stream && (stream_started_ || (res.ok() && res.created))) {
     if (audited(res)) {
       // rendered for its status only: the nodes' output went out in the stream
       audit(res, render(pending_, res).status);
@@ -219,24 +218,24 @@ void session::on_result(actors::api_result res) {
   send(out.status, std::move(out.body), keep_alive_);
 }
 
-bool session::audited(const actors::api_result& res) const {
-  const auto& call = pending_.call;
-  bool change = actors::is_write(call.op) || call.op == actors::operation::nodeshell;
+bool session::audited(const api::api_result& res) const {
+  const auto& call = *pending_.call;
+  bool change = api::is_write(call.op) || call.op == api::operation::nodeshell;
   return ctx_.audit != nullptr && res.authenticated && change
-         && call.op != actors::operation::token_create;
+         && call.op != api::operation::token_create;
 }
 
-void session::audit(const actors::api_result& res, unsigned status) {
-  const auto& call = pending_.call;
+void session::audit(const api::api_result& res, unsigned status) {
+  const auto& call = *pending_.call;
   audit_entry e;
   e.client = client_;
   e.user = res.user;
   e.method = method_;
   e.path = path_;
-  if (call.op == actors::operation::token_revoke) {
+  if (call.op == api::operation::token_revoke) {
     e.path = path_.substr(0, path_.find("/tokens/") + 8) + "***"; // the id is a secret
   }
-  if (call.type == store::object_type::node && call.op != actors::operation::token_revoke) {
+  if (call.type == store::object_type::node && call.op != api::operation::token_revoke) {
     e.noderange = call.target;
   }
   e.command = call.command;
@@ -244,7 +243,7 @@ void session::audit(const actors::api_result& res, unsigned status) {
   ctx_.audit->write(e);
 }
 
-void session::on_stream_node(const actors::node_output& out) {
+void session::on_stream_node(const base::node_result& out) {
   if (!stream_ended_) {
     queue_stream(chunk(stream_line(out)));
   }

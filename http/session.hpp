@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "actors/service.hpp"
+#include "actors/dispatcher.hpp"
 #include "http/audit_log.hpp"
 #include "http/beast.hpp"
 #include "http/router.hpp"
@@ -16,7 +16,7 @@ namespace cws::http {
 
 /// What every session shares: the actors and the limits.
 struct session_context {
-  const actors::service* svc = nullptr;
+  const actors::dispatcher* svc = nullptr;
   /// Changes and nodeshells are audited here (may be disabled).
   audit_log* audit = nullptr;
   server_config cfg;
@@ -40,17 +40,17 @@ class session : public std::enable_shared_from_this<session> {
   void do_read();
   void on_read(beast::error_code ec, std::size_t bytes);
   void watch_call();
-  void on_result(actors::api_result res);
+  void on_result(api::api_result res);
   /// Whether the pending call is audited: changes and nodeshells of an authenticated caller
   /// (allowed or refused by policy), not token requests.
-  bool audited(const actors::api_result& res) const;
+  bool audited(const api::api_result& res) const;
   /// Writes the pending call's audit entry, with the status its answer has.
-  void audit(const actors::api_result& res, unsigned status);
+  void audit(const api::api_result& res, unsigned status);
   void send(unsigned status, std::string body, bool keep_alive);
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
   void do_drain(size_t drained);
-  void on_stream_node(const actors::node_output& out);
+  void on_stream_node(const base::node_result& out);
   void queue_stream(std::string text);
   void pump_stream();
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
+#include <utility>
 
 namespace cws::ssh {
 
@@ -44,6 +45,9 @@ struct batch {
   size_t remaining = 0;
   engine::result_fn on_result;
   std::function<void()> on_done;
+  uint64_t id = 0;
+  /// Set by engine::cancel on another thread; the engine thread ends the batch's jobs.
+  std::atomic<bool> cancelled{false};
 };
 
 /// An SSH connection: a socket and its libssh2 session, owned by the engine thread.
@@ -80,7 +84,7 @@ struct task {
   clock::time_point deadline;
   bool retried = false;
   bool reused = false;
-  result res;
+  base::node_result res;
 };
 
 std::string pool_key(const job& j) {
@@ -129,24 +133,6 @@ std::string session_error(LIBSSH2_SESSION* s) {
 
 } // namespace
 
-std::vector<std::string> output_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    auto end = text.find('\n', pos);
-    auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
-    lines.push_back(std::move(line));
-    if (end == std::string::npos) {
-      break;
-    }
-    pos = end + 1;
-  }
-  return lines;
-}
-
 host_key_policy parse_host_key_policy(const std::string& text) {
   if (text == "strict") {
     return host_key_policy::strict;
@@ -175,6 +161,10 @@ struct engine::impl {
   std::deque<std::shared_ptr<batch>> incoming;
   bool stopping = false;
   bool clear_requested = false;
+  bool cancel_requested = false;
+  /// Batches not finished yet, by id (for cancel).
+  std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
+  uint64_t next_run = 1;
   std::atomic<uint64_t> connects{0};
   std::atomic<uint64_t> reuses{0};
   std::atomic<uint64_t> pooled{0};
@@ -281,12 +271,15 @@ struct engine::impl {
   void loop() {
     std::vector<epoll_event> events(1024);
     for (;;) {
+      bool cancel = false;
       {
         std::lock_guard<std::mutex> guard{mu};
+        cancel = std::exchange(cancel_requested, false);
         if (stopping) {
           break;
         }
         for (auto& b : incoming) {
+          cancel = cancel || b->cancelled; // cancelled while its names were resolved
           waiting.push_back(std::move(b));
         }
         incoming.clear();
@@ -295,6 +288,9 @@ struct engine::impl {
           pooled = 0;
           clear_requested = false;
         }
+      }
+      if (cancel) {
+        end_cancelled();
       }
       start_waiting();
       int timeout = next_timeout_ms();
@@ -364,6 +360,7 @@ struct engine::impl {
     t->b = b;
     t->index = idx;
     t->j = &b->jobs[idx];
+    t->res.name = t->j->node;
     auto* raw = t.get();
     tasks.emplace(raw->id, std::move(t));
     auto key = pool_key(*raw->j);
@@ -735,11 +732,56 @@ struct engine::impl {
     --b->remaining;
     b->on_result(idx, std::move(res));
     if (b->remaining == 0) {
-      b->on_done();
+      done(*b);
     } else if (b->next < b->jobs.size()
                && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
       waiting.push_back(b);
     }
+  }
+
+  /// Ends the jobs of cancelled batches: running ones are closed (which hangs up their
+  /// commands), waiting ones never start. Every job still gets its result.
+  void end_cancelled() {
+    std::vector<uint64_t> ids;
+    for (auto& [id, t] : tasks) {
+      if (t->b->cancelled) {
+        ids.push_back(id);
+      }
+    }
+    for (auto id : ids) {
+      if (auto it = tasks.find(id); it != tasks.end()) {
+        fail(*it->second, "cancelled", "The command was cancelled.");
+      }
+    }
+    auto ready = std::move(waiting);
+    waiting.clear();
+    for (auto& b : ready) {
+      if (!b->cancelled) {
+        waiting.push_back(b);
+        continue;
+      }
+      while (b->next < b->jobs.size()) {
+        auto idx = b->next++;
+        base::node_result r;
+        r.name = b->jobs[idx].node;
+        r.error = "cancelled";
+        r.message = "The command was cancelled before it started.";
+        --b->remaining;
+        b->on_result(idx, std::move(r));
+      }
+      if (b->remaining == 0) {
+        done(*b);
+      }
+    }
+  }
+
+  /// A batch has ended: its last callback.
+  void done(batch& b) {
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      runs.erase(b.id);
+    }
+    b.on_done();
   }
 
   void trim_pool() {
@@ -798,8 +840,8 @@ engine::engine(engine_config cfg) : impl_(std::make_unique<impl>(std::move(cfg))
 
 engine::~engine() = default;
 
-void engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
-                 std::function<void()> on_done) {
+uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
+                     std::function<void()> on_done) {
   auto b = std::make_shared<batch>();
   b->jobs = std::move(jobs);
   b->fanout = std::max<size_t>(1, fanout);
@@ -808,12 +850,15 @@ void engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
   b->on_done = std::move(on_done);
   if (b->jobs.empty()) {
     b->on_done();
-    return;
+    return 0;
   }
   bool resolve
     = std::any_of(b->jobs.begin(), b->jobs.end(), [](const job& j) { return j.address.empty(); });
+  uint64_t id = 0;
   {
     std::lock_guard<std::mutex> guard{impl_->mu};
+    id = b->id = impl_->next_run++;
+    impl_->runs.emplace(id, b);
     (resolve ? impl_->to_resolve : impl_->incoming).push_back(std::move(b));
   }
   if (resolve) {
@@ -821,6 +866,21 @@ void engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
   } else {
     impl_->wake();
   }
+  return id;
+}
+
+void engine::cancel(uint64_t run) {
+  {
+    std::lock_guard<std::mutex> guard{impl_->mu};
+    auto it = impl_->runs.find(run);
+    auto b = it == impl_->runs.end() ? nullptr : it->second.lock();
+    if (!b) {
+      return; // ended already
+    }
+    b->cancelled = true;
+    impl_->cancel_requested = true;
+  }
+  impl_->wake();
 }
 
 engine_stats engine::stats() const {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/node_result.hpp"
+
 namespace cws::ssh {
 
 /// How host keys are checked against the known_hosts file.
@@ -53,27 +55,6 @@ struct job {
   std::chrono::milliseconds command_timeout{0};
 };
 
-/// How one node's command ended.
-struct result {
-  /// Exit status; -1 when the command did not finish.
-  int rc = -1;
-  std::string out;
-  std::string err;
-  /// Output went past `output_max`.
-  bool truncated = false;
-  /// Empty on success; else one of: resolve, refused, unreachable, connect-timeout,
-  /// handshake, host-key, auth, channel, timeout, disconnected.
-  std::string error;
-  /// What happened, in words (`ssh: connect to host n1 port 22: Connection refused`).
-  std::string message;
-  /// The command ran on a pooled connection (no connect, no key exchange).
-  bool reused = false;
-};
-
-/// Splits command output into lines: a final newline ends the last line, and the CR a pty
-/// puts before LF is dropped.
-std::vector<std::string> output_lines(const std::string& text);
-
 /// Counters.
 struct engine_stats {
   uint64_t connects = 0;
@@ -94,12 +75,18 @@ class engine {
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
 
-  using result_fn = std::function<void(size_t index, result r)>;
+  using result_fn = std::function<void(size_t index, base::node_result r)>;
 
   /// Runs `jobs`, at most `fanout` at once. Calls `on_result` for each job as it ends, then
   /// `on_done`; both on the engine's thread, so they must be quick (post elsewhere).
-  void run(std::vector<job> jobs, size_t fanout, result_fn on_result,
-           std::function<void()> on_done);
+  /// @returns the run's id for `cancel` (0 for no jobs: `on_done` was called already).
+  uint64_t run(std::vector<job> jobs, size_t fanout, result_fn on_result,
+               std::function<void()> on_done);
+
+  /// Ends run `id`: running commands are closed (hung up on the node), waiting ones never
+  /// start; each still gets its result, with error `cancelled`. Any thread; a run that has
+  /// ended is left alone.
+  void cancel(uint64_t id);
 
   /// The counters so far.
   engine_stats stats() const;

@@ -1,5 +1,6 @@
 #include "store/cluster_view.hpp"
 
+#include "base/text.hpp"
 #include "store/schema.hpp"
 #include "store/selector.hpp"
 
@@ -94,7 +95,7 @@ std::string cluster_view::inherited(record_view own, std::string_view attr) cons
     return {};
   }
   // the first of the node's groups, in order, that has a value provides it
-  for (const auto& g : split_list(own.find("groups").value_or(""))) {
+  for (const auto& g : base::split_list(own.find("groups").value_or(""))) {
     if (const attr_map* rec = group_record(g)) {
       if (auto it = rec->find(attr); it != rec->end()) {
         return it->second;
@@ -131,7 +132,7 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
     if (const attr_map* rec = group_record(name)) {
       out = *rec;
     }
-    out["members"] = join_list(*members); // always shown, even when empty
+    out["members"] = base::join_list(*members); // always shown, even when empty
     return out;
   }
   auto rec = txn_.get(t, name);
@@ -140,7 +141,7 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
   }
   attr_map out = rec->to_map();
   if (t == object_type::node) {
-    for (const auto& g : split_list(out["groups"])) {
+    for (const auto& g : base::split_list(out["groups"])) {
       if (const attr_map* grec = group_record(g)) {
         for (const auto& [k, v] : *grec) {
           if (is_valid_attribute(object_type::node, k) && !is_nodelist_attribute(k)) {

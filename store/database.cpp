@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/text.hpp"
 #include "store/error.hpp"
 
 namespace cws::store {
@@ -23,45 +24,7 @@ std::string member_key(std::string_view group, std::string_view node) {
   return key;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 } // namespace
-
-std::vector<std::string> split_list(std::string_view list) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t end = list.find(',', pos);
-    if (end == std::string_view::npos) {
-      end = list.size();
-    }
-    auto item = trim(list.substr(pos, end - pos));
-    if (!item.empty()) {
-      out.emplace_back(item);
-    }
-    pos = end + 1;
-  }
-  return out;
-}
-
-std::string join_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) {
-      out += ',';
-    }
-    out += item;
-  }
-  return out;
-}
 
 // -- read_txn -----------------------------------------------------------------
 
@@ -160,8 +123,8 @@ write_txn::write_txn(const database& db, write_txn& parent)
 
 void write_txn::index_groups(std::string_view node, std::string_view old_groups,
                              std::string_view new_groups) {
-  auto before = split_list(old_groups);
-  auto after = split_list(new_groups);
+  auto before = base::split_list(old_groups);
+  auto after = base::split_list(new_groups);
   std::sort(before.begin(), before.end());
   std::sort(after.begin(), after.end());
   auto members = db_.dbi(database::members_db);

@@ -141,10 +141,4 @@ class database {
   MDB_dbi dbis_[db_count] = {};
 };
 
-/// Splits a comma-separated list, dropping empty items and surrounding blanks.
-std::vector<std::string> split_list(std::string_view list);
-
-/// Joins `items` with commas.
-std::string join_list(const std::vector<std::string>& items);
-
 } // namespace cws::store

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/text.hpp"
 #include "store/credentials.hpp"
 #include "store/error.hpp"
 #include "store/policy.hpp"
@@ -87,8 +88,8 @@ std::string apply_list(list_mode mode, const std::string& old, const std::string
   if (mode == list_mode::set) {
     return value;
   }
-  auto items = split_list(old);
-  for (const auto& item : split_list(value)) {
+  auto items = base::split_list(old);
+  for (const auto& item : base::split_list(value)) {
     auto it = std::find(items.begin(), items.end(), item);
     if (mode == list_mode::append) {
       if (it == items.end()) {
@@ -101,7 +102,7 @@ std::string apply_list(list_mode mode, const std::string& old, const std::string
                              + "' definition.");
     }
   }
-  return join_list(items);
+  return base::join_list(items);
 }
 
 /// Adds (or removes) group `g` to (from) node `n`'s groups list.
@@ -113,7 +114,7 @@ void set_membership(write_txn& t, const std::string& n, const std::string& g, bo
     throw rejected{out};
   }
   auto attrs = rec->to_map();
-  auto groups = split_list(attrs["groups"]);
+  auto groups = base::split_list(attrs["groups"]);
   auto it = std::find(groups.begin(), groups.end(), g);
   if (member && it == groups.end()) {
     groups.push_back(g);
@@ -122,14 +123,14 @@ void set_membership(write_txn& t, const std::string& n, const std::string& g, bo
   } else {
     return;
   }
-  attrs["groups"] = join_list(groups);
+  attrs["groups"] = base::join_list(groups);
   t.put(object_type::node, n, attrs);
 }
 
 /// Group `members=`: membership lives in the nodes' groups attribute.
 void change_members(write_txn& t, const std::string& g, list_mode mode, const std::string& value,
                     outcome& out) {
-  auto wanted = split_list(value);
+  auto wanted = base::split_list(value);
   if (mode == list_mode::set) {
     for (const auto& n : t.members(g)) {
       if (std::find(wanted.begin(), wanted.end(), n) == wanted.end()) {
@@ -318,7 +319,8 @@ outcome change_objects(write_txn& t, const change_request& req) {
   out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
                                     : created_message(out.count));
   if (!created.empty()) {
-    out.info.push_back("New object definitions '" + join_list(created) + "' have been created.");
+    out.info.push_back("New object definitions '" + base::join_list(created)
+                       + "' have been created.");
   }
   return out;
 }

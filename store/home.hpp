@@ -1,7 +1,6 @@
 #pragma once
 
 #include <filesystem>
-#include <map>
 #include <string>
 
 namespace cws::store {
@@ -30,10 +29,6 @@ struct home {
 
   /// True once `clusterctl init` has created the database.
   bool initialized() const;
-
-  /// The `key = value` settings of the configuration file (`#` starts a comment); empty if
-  /// the file is absent.
-  std::map<std::string, std::string> settings() const;
 };
 
 } // namespace cws::store

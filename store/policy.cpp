@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <re2/re2.h>
 
+#include "base/text.hpp"
 #include "store/database.hpp"
 
 namespace cws::store {
@@ -20,7 +21,7 @@ bool wildcard(const std::string& field) {
 }
 
 bool in_list(const std::string& list, const std::string& item) {
-  auto items = split_list(list);
+  auto items = base::split_list(list);
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 

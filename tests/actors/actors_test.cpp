@@ -9,8 +9,8 @@
 #include <caf/scoped_actor.hpp>
 
 #include "../store/temp_home.hpp"
+#include "actors/dispatcher.hpp"
 #include "actors/policy_actor.hpp"
-#include "actors/service.hpp"
 #include "actors/store_actor.hpp"
 #include "store/credentials.hpp"
 
@@ -18,6 +18,7 @@ namespace {
 
 using namespace cws;
 using namespace cws::actors;
+using namespace cws::api;
 using store::object_type;
 
 struct caf_fixture : ::testing::Test {
@@ -37,6 +38,7 @@ struct caf_fixture : ::testing::Test {
     });
     store_config sc;
     sc.detached_writer = false;
+    sc.commit_wait = {};
     st = spawn_store(sys, db, sc);
     policy_config pc;
     pc.detached_hasher = false;
@@ -59,22 +61,31 @@ struct caf_fixture : ::testing::Test {
     c->creds.password = std::move(pw);
     c->client = "127.0.0.1";
     c->policy_command = "lsdef";
-    c->user = c->creds.user;
     return c;
   }
 
+  /// Sends `c` to `to` as run by its caller (`c`'s claimed user); the result lands in
+  /// `results` when the store hands it on.
+  void send_run(const store_actor& to, api_call_ptr c) {
+    authorization auth;
+    auth.user = c->creds.user;
+    self->send(
+      to, run_atom::value, std::move(c), auth,
+      std::make_shared<done_fn>([this](api_result r) { results.push_back(std::move(r)); }));
+  }
+
+  /// Runs `c` on the store and gives its result.
   api_result exec(api_call_ptr c) {
-    api_result out;
-    self->send(st, exec_atom::value, c);
+    results.clear();
+    send_run(st, std::move(c));
     sched.run();
-    self->receive([&](api_result& r) { out = std::move(r); },
-                  [&](caf::error& e) { FAIL() << sys.render(e); });
-    return out;
+    EXPECT_EQ(results.size(), 1u);
+    return results.empty() ? api_result{} : std::move(results.front());
   }
 
   auth_result authz(api_call_ptr c) {
     auth_result out;
-    self->send(pol, authz_atom::value, c);
+    self->send(pol, authz_atom::value, c, false);
     sched.run();
     self->receive([&](auth_result& r) { out = std::move(r); },
                   [&](caf::error& e) { FAIL() << sys.render(e); });
@@ -82,7 +93,7 @@ struct caf_fixture : ::testing::Test {
   }
 
   /// Submits `c` through `svc` and runs the actors; empty if the result never came.
-  std::optional<api_result> submit(const service& svc, api_call_ptr c) {
+  std::optional<api_result> submit(const dispatcher& svc, api_call_ptr c) {
     std::optional<api_result> got;
     svc.submit(std::move(c), [&](api_result r) { got = std::move(r); });
     sched.run();
@@ -106,19 +117,20 @@ struct caf_fixture : ::testing::Test {
     = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   store_actor st;
   policy_actor pol;
+  std::vector<api_result> results;
 };
 
 TEST_F(caf_fixture, store_reads_lists_and_details) {
   auto c = call(operation::list);
   auto r = exec(c);
-  EXPECT_EQ(r.status, api_status::ok);
+  EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.names, (std::vector<std::string>{"n1"}));
   auto show = std::make_shared<api_call>(*call(operation::show, "n1"));
   r = exec(show);
   ASSERT_EQ(r.objects.size(), 1u);
   EXPECT_EQ(r.objects[0].attrs().at("mgt"), "kvm");
   r = exec(call(operation::nodels, "n1,nosuch"));
-  EXPECT_EQ(r.status, api_status::failed);
+  EXPECT_EQ(r.error, errc::failed);
   EXPECT_EQ(r.messages.front(), "Invalid nodes and/or groups in noderange: nosuch");
 }
 
@@ -128,17 +140,18 @@ TEST_F(caf_fixture, writes_are_group_committed_and_replied_after_commit) {
   for (int i = 0; i < 3; ++i) {
     auto c = std::make_shared<api_call>(*call(operation::change, "w" + std::to_string(i)));
     c->changes = {{"groups", "all"}};
-    self->send(st, exec_atom::value, api_call_ptr{c});
+    send_run(st, c);
   }
   // a bad write in the same batch fails alone
   auto bad = std::make_shared<api_call>(*call(operation::change, "bad"));
   bad->changes = {{"nosuchattr", "1"}};
-  self->send(st, exec_atom::value, api_call_ptr{bad});
+  send_run(st, bad);
   sched.run();
   int ok = 0;
   int failed = 0;
-  for (int i = 0; i < 4; ++i) {
-    self->receive([&](api_result& r) { r.status == api_status::ok ? ++ok : ++failed; });
+  ASSERT_EQ(results.size(), 4u); // every write answered, after the commit
+  for (const auto& r : results) {
+    r.ok() ? ++ok : ++failed;
   }
   EXPECT_EQ(ok, 3);
   EXPECT_EQ(failed, 1);
@@ -151,6 +164,7 @@ TEST_F(caf_fixture, writes_are_group_committed_and_replied_after_commit) {
 TEST_F(caf_fixture, a_batch_over_max_batch_is_committed_in_parts_and_every_write_answered) {
   store_config sc;
   sc.detached_writer = false;
+  sc.commit_wait = {};
   sc.max_batch = 2;
   auto small = spawn_store(sys, db, sc);
   sched.run();
@@ -158,11 +172,12 @@ TEST_F(caf_fixture, a_batch_over_max_batch_is_committed_in_parts_and_every_write
   for (int i = 0; i < 5; ++i) {
     auto c = std::make_shared<api_call>(*call(operation::change, "m" + std::to_string(i)));
     c->changes = {{"groups", "all"}};
-    self->send(small, exec_atom::value, api_call_ptr{c});
+    send_run(small, c);
   }
   sched.run();
-  for (int i = 0; i < 5; ++i) {
-    self->receive([&](api_result& r) { EXPECT_EQ(r.status, api_status::ok); });
+  ASSERT_EQ(results.size(), 5u);
+  for (const auto& r : results) {
+    EXPECT_TRUE(r.ok());
   }
   EXPECT_EQ(db->read().generation(), gen + 3); // 2 + 2 + 1
   EXPECT_TRUE(db->read().exists(object_type::node, "m4"));
@@ -179,21 +194,23 @@ TEST_F(caf_fixture, a_commit_waits_for_the_writers_the_last_one_answered) {
   auto write = [&](const std::string& name) {
     auto c = std::make_shared<api_call>(*call(operation::change, name));
     c->changes = {{"groups", "all"}};
-    self->send(waiting, exec_atom::value, api_call_ptr{c});
+    send_run(waiting, c);
     sched.run();
   };
-  auto replies = [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      self->receive([&](api_result& r) { EXPECT_EQ(r.status, api_status::ok); });
+  auto replies = [&](size_t n) {
+    ASSERT_EQ(results.size(), n);
+    for (const auto& r : results) {
+      EXPECT_TRUE(r.ok());
     }
+    results.clear();
   };
   auto gen = db->read().generation();
   write("a1"); // nobody answered before: committed at once
   replies(1);
   EXPECT_EQ(db->read().generation(), gen + 1);
   // two concurrent writers, answered together; then the first of them is back alone
-  self->send(waiting, exec_atom::value, call(operation::change, "a1"));
-  self->send(waiting, exec_atom::value, call(operation::change, "a1"));
+  send_run(waiting, call(operation::change, "a1"));
+  send_run(waiting, call(operation::change, "a1"));
   sched.run();
   replies(2);
   EXPECT_EQ(db->read().generation(), gen + 2);
@@ -219,7 +236,7 @@ TEST_F(caf_fixture, policy_allows_root_and_denies_others_until_a_row_allows_them
   EXPECT_TRUE(authz(call(operation::list)).allowed);
   auto a = authz(call(operation::list, {}, "alice", "alicepw"));
   EXPECT_FALSE(a.allowed);
-  EXPECT_EQ(a.user, "alice"); // authenticated, not authorized
+  EXPECT_EQ(a.auth.user, "alice"); // authenticated, not authorized
   // the CLI adds a row: it counts on the very next request
   db->write([](store::write_txn& t) {
     t.put(object_type::policy, "6", {{"name", "alice"}, {"rule", "allow"}});
@@ -231,7 +248,7 @@ TEST_F(caf_fixture, bad_password_and_unknown_user_fail_authentication) {
   auto r = authz(call(operation::list, {}, "root", "wrong"));
   EXPECT_FALSE(r.allowed);
   EXPECT_EQ(r.reason, "Authentication failure");
-  EXPECT_TRUE(r.user.empty());
+  EXPECT_TRUE(r.auth.user.empty());
   EXPECT_FALSE(authz(call(operation::list, {}, "nobody", "x")).allowed);
   auto stored = db->read().get(object_type::passwd, "root")->find("password");
   EXPECT_FALSE(authz(call(operation::list, {}, "root", std::string{*stored})).allowed);
@@ -251,13 +268,13 @@ TEST_F(caf_fixture, verified_passwords_are_cached_until_the_password_changes) {
   });
   // The policy actor's cached "yes" is provisional: the store checks it was made on the
   // passwords it holds now, and the bridge authorizes again on fresh data.
-  service svc{sys, st, pol, {}, 1};
+  dispatcher svc{sys, st, pol, {}, 1};
   auto got = submit(svc, call(operation::list));
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, api_status::unauthorized); // the old password no longer works
+  EXPECT_EQ(got->error, errc::unauthorized); // the old password no longer works
   got = submit(svc, call(operation::list, {}, "root", "newpw"));
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, api_status::ok);
+  EXPECT_TRUE(got->ok());
   svc.shutdown();
 }
 
@@ -265,7 +282,7 @@ TEST_F(caf_fixture, repeated_failures_back_off) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_FALSE(authz(call(operation::list, {}, "root", "bad")).allowed);
   }
-  self->send(pol, authz_atom::value, call(operation::list, {}, "root", "bad"));
+  self->send(pol, authz_atom::value, call(operation::list, {}, "root", "bad"), false);
   sched.run();
   bool answered = false;
   self->receive([&](auth_result&) { answered = true; },
@@ -286,7 +303,7 @@ TEST_F(caf_fixture, repeated_failures_back_off) {
 
 TEST_F(caf_fixture, tokens_authenticate_until_revoked_or_expired) {
   auto r = exec(call(operation::token_create));
-  ASSERT_EQ(r.status, api_status::created);
+  ASSERT_TRUE(r.created);
   EXPECT_EQ(r.token_id.size(), 36u);
   auto c = std::make_shared<api_call>(*call(operation::list, {}, "", ""));
   c->creds.token = r.token_id;
@@ -295,7 +312,7 @@ TEST_F(caf_fixture, tokens_authenticate_until_revoked_or_expired) {
   EXPECT_TRUE(db->read().exists(object_type::token, store::sha256_hex(r.token_id)));
   EXPECT_FALSE(db->read().exists(object_type::token, r.token_id));
   auto revoke = std::make_shared<api_call>(*call(operation::token_revoke, r.token_id));
-  EXPECT_EQ(exec(revoke).status, api_status::ok);
+  EXPECT_EQ(exec(revoke).error, errc::none);
   EXPECT_FALSE(authz(c).allowed);
   db->write([](store::write_txn& t) {
     t.put(object_type::token, store::sha256_hex("old"), {{"username", "root"}, {"expires", "1"}});
@@ -305,13 +322,13 @@ TEST_F(caf_fixture, tokens_authenticate_until_revoked_or_expired) {
 }
 
 TEST_F(caf_fixture, submit_authorizes_then_runs) {
-  service svc{sys, st, pol, {}, 1};
+  dispatcher svc{sys, st, pol, {}, 1};
   auto got = submit(svc, call(operation::list));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->names, (std::vector<std::string>{"n1"}));
   got = submit(svc, call(operation::list, {}, "alice", "alicepw"));
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, api_status::unauthorized);
+  EXPECT_EQ(got->error, errc::unauthorized);
   // a decision made before a policy change is not used after it: the store finds it stale
   // and the bridge authorizes again on the new data
   db->write([](store::write_txn& t) {
@@ -319,7 +336,7 @@ TEST_F(caf_fixture, submit_authorizes_then_runs) {
   });
   got = submit(svc, call(operation::list, {}, "alice", "alicepw"));
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, api_status::ok);
+  EXPECT_TRUE(got->ok());
   svc.shutdown();
 }
 
@@ -332,7 +349,7 @@ TEST_F(caf_fixture, guesses_past_a_threshold_are_refused_without_hashing) {
   }
   guesses.push_back(call(operation::list));
   for (const auto& g : guesses) {
-    self->send(pol, authz_atom::value, g);
+    self->send(pol, authz_atom::value, g, false);
   }
   sched.run();
   while (sched.trigger_timeouts() > 0) {
@@ -355,7 +372,7 @@ TEST_F(caf_fixture, guesses_past_a_threshold_are_refused_without_hashing) {
   for (int i = 0; i < 20; ++i) {
     auto c = std::make_shared<api_call>(*call(operation::list, {}, "root", "x"));
     c->client = "10.0.0." + std::to_string(i);
-    self->send(pol, authz_atom::value, api_call_ptr{c});
+    self->send(pol, authz_atom::value, api_call_ptr{c}, false);
   }
   sched.run();
   for (int i = 0; i < 20; ++i) {
@@ -383,7 +400,7 @@ TEST_F(noderange_rows, the_noderange_is_expanded_only_when_a_noderange_row_could
   // no row names mallory: refused without expanding her million names
   auto r = authz(over("huge[1-1000000]", "mallory", "mallorypw"));
   EXPECT_FALSE(r.allowed);
-  EXPECT_EQ(r.user, "mallory");
+  EXPECT_EQ(r.auth.user, "mallory");
   EXPECT_EQ(stats().expansions, 0u);
   // row 1 decides for root before any noderange row
   EXPECT_TRUE(authz(over("huge[1-1000000]", "root", "rootpw")).allowed);
@@ -399,23 +416,23 @@ TEST_F(noderange_rows, the_noderange_is_expanded_only_when_a_noderange_row_could
 TEST_F(noderange_rows, a_bad_noderange_is_the_requests_fault_not_an_auth_failure) {
   auto r = authz(over("n[1-999999999]", "alice", "alicepw"));
   EXPECT_FALSE(r.allowed);
-  EXPECT_TRUE(r.invalid);
+  EXPECT_EQ(r.error, errc::failed);
   EXPECT_NE(r.reason.find("would expand to more than"), std::string::npos) << r.reason;
-  service svc{sys, st, pol, {}, 1};
+  dispatcher svc{sys, st, pol, {}, 1};
   auto got = submit(svc, over("(n1", "alice", "alicepw"));
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, api_status::failed);
+  EXPECT_EQ(got->error, errc::failed);
   ASSERT_EQ(got->messages.size(), 1u);
   EXPECT_NE(got->messages[0].find("Unbalanced parentheses"), std::string::npos);
   got = submit(svc, over("n1", "alice", "alicepw")); // and nothing sticks
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, api_status::ok);
+  EXPECT_TRUE(got->ok());
   svc.shutdown();
 }
 
 TEST_F(caf_fixture, a_token_stops_working_when_its_users_password_changes) {
   auto r = exec(call(operation::token_create));
-  ASSERT_EQ(r.status, api_status::created);
+  ASSERT_TRUE(r.created);
   auto c = std::make_shared<api_call>(*call(operation::list, {}, "", ""));
   c->creds.token = r.token_id;
   EXPECT_TRUE(authz(c).allowed);

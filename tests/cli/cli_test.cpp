@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
+#include "api/settings.hpp"
 #include "store/credentials.hpp"
 #include "store/database.hpp"
 #include "store/home.hpp"
@@ -99,6 +101,45 @@ TEST_F(cli_test, init_creates_pki_config_defaults_and_refuses_twice) {
   auto rec = txn.get(cws::store::object_type::passwd, "root");
   ASSERT_TRUE(rec.has_value());
   EXPECT_TRUE(cws::store::verify_password(pw, rec->find("password").value_or("")));
+}
+
+TEST_F(cli_test, config_file_docs_and_schema_agree) {
+  // init writes every setting of the schema, commented out at its default: the same text
+  // as config/clusterws.conf in the tree (`make config` writes it again)
+  auto written = cws::test::slurp(home_->path / "clusterws.conf");
+  EXPECT_EQ(written, cws::test::slurp(std::filesystem::path{CLUSTERWS_SOURCE_DIR}
+                                      / "config/clusterws.conf"));
+  auto docs
+    = cws::test::slurp(std::filesystem::path{CLUSTERWS_SOURCE_DIR} / "docs/configuration.md");
+  size_t rows = 0;
+  for (const auto& spec : cws::api::settings_schema()) {
+    auto row = "| `" + std::string{spec.key} + "` | `" + std::string{spec.fallback} + "` |";
+    EXPECT_NE(docs.find(row), std::string::npos) << "docs/configuration.md lacks: " << row;
+    EXPECT_NE(
+      written.find("\n#" + std::string{spec.key} + " = " + std::string{spec.fallback} + "\n"),
+      std::string::npos)
+      << spec.key;
+    ++rows;
+  }
+  size_t doc_rows = 0;
+  for (size_t pos = 0; (pos = docs.find("\n| `", pos)) != std::string::npos; ++pos) {
+    ++doc_rows;
+  }
+  EXPECT_EQ(doc_rows, rows) << "docs/configuration.md documents a key the schema lacks";
+}
+
+TEST_F(cli_test, a_bad_config_stops_the_daemon_and_the_tools_naming_the_line) {
+  cws::test::temp_dir fresh;
+  ASSERT_EQ(run_in(fresh.path / "h", "clusterctl init --admin-password x").rc, 0);
+  std::ofstream{fresh.path / "h" / "clusterws.conf", std::ios::app} << "ssh_port = 70000\n";
+  auto conf = (fresh.path / "h" / "clusterws.conf").string();
+  for (const char* cmd : {"clusterwsd --listen 127.0.0.1:0", "lsdef"}) {
+    auto r = run_in(fresh.path / "h", cmd);
+    EXPECT_EQ(r.rc, 1) << cmd;
+    EXPECT_NE(r.err.find(conf + ":"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("'ssh_port' must be between 1 and 65535, not 70000"), std::string::npos)
+      << cmd << ": " << r.err;
+  }
 }
 
 TEST_F(cli_test, site_and_policy_defaults) {

@@ -10,7 +10,7 @@
 namespace {
 
 using namespace cws::http;
-using cws::actors::operation;
+using cws::api::operation;
 using cws::store::object_type;
 
 routed go(std::string method, std::string target, std::string body = {}) {
@@ -51,38 +51,38 @@ TEST(router, unsupported_resource_and_method_are_answered_before_authentication)
 TEST(router, node_routes_map_to_operations_and_commands) {
   auto r = go("GET", "/clusterws/nodes/node%5B1-3%5D?userName=root&userPW=pw");
   ASSERT_FALSE(r.answer);
-  EXPECT_EQ(r.call.op, operation::show);
-  EXPECT_EQ(r.call.target, "node[1-3]");
-  EXPECT_EQ(r.call.policy_command, "lsdef");
-  EXPECT_EQ(r.call.creds.user, "root");
-  EXPECT_EQ(r.call.creds.password, "pw");
+  EXPECT_EQ(r.call->op, operation::show);
+  EXPECT_EQ(r.call->target, "node[1-3]");
+  EXPECT_EQ(r.call->policy_command, "lsdef");
+  EXPECT_EQ(r.call->creds.user, "root");
+  EXPECT_EQ(r.call->creds.password, "pw");
   r = go("GET", "/clusterws/nodes/n1,n2/attrs/mgt;bmc");
-  EXPECT_EQ(r.call.attrs, (std::vector<std::string>{"mgt", "bmc"}));
-  EXPECT_TRUE(r.call.only_attrs);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call.op, operation::nodels);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call.policy_command, "nodels");
+  EXPECT_EQ(r.call->attrs, (std::vector<std::string>{"mgt", "bmc"}));
+  EXPECT_TRUE(r.call->only_attrs);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call->op, operation::nodels);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call->policy_command, "nodels");
   r = go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm","id":" "})");
-  EXPECT_EQ(r.call.op, operation::change);
-  EXPECT_EQ(r.call.policy_command, "chdef");
-  ASSERT_EQ(r.call.changes.size(), 2u);
-  EXPECT_EQ(r.call.changes[1].value, " ");
+  EXPECT_EQ(r.call->op, operation::change);
+  EXPECT_EQ(r.call->policy_command, "chdef");
+  ASSERT_EQ(r.call->changes.size(), 2u);
+  EXPECT_EQ(r.call->changes[1].value, " ");
   r = go("POST", "/clusterws/nodes/n1", R"({"groups":["all","compute"]})");
-  EXPECT_EQ(r.call.op, operation::make);
+  EXPECT_EQ(r.call->op, operation::make);
   EXPECT_TRUE(r.post);
-  EXPECT_EQ(r.call.changes[0].value, "all,compute");
-  EXPECT_EQ(go("DELETE", "/clusterws/nodes/n1").call.policy_command, "rmdef");
-  EXPECT_EQ(go("POST", "/clusterws/policy/7", "{\"name\":\"a\"}").call.op, operation::change);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/ALLRESOURCES").call.target, "all");
+  EXPECT_EQ(r.call->changes[0].value, "all,compute");
+  EXPECT_EQ(go("DELETE", "/clusterws/nodes/n1").call->policy_command, "rmdef");
+  EXPECT_EQ(go("POST", "/clusterws/policy/7", "{\"name\":\"a\"}").call->op, operation::change);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/ALLRESOURCES").call->target, "all");
   EXPECT_EQ(go("PUT", "/clusterws/nodes/ALLRESOURCES", "{}").answer->status, 404u);
 }
 
 TEST(router, general_parameters_leave_the_body_and_the_query_wins) {
   auto r = go("PUT", "/clusterws/nodes/n1?mgt=ipmi&userPW=q",
               R"({"userName":"bob","userPW":"b","mgt":"kvm","pretty":"1"})");
-  EXPECT_EQ(r.call.creds.user, "bob");
-  EXPECT_EQ(r.call.creds.password, "q");
-  ASSERT_EQ(r.call.changes.size(), 1u);
-  EXPECT_EQ(r.call.changes[0].value, "ipmi");
+  EXPECT_EQ(r.call->creds.user, "bob");
+  EXPECT_EQ(r.call->creds.password, "q");
+  ASSERT_EQ(r.call->changes.size(), 1u);
+  EXPECT_EQ(r.call->changes[0].value, "ipmi");
   // unknown parameters are ignored on GET
   EXPECT_FALSE(go("GET", "/clusterws/nodes?xyz=1").answer);
 }
@@ -94,9 +94,9 @@ TEST(router, token_and_basic_credentials) {
   in.authorization = "Basic YWxpY2U6czNjcmV0OnBhcnQ="; // alice:s3cret:part
   in.token = "tok";
   auto r = route(in, {});
-  EXPECT_EQ(r.call.creds.user, "alice");
-  EXPECT_EQ(r.call.creds.password, "s3cret:part");
-  EXPECT_EQ(r.call.creds.token, "tok");
+  EXPECT_EQ(r.call->creds.user, "alice");
+  EXPECT_EQ(r.call->creds.password, "s3cret:part");
+  EXPECT_EQ(r.call->creds.token, "tok");
 }
 
 TEST(router, bad_bodies_are_400_with_a_clear_message) {
@@ -126,8 +126,8 @@ TEST(router, nodeshell_needs_a_command_and_refuses_identity_changes) {
   ASSERT_TRUE(r.answer);
   EXPECT_EQ(r.answer->body, "{\"error\":\"Lack of operation data.\",\"errorcode\":3}\n");
   r = go("POST", "/clusterws/nodes/n1/nodeshell", R"({"command":["date","ls"]})");
-  EXPECT_EQ(r.call.command, "date;ls");
-  EXPECT_EQ(r.call.policy_command, "xdsh");
+  EXPECT_EQ(r.call->command, "date;ls");
+  EXPECT_EQ(r.call->policy_command, "xdsh");
   r = go("POST", "/clusterws/nodes/n1/nodeshell",
          R"({"command":"id","ENV":{"DSH_TO_USERID":"root"}})");
   ASSERT_TRUE(r.answer);
@@ -163,8 +163,8 @@ TEST(json_writer, escapes_and_repairs_utf8) {
 TEST(render, status_codes_and_shapes) {
   routed r;
   r.out = output::objects;
-  cws::actors::api_result res;
-  using obj = cws::actors::object_record;
+  cws::api::api_result res;
+  using obj = cws::api::object_record;
   res.objects
     = {obj{"n2", {{"mgt", "kvm"}}}, obj{"n1", {{"mgt", "kvm"}}}, obj{"n3", {{"mgt", "ipmi"}}}};
   EXPECT_EQ(render(r, res).body,
@@ -175,11 +175,11 @@ TEST(render, status_codes_and_shapes) {
   r.render.ver1 = true;
   res.objects = {obj{"n1", {{"groups", "all,compute"}}}};
   EXPECT_EQ(render(r, res).body, "{\"n1\":{\"groups\":[\"all\",\"compute\"]}}\n");
-  res = cws::actors::api_result::failure(cws::actors::api_status::failed, "nope");
+  res = cws::api::api_result::failure(cws::api::errc::failed, "nope");
   auto t = render(r, res);
   EXPECT_EQ(t.status, 403u);
   EXPECT_EQ(t.body, "{\"error\":[\"nope\"],\"errorcode\":\"1\"}\n");
-  res.status = cws::actors::api_status::unauthorized;
+  res.error = cws::api::errc::unauthorized;
   EXPECT_EQ(render(r, res).status, 401u);
   EXPECT_EQ(render(r, res).body, "{\"error\":\"Authentication failure\",\"errorcode\":\"2\"}\n");
   r.out = output::none;
@@ -192,11 +192,11 @@ TEST(render, status_codes_and_shapes) {
 TEST(router, tokens_list_create_revoke_and_nothing_deeper) {
   auto r = go("GET", "/clusterws/tokens");
   ASSERT_FALSE(r.answer);
-  EXPECT_EQ(r.call.op, operation::token_list);
-  EXPECT_EQ(go("POST", "/clusterws/tokens").call.op, operation::token_create);
+  EXPECT_EQ(r.call->op, operation::token_list);
+  EXPECT_EQ(go("POST", "/clusterws/tokens").call->op, operation::token_create);
   r = go("DELETE", "/clusterws/tokens/abc");
-  EXPECT_EQ(r.call.op, operation::token_revoke);
-  EXPECT_EQ(r.call.target, "abc");
+  EXPECT_EQ(r.call->op, operation::token_revoke);
+  EXPECT_EQ(r.call->target, "abc");
   for (auto m : {"GET", "POST", "DELETE"}) {
     auto deep = go(m, "/clusterws/tokens/a/b");
     ASSERT_TRUE(deep.answer) << m;

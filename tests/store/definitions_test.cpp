@@ -218,7 +218,8 @@ TEST_F(definitions_test, controls_in_values_are_refused_by_name) {
             "The value of 'usercomment' cannot contain the control character U+2028.");
   EXPECT_EQ(msg("a\xe2\x80\xa9"),
             "The value of 'usercomment' cannot contain the control character U+2029.");
-  EXPECT_EQ(msg(std::string{"a\0b", 3}), "The value of 'usercomment' cannot contain the control character U+0000.");
+  EXPECT_EQ(msg(std::string{"a\0b", 3}),
+            "The value of 'usercomment' cannot contain the control character U+0000.");
   EXPECT_EQ(msg("a\rb"), "The value of 'usercomment' cannot contain a line break.");
   EXPECT_TRUE(node_names().empty());
   EXPECT_EQ(msg("tab\there, caf\xc3\xa9 \xe2\x82\xac"), ""); // TAB and other Unicode are fine

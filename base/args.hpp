@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cws::cli {
+namespace cws::base {
 
 /// A command-line usage mistake; the message is printed after `Error: `.
 class usage_error : public std::runtime_error {
@@ -58,4 +58,4 @@ parsed_args parse_args(const std::vector<std::string>& args, const option_spec& 
 /// Splits `attr=value` as xCAT does (`^\s*(\S+?)\s*=\s*(\S*.*)$`); false if there is no `=`.
 bool split_assignment(std::string_view arg, std::string& name, std::string& value);
 
-} // namespace cws::cli
+} // namespace cws::base

@@ -1,8 +1,8 @@
-#include "cli/args.hpp"
+#include "base/args.hpp"
 
 #include <algorithm>
 
-namespace cws::cli {
+namespace cws::base {
 
 namespace {
 
@@ -91,4 +91,4 @@ bool split_assignment(std::string_view arg, std::string& name, std::string& valu
   return !name.empty() && name.find_first_of(" \t") == std::string::npos;
 }
 
-} // namespace cws::cli
+} // namespace cws::base

@@ -1,0 +1,80 @@
+#pragma once
+
+// The atoms of the actor system and the message types CAF may carry without serialization
+// (they never leave the process). Each atom means one thing.
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/auth.hpp"
+#include "api/call.hpp"
+#include "api/node_operation.hpp"
+#include "api/result.hpp"
+
+namespace cws::actors {
+
+// CAF 0.17: at most 10 characters.
+
+/// A call handed to a dispatcher (service entry).
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+/// Authorize a call (policy).
+using authz_atom = caf::atom_constant<caf::atom("authz")>;
+/// Run an authorized call (store: reads and writes; executor: fan-out calls).
+using run_atom = caf::atom_constant<caf::atom("run")>;
+/// Plan an authorized fan-out call (store).
+using plan_atom = caf::atom_constant<caf::atom("plan")>;
+/// The policy snapshot (store).
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;
+/// The generations of policy and membership (store).
+using generation_atom = caf::atom_constant<caf::atom("generation")>;
+/// Look up a token (store).
+using token_atom = caf::atom_constant<caf::atom("token")>;
+/// Expand a noderange for policy (store).
+using expand_atom = caf::atom_constant<caf::atom("expand")>;
+/// Check a password against its hash (hasher).
+using verify_atom = caf::atom_constant<caf::atom("verify")>;
+/// Counters (policy).
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+/// Internal: answer a delayed failure (policy).
+using fail_atom = caf::atom_constant<caf::atom("fail")>;
+/// Internal: writes gathered for one commit (store gatherer -> writer).
+using batch_atom = caf::atom_constant<caf::atom("batch")>;
+/// Internal: commit what is queued (store writer, to itself).
+using commit_atom = caf::atom_constant<caf::atom("commit")>;
+/// Internal: hand the gathered writes to the writer (store gatherer, to itself).
+using handover_atom = caf::atom_constant<caf::atom("handover")>;
+/// Internal: one node of a fan-out operation finished (executor).
+using node_atom = caf::atom_constant<caf::atom("node")>;
+/// Internal: every node of a fan-out operation finished (executor).
+using done_atom = caf::atom_constant<caf::atom("done")>;
+
+/// Where a call's result goes when no reply message carries it back: called exactly once, on
+/// an actor thread.
+using done_fn = std::function<void(api::api_result)>;
+using done_ptr = std::shared_ptr<done_fn>;
+
+/// The store's answer to plan_atom: a failure, or the operation to run.
+struct plan_reply {
+  api::api_result failure;
+  api::node_operation_ptr op;
+};
+
+using node_result_ptr = std::shared_ptr<base::node_result>;
+
+} // namespace cws::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_call_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::authorization)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_snapshot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::token_info)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_stats)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::done_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::plan_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::node_result_ptr)

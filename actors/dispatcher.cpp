@@ -1,0 +1,112 @@
+#include "actors/dispatcher.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+
+namespace cws::actors {
+
+namespace {
+
+using api::api_call_ptr;
+using api::api_result;
+using api::errc;
+
+/// How many times a call is authorized again after the store found its decision stale.
+constexpr int max_reauthorizations = 3;
+
+struct handles {
+  store_actor store;
+  policy_actor policy;
+  executor_actor executor;
+};
+
+api_result unavailable(const caf::error& e, caf::actor_system& sys) {
+  return api_result::failure(errc::unavailable,
+                             "The service could not complete the request: " + sys.render(e));
+}
+
+/// Hands a call's result to `done` under the authorized user's name, or, when the store found
+/// the authorization stale, sends the call back to the dispatcher `me` to be authorized again
+/// on fresh data. Callable on any actor's thread.
+void finish(const caf::actor& me, const api_call_ptr& call, const std::string& user,
+            const done_ptr& done, int attempt, api_result r) {
+  if (r.error != errc::stale) {
+    r.user = user;
+    r.authenticated = true;
+    (*done)(std::move(r));
+  } else if (attempt < max_reauthorizations) {
+    caf::anon_send(me, submit_atom::value, call, done, attempt + 1);
+  } else {
+    (*done)(
+      api_result::failure(errc::unavailable, "Policy and passwords keep changing; try again."));
+  }
+}
+
+/// Runs an authorized call where it belongs.
+void run(caf::event_based_actor* self, const handles& h, api_call_ptr call, api::authorization auth,
+         done_ptr done, int attempt) {
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto user = auth.user;
+  if (!api::is_fan_out(call->op)) {
+    // the store calls `finish` itself where the result is ready: no reply hop through here
+    auto to_finish = std::make_shared<done_fn>(
+      [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
+    self->send(h.store, run_atom::value, call, std::move(auth), std::move(to_finish));
+  } else if (!h.executor) {
+    (*done)(api_result::failure(errc::unavailable, "nodeshell is not enabled on this service."));
+  } else {
+    self->request(h.executor, caf::infinite, run_atom::value, call, std::move(auth))
+      .then([=](api_result& r) { finish(me, call, user, done, attempt, std::move(r)); },
+            [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
+  }
+}
+
+void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
+              int attempt) {
+  // a retry after a stale decision asks policy to read passwords and policy again first
+  self->request(h.policy, caf::infinite, authz_atom::value, call, attempt > 0)
+    .then(
+      [=](api::auth_result& res) {
+        if (!res.allowed) {
+          auto r = api_result::failure(res.error, res.reason);
+          r.authenticated = !res.auth.user.empty();
+          r.user = r.authenticated ? res.auth.user : call->creds.user;
+          (*done)(std::move(r));
+          return;
+        }
+        run(self, h, call, std::move(res.auth), done, attempt);
+      },
+      [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
+}
+
+caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
+  return {
+    [=](submit_atom, api_call_ptr& call, done_ptr& done, int attempt) {
+      dispatch(self, h, std::move(call), std::move(done), attempt);
+    },
+  };
+}
+
+} // namespace
+
+dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
+                       executor_actor executor, size_t count) {
+  handles h{std::move(store), std::move(policy), std::move(executor)};
+  for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
+    actors_.push_back(sys.spawn(dispatcher_impl, h));
+  }
+}
+
+void dispatcher::submit(api_call_ptr call, done_fn done) const {
+  const auto& d = actors_[next_++ % actors_.size()];
+  caf::anon_send(d, submit_atom::value, std::move(call), std::make_shared<done_fn>(std::move(done)),
+                 0);
+}
+
+void dispatcher::shutdown() const {
+  for (const auto& d : actors_) {
+    caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+  }
+}
+
+} // namespace cws::actors

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "actors/atoms.hpp"
+#include "actors/executor_actor.hpp"
+#include "actors/policy_actor.hpp"
+#include "actors/store_actor.hpp"
+
+namespace cws::actors {
+
+/// The entry of the actor system, as the HTTP layer sees it: a pool of long-lived dispatcher
+/// actors that carry each call through policy, then to the store or the fan-out executor.
+class dispatcher {
+ public:
+  /// Spawns `count` dispatchers (no actor is spawned per request). `executor` may be null:
+  /// fan-out calls are then refused as unavailable.
+  /// Calls carry no actor-side timeouts (a timer per hop costs the clock thread on every
+  /// request): the caller bounds the whole call (the HTTP session's call_timeout).
+  dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
+             executor_actor executor, size_t count = 2);
+
+  /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
+  /// executor. Calls `done` exactly once, on an actor thread: the caller posts it to its own
+  /// executor. Never blocks the calling thread; the call is shared, never copied.
+  void submit(api::api_call_ptr call, done_fn done) const;
+
+  /// Stops the dispatchers.
+  void shutdown() const;
+
+ private:
+  std::vector<caf::actor> actors_;
+  mutable std::atomic<size_t> next_{0};
+};
+
+} // namespace cws::actors

@@ -1,0 +1,20 @@
+#include "api/call.hpp"
+
+namespace cws::api {
+
+bool is_write(operation op) {
+  switch (op) {
+    case operation::make:
+    case operation::change:
+    case operation::remove:
+    case operation::token_create:
+    case operation::token_revoke: return true;
+    default: return false;
+  }
+}
+
+bool is_fan_out(operation op) {
+  return op == operation::nodeshell;
+}
+
+} // namespace cws::api

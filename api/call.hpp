@@ -1,0 +1,107 @@
+#pragma once
+
+// What a client asks of the service, independent of HTTP and of actors: the request as it
+// was parsed (api_call) and what authorization adds to it (authorization). A call is built
+// once, shared as `api_call_ptr` and never copied on its way.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/node_result.hpp"
+#include "store/definitions.hpp"
+#include "store/schema.hpp"
+
+namespace cws::api {
+
+/// The operations of the API.
+enum class operation : uint8_t {
+  list,         ///< names of every object of a type
+  show,         ///< objects as lsdef shows them (optionally some attributes)
+  nodels,       ///< node names of a verified noderange
+  make,         ///< mkdef
+  change,       ///< chdef
+  remove,       ///< rmdef (a node range: one write with a per-node status)
+  site_show,    ///< the clustersite object (optionally some keys)
+  token_create, ///< a new API token for the caller
+  token_revoke, ///< delete a token
+  token_list,   ///< the caller's own tokens (handles, never ids)
+  nodeshell,    ///< run a command on a noderange
+};
+
+/// True for operations that write the database.
+bool is_write(operation op);
+
+/// True for operations the fan-out executor runs node by node.
+bool is_fan_out(operation op);
+
+/// What the client presented to prove who it is.
+struct credentials {
+  std::string user;
+  std::string password;
+  /// X-Auth-Token value.
+  std::string token;
+};
+
+/// Receives per-node results as they complete (streaming). Called from actor threads.
+class node_sink {
+ public:
+  virtual ~node_sink() = default;
+  /// Takes one node's result; the call's final result then keeps only its status (name, rc,
+  /// error), not its output.
+  virtual void push(base::node_result node) = 0;
+};
+
+/// One API request after parsing: what to do, on what, and who asks.
+struct api_call {
+  operation op = operation::list;
+  store::object_type type = store::object_type::node;
+  /// Object names, or a noderange for nodes.
+  std::string target;
+  /// show: only these attributes (unset ones shown empty); site_show: these keys.
+  std::vector<std::string> attrs;
+  bool only_attrs = false;
+  /// make/change: the attribute changes, in order.
+  std::vector<store::attr_change> changes;
+  store::list_mode mode = store::list_mode::set;
+  /// nodeshell: the command line, the fanout (0: configured) and command timeout in
+  /// milliseconds (-1: configured; 0: none).
+  std::string command;
+  size_t fanout = 0;
+  long long timeout_ms = -1;
+  /// Per-node results wanted (format=detail): nodeshell, node deletes.
+  bool detail = false;
+  /// nodeshell with stream=1: where each node's result goes as soon as it is known.
+  std::shared_ptr<node_sink> sink;
+  credentials creds;
+  /// The client's address (for policy `host` rows).
+  std::string client;
+  /// The xCAT command a policy row names for this request (lsdef, chdef, xdsh, ...).
+  std::string policy_command;
+};
+
+using api_call_ptr = std::shared_ptr<const api_call>;
+
+/// The generations of the data an authorization decision was made on: of the policy/passwd
+/// tables and (when policy rows name noderanges) of group membership.
+struct auth_stamp {
+  uint64_t auth_generation = 0;
+  uint64_t membership_generation = 0;
+  bool check_membership = false;
+};
+
+/// What authorization adds to a call. The operation checks the stamp in the transaction that
+/// runs the call, so a policy or password change made meanwhile (by the CLI, say) is never
+/// missed. Empty (unstamped) for the CLI, which runs as its caller.
+struct authorization {
+  /// The authenticated user.
+  std::string user;
+  bool stamped = false;
+  auth_stamp stamp;
+  /// The call's nodes when policy had to expand its noderange (sorted, unverified): the
+  /// operation uses them instead of expanding again.
+  std::shared_ptr<const std::vector<std::string>> nodes;
+};
+
+} // namespace cws::api

@@ -1,0 +1,325 @@
+#include "api/operations.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+
+#include "base/text.hpp"
+#include "store/credentials.hpp"
+#include "store/error.hpp"
+#include "store/tokens.hpp"
+
+namespace cws::api {
+
+namespace {
+
+using store::object_type;
+
+/// `Y-M-D h:m:s` in local time without zero padding, as xCAT's time2string.
+std::string expire_text(std::time_t t) {
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return std::to_string(tm.tm_year + 1900) + "-" + std::to_string(tm.tm_mon + 1) + "-"
+         + std::to_string(tm.tm_mday) + " " + std::to_string(tm.tm_hour) + ":"
+         + std::to_string(tm.tm_min) + ":" + std::to_string(tm.tm_sec);
+}
+
+api_result create_token(store::write_txn& t, const api_call& call, const authorization& auth) {
+  auto parent = call.creds.token.empty() ? std::string{} : store::sha256_hex(call.creds.token);
+  auto [id, rec] = store::create_token(t, auth.user, parent, std::time(nullptr));
+  api_result r;
+  r.created = true;
+  r.token_id = std::move(id);
+  r.token_expire = rec.expires == 0 ? "never" : expire_text(rec.expires);
+  return r;
+}
+
+void reject(std::string message) {
+  throw store::rejected{{{}, {}, {std::move(message)}}};
+}
+
+api_result revoke_token(store::write_txn& t, const api_call& call, const authorization& auth) {
+  auto key = store::sha256_hex(call.target);
+  auto rec = t.get(object_type::token, key);
+  if (!rec) {
+    reject("Could not find an object named '" + call.target + "' of type 'token'.");
+  }
+  if (auth.user != "root" && rec->find("username").value_or("") != auth.user) {
+    reject("Only root or the owner can revoke a token.");
+  }
+  t.erase(object_type::token, key);
+  return {};
+}
+
+/// The caller's own tokens: handle, creation and expiry (never an id).
+api_result list_own_tokens(const store::read_txn& t, const authorization& auth) {
+  api_result r;
+  for (const auto& tok : store::list_tokens(t, auth.user)) {
+    store::attr_map attrs{{"created", expire_text(tok.created)},
+                          {"expire", tok.expires == 0 ? "never" : expire_text(tok.expires)}};
+    r.objects.emplace_back(tok.handle(), attrs);
+  }
+  return r;
+}
+
+api_result stale() {
+  return api_result::failure(errc::stale, "authorization is stale");
+}
+
+/// The names a call targets: the nodes policy expanded, if it did.
+std::vector<std::string> call_names(const store::cluster_view& view, const api_call& call,
+                                    const authorization& auth,
+                                    const store::noderange_options& opts) {
+  if (auth.nodes && call.type == object_type::node) {
+    return *auth.nodes;
+  }
+  return target_names(view, call.type, call.target, opts);
+}
+
+/// DELETE of a node range with format=detail: every node that exists is removed, in one
+/// transaction, and each node gets its status.
+api_result remove_nodes_detailed(store::write_txn& t, std::vector<std::string> names) {
+  store::cluster_view view{t};
+  std::vector<std::string> found;
+  api_result r;
+  r.nodes.reserve(names.size());
+  for (auto& n : names) {
+    bool exists = view.exists(object_type::node, n);
+    if (exists) {
+      found.push_back(n);
+    }
+    base::node_result node;
+    node.name = std::move(n);
+    node.rc = exists ? 0 : 1;
+    node.error = exists ? "" : "not-found";
+    node.message = exists ? "removed" : "not found";
+    r.nodes.push_back(std::move(node));
+  }
+  if (!found.empty()) {
+    r.messages = store::remove_objects(t, object_type::node, found).info;
+  }
+  return r;
+}
+
+} // namespace
+
+store::noderange_options noderange_options_for(const store::cluster_view& view,
+                                               store::noderange_options opts) {
+  if (auto site = view.txn().get(object_type::site, "clustersite")) {
+    opts.exclude = std::string{site->find("excludenodes").value_or("")};
+  }
+  return opts;
+}
+
+std::vector<std::string> target_names(const store::cluster_view& view, store::object_type t,
+                                      std::string_view spec, const store::noderange_options& opts) {
+  if (t == object_type::site) {
+    return {"clustersite"};
+  }
+  if (t != object_type::node) {
+    return base::split_list(spec);
+  }
+  auto o = noderange_options_for(view, opts);
+  o.verify = false;
+  return store::expand_noderange(spec, view, o).nodes;
+}
+
+std::vector<std::string> expand_nodes(const store::database& db, std::string_view range,
+                                      const store::noderange_options& opts) {
+  auto txn = db.read();
+  store::cluster_view view{txn};
+  auto o = noderange_options_for(view, opts);
+  o.allow_files = false;
+  return target_names(view, object_type::node, range, o);
+}
+
+api_result run_read(const store::database& db, const api_call& call, const authorization& auth,
+                    const store::noderange_options& opts) {
+  try {
+    auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      return stale();
+    }
+    store::cluster_view view{txn};
+    api_result r;
+    switch (call.op) {
+      case operation::list: {
+        r.names = call.type == object_type::group ? txn.group_names() : txn.names(call.type);
+        if (call.type == object_type::node) {
+          r.names.erase(std::remove_if(r.names.begin(), r.names.end(),
+                                       [&](const std::string& n) { return view.hidden(n); }),
+                        r.names.end());
+        }
+        if (r.names.empty()) {
+          return api_result::failure(
+            {"Could not get objects of type '" + std::string{store::type_name(call.type)} + "'."});
+        }
+        return r;
+      }
+      case operation::site_show: {
+        auto site = view.display(object_type::site, "clustersite").value_or(store::attr_map{});
+        if (call.only_attrs) {
+          store::attr_map picked; // unknown site keys are just not shown
+          for (const auto& k : call.attrs) {
+            if (auto it = site.find(k); it != site.end()) {
+              picked.insert(*it);
+            }
+          }
+          site = std::move(picked);
+        }
+        r.objects.emplace_back("clustersite", site);
+        return r;
+      }
+      case operation::show: {
+        auto names = call_names(view, call, auth, opts);
+        r.objects.reserve(names.size());
+        auto errors = store::list_objects(
+          view, call.type, names, call.only_attrs ? &call.attrs : nullptr, {},
+          [&](store::listed_object&& o) { r.objects.emplace_back(std::move(o.name), o.attrs); });
+        if (!errors.empty()) {
+          return api_result::failure(std::move(errors)); // xCAT: any error, no listing
+        }
+        return r;
+      }
+      case operation::nodels: {
+        auto x = store::expand_noderange(call.target, view, noderange_options_for(view, opts));
+        if (!x.missing.empty()) {
+          return api_result::failure({store::missing_nodes_message(x.missing)});
+        }
+        for (auto& n : x.nodes) {
+          if (!view.hidden(n)) {
+            r.names.push_back(std::move(n));
+          }
+        }
+        return r;
+      }
+      case operation::token_list: return list_own_tokens(txn, auth);
+      default: return api_result::failure({"This operation is not a read."});
+    }
+  } catch (const store::error& e) {
+    return api_result::failure(from_store(e.code()), e.what());
+  }
+}
+
+api_result run_write(store::write_txn& t, const api_call& call, const authorization& auth,
+                     const store::noderange_options& opts) {
+  if (is_stale(t, auth)) {
+    return stale();
+  }
+  if (call.op == operation::token_create) {
+    return create_token(t, call, auth);
+  }
+  if (call.op == operation::token_revoke) {
+    return revoke_token(t, call, auth);
+  }
+  store::cluster_view view{t};
+  std::vector<std::string> names;
+  try {
+    names = call_names(view, call, auth, opts);
+  } catch (const store::error& e) {
+    reject(e.what());
+  }
+  bool node_delete = call.op == operation::remove && call.type == object_type::node;
+  if (node_delete && names.empty() && !call.target.empty()) {
+    reject("No objects have been removed from the xCAT database.");
+  }
+  if (auto msg = store::check_change_target(call.type, call.target, names); !msg.empty()) {
+    reject(std::move(msg));
+  }
+  if (node_delete && call.detail) {
+    return remove_nodes_detailed(t, std::move(names));
+  }
+  store::change_request req{call.type, std::move(names), call.changes, call.mode, false};
+  store::outcome out;
+  switch (call.op) {
+    case operation::make: out = store::make_objects(t, req); break;
+    case operation::change: out = store::change_objects(t, req); break;
+    case operation::remove: out = store::remove_objects(t, call.type, req.names); break;
+    default: reject("This operation is not a write.");
+  }
+  api_result r;
+  r.created = call.op == operation::make;
+  r.messages = std::move(out.info);
+  return r;
+}
+
+api_result find_targets(const store::database& db, const api_call& call, const authorization& auth,
+                        const store::noderange_options& opts, std::vector<node_target>& out) {
+  try {
+    auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      return stale();
+    }
+    store::cluster_view view{txn};
+    auto o = noderange_options_for(view, opts);
+    store::noderange_result x;
+    if (auth.nodes) {
+      // expanded by policy already: only verified here, in this transaction
+      for (const auto& n : *auth.nodes) {
+        (view.exists(object_type::node, n) ? x.nodes : x.missing).push_back(n);
+      }
+    } else {
+      x = store::expand_noderange(call.target, view, o);
+    }
+    if (!x.missing.empty()) {
+      return api_result::failure({store::missing_nodes_message(x.missing)});
+    }
+    out.reserve(x.nodes.size());
+    for (auto& n : x.nodes) {
+      node_target t;
+      t.address = view.attribute(n, "ip");
+      auto port = std::atoi(view.attribute(n, "sshport").c_str());
+      t.port = port > 0 && port < 65536 ? static_cast<uint16_t>(port) : 0;
+      t.name = std::move(n);
+      out.push_back(std::move(t));
+    }
+    return {};
+  } catch (const store::error& e) {
+    return api_result::failure(from_store(e.code()), e.what());
+  }
+}
+
+bool is_stale(const store::read_txn& txn, const authorization& auth) {
+  using counter = store::read_txn::counter;
+  return auth.stamped
+         && (txn.generation(counter::auth) != auth.stamp.auth_generation
+             || (auth.stamp.check_membership
+                 && txn.generation(counter::membership) != auth.stamp.membership_generation));
+}
+
+auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts) {
+  auto txn = db.read();
+  auto snap = std::make_shared<auth_snapshot>();
+  snap->auth_generation = txn.generation(store::read_txn::counter::auth);
+  snap->membership_generation = txn.generation(store::read_txn::counter::membership);
+  store::cluster_view view{txn};
+  auto o = noderange_options_for(view, opts);
+  txn.scan(object_type::policy, [&](std::string_view prio, store::record_view rec) {
+    auto attrs = rec.to_map();
+    if (store::policy_row_enabled(attrs)) {
+      snap->rows.push_back(store::make_policy_row(std::string{prio}, attrs));
+    }
+  });
+  for (auto& row : snap->rows) {
+    if (!row.noderange.empty() && row.noderange != "*") {
+      snap->has_noderange_rows = true;
+      try {
+        row.nodes = store::expand_noderange(row.noderange, view, o).nodes;
+      } catch (const store::error&) {
+        row.nodes.clear(); // a broken row matches no node
+      }
+    }
+  }
+  store::sort_policy(snap->rows);
+  txn.scan(object_type::passwd, [&](std::string_view user, store::record_view rec) {
+    snap->passwords.emplace(user, rec.find("password").value_or(""));
+  });
+  return snap;
+}
+
+token_info find_token(const store::database& db, const std::string& hash, int64_t now) {
+  auto rec = store::find_token(db.read(), hash, now);
+  return {!rec.user.empty(), std::move(rec.user), rec.expires};
+}
+
+} // namespace cws::api

@@ -1,0 +1,67 @@
+#pragma once
+
+// The operations of the API on the store, callable without actors: the store actor runs
+// them on its readers and its writer, the CLI runs some of them itself, tests and benchmarks
+// call them directly.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/auth.hpp"
+#include "api/call.hpp"
+#include "api/result.hpp"
+#include "store/cluster_view.hpp"
+#include "store/database.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::api {
+
+/// The noderange options of a request: the configured limits plus `site.excludenodes`,
+/// which xCAT's noderange() removes from every expansion (the CLI's and the API's alike).
+store::noderange_options noderange_options_for(const store::cluster_view& view,
+                                               store::noderange_options opts);
+
+/// The object names `spec` targets for type `t`: `clustersite` for the site, a noderange
+/// (unverified, `site.excludenodes` removed) for nodes, else a comma list.
+/// @throws store::error for a malformed or oversized noderange.
+std::vector<std::string> target_names(const store::cluster_view& view, store::object_type t,
+                                      std::string_view spec, const store::noderange_options& opts);
+
+/// The nodes of noderange `range` as policy sees them (unverified, sorted).
+/// @throws store::error for a malformed or oversized noderange.
+std::vector<std::string> expand_nodes(const store::database& db, std::string_view range,
+                                      const store::noderange_options& opts);
+
+/// Runs a read call on a snapshot.
+api_result run_read(const store::database& db, const api_call& call, const authorization& auth,
+                    const store::noderange_options& opts);
+
+/// Runs a write call in `t`; a node delete gives a status per node with format=detail.
+/// @throws store::rejected (or store::error) to roll it back.
+api_result run_write(store::write_txn& t, const api_call& call, const authorization& auth,
+                     const store::noderange_options& opts);
+
+/// Where a node's per-node work goes: its address and port (`ip`, `sshport`, inherited).
+struct node_target {
+  std::string name;
+  std::string address;
+  uint16_t port = 0;
+};
+
+/// The nodes of the call's verified noderange with their `ip` and `sshport`, expanded once:
+/// the nodes policy expanded (auth.nodes) are used as they are.
+/// @returns a failure (stale, missing nodes, bad noderange) or the targets.
+api_result find_targets(const store::database& db, const api_call& call, const authorization& auth,
+                        const store::noderange_options& opts, std::vector<node_target>& out);
+
+/// The policy snapshot as the database holds it now.
+auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts);
+
+/// Looks up a token by the SHA-256 (hex) of its id, as of `now`.
+token_info find_token(const store::database& db, const std::string& hash, int64_t now);
+
+/// True if a call authorized with `auth` was decided on data that `txn` no longer holds.
+bool is_stale(const store::read_txn& txn, const authorization& auth);
+
+} // namespace cws::api

@@ -1,0 +1,22 @@
+#include "api/planner.hpp"
+
+#include "api/operations.hpp"
+
+namespace cws::api {
+
+api_result plan(const store::database& db, const api_call& call, const authorization& auth,
+                const store::noderange_options& opts, const drivers& d, node_operation_ptr& out) {
+  if (call.op != operation::nodeshell) {
+    return api_result::failure({"This operation does not run on nodes."});
+  }
+  if (!d.ssh) {
+    return api_result::failure(errc::unavailable, "nodeshell is not enabled on this service.");
+  }
+  std::vector<node_target> targets;
+  if (auto r = find_targets(db, call, auth, opts, targets); !r.ok()) {
+    return r;
+  }
+  return plan_shell(call, auth.user, std::move(targets), d.shell, d.ssh, out);
+}
+
+} // namespace cws::api

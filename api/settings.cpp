@@ -1,0 +1,120 @@
+#include "api/settings.hpp"
+
+namespace cws::api {
+
+namespace {
+
+using base::setting_kind;
+
+constexpr auto num = setting_kind::number;
+constexpr auto text = setting_kind::text;
+constexpr unsigned long long day = 86400;
+
+/// A path setting, or its computed default when it is not set.
+std::filesystem::path path_or(const std::string& value, std::filesystem::path fallback) {
+  return value.empty() ? fallback : std::filesystem::path{value};
+}
+
+} // namespace
+
+const base::settings_schema& settings_schema() {
+  static const base::settings_schema schema{
+    // -- HTTPS service
+    {"listen", text, "127.0.0.1:8443", 0, 0,
+     "ADDR:PORT the daemon listens on ([::1]:PORT for IPv6; port 0 picks one)"},
+    {"io_threads", num, "2", 1, 256, "threads running TLS and HTTP"},
+    {"max_connections", num, "10000", 1, 1000000, "connections beyond this are closed at once"},
+    {"max_header_bytes", num, "16384", 1024, 1048576, "largest request line and headers (431)"},
+    {"max_body_bytes", num, "1048576", 1024, 1073741824, "largest request body (413)"},
+    {"max_json_depth", num, "32", 1, 1024, "deepest JSON nesting in a body (400)"},
+    {"handshake_timeout", num, "10", 1, 3600, "seconds to finish the TLS handshake"},
+    {"request_timeout", num, "30", 1, day,
+     "seconds to receive a whole request, idle keep-alive time included"},
+    {"call_timeout", num, "120", 1, day, "seconds a request may take inside the service (503)"},
+    // -- store
+    {"noderange_max", num, "1000000", 1, 100000000, "names one noderange may expand to"},
+    {"noderange_regex_max", num, "1024", 1, 65536,
+     "longest regular expression in a noderange or selector"},
+    {"commit_wait_us", num, "1000", 0, 1000000,
+     "microseconds a group commit may wait for the writers the last commit answered (0: at once)"},
+    // -- authentication
+    {"auth_cache_seconds", num, "60", 0, day, "seconds a verified password is remembered"},
+    {"login_backoff_after", num, "3", 0, 1000000,
+     "failed passwords of one client for one user answered at once; later ones are delayed"},
+    {"login_backoff_max_ms", num, "8000", 0, 3600000,
+     "longest delay of a failed password (milliseconds)"},
+    {"login_backoff_user_after", num, "10", 0, 1000000,
+     "failures for one user (all clients) before guesses are throttled"},
+    {"login_backoff_client_after", num, "10", 0, 1000000,
+     "failures of one client (all users) before guesses are throttled"},
+    // -- audit log
+    {"audit_log", text, "", 0, 0,
+     "JSON lines of every change and nodeshell (default <home>/audit.log; off disables)"},
+    {"audit_field_max", num, "512", 64, 1048576,
+     "longer paths, noderanges and commands are cut and end with their SHA-256"},
+    {"audit_summary_seconds", num, "60", 1, day,
+     "refused requests are written as one summary line per period at most"},
+    {"audit_log_max_bytes", num, "1073741824", 4096, 1ULL << 50,
+     "the audit log is moved to audit.log.1 when it would grow past this"},
+    // -- actor scheduler
+    {"caf_threads", num, "0", 0, 256, "actor scheduler threads (0: one per core)"},
+    {"caf_moderate_polls", num, "0", 0, 1000000,
+     "scheduler polls with 50 us sleeps before blocking"},
+    {"caf_aggressive_polls", num, "200", 0, 1000000,
+     "scheduler busy polls before the moderate phase"},
+    // -- nodeshell and xdsh
+    {"ssh_fanout", num, "64", 1, 65536, "nodes worked on at once when the request does not say"},
+    {"ssh_fanout_max", num, "1024", 1, 65536, "the most a request may ask for"},
+    {"ssh_port", num, "22", 1, 65535, "SSH port of nodes without sshport"},
+    {"ssh_connect_timeout", num, "10", 1, 3600,
+     "seconds for TCP connect, key exchange and authentication"},
+    {"ssh_command_timeout", num, "0", 0, 7 * day,
+     "seconds a command may run when the request does not say (0: no limit)"},
+    {"ssh_pool_idle", num, "60", 0, day,
+     "seconds an authenticated connection stays pooled without use"},
+    {"ssh_max_pooled", num, "4096", 0, 1000000,
+     "most pooled connections; the oldest are closed beyond it"},
+    {"ssh_output_max", num, "1048576", 1024, 1ULL << 30,
+     "bytes of stdout plus stderr kept per node"},
+    {"ssh_key_dir", text, "", 0, 0, "user keys are <dir>/<user>/id_ed25519 (default <home>/ssh)"},
+    {"ssh_known_hosts", text, "", 0, 0, "host keys of the nodes (default <home>/ssh/known_hosts)"},
+    {"ssh_host_key_policy", text, "accept-new", 0, 0,
+     "unknown host keys: accept-new adds them, strict refuses them, off skips checks",
+     "strict|accept-new|off"},
+  };
+  return schema;
+}
+
+base::settings load_settings(const std::filesystem::path& config) {
+  return base::settings::load(config, settings_schema());
+}
+
+store::noderange_options noderange_limits(const base::settings& s) {
+  store::noderange_options o;
+  o.max_nodes = s.number("noderange_max");
+  o.max_regex = s.number("noderange_regex_max");
+  return o;
+}
+
+shell_config shell_settings(const base::settings& s, const std::filesystem::path& home) {
+  shell_config c;
+  c.fanout = s.number("ssh_fanout");
+  c.fanout_max = s.number("ssh_fanout_max");
+  c.port = static_cast<uint16_t>(s.number("ssh_port"));
+  c.command_timeout = std::chrono::seconds(s.number("ssh_command_timeout"));
+  c.key_dir = path_or(s.text("ssh_key_dir"), home / "ssh");
+  return c;
+}
+
+ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home) {
+  ssh::engine_config c;
+  c.known_hosts = path_or(s.text("ssh_known_hosts"), home / "ssh" / "known_hosts");
+  c.host_keys = ssh::parse_host_key_policy(s.text("ssh_host_key_policy"));
+  c.connect_timeout = std::chrono::seconds(s.number("ssh_connect_timeout"));
+  c.pool_idle = std::chrono::seconds(s.number("ssh_pool_idle"));
+  c.max_pooled = s.number("ssh_max_pooled");
+  c.output_max = s.number("ssh_output_max");
+  return c;
+}
+
+} // namespace cws::api

@@ -1,0 +1,31 @@
+#pragma once
+
+// The settings of clusterws.conf: one table of every key (type, default, range, doc) that
+// feeds every configuration struct. docs/configuration.md is checked against it by a test.
+
+#include <filesystem>
+
+#include "api/shell.hpp"
+#include "base/settings.hpp"
+#include "ssh/engine.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::api {
+
+/// Every setting of clusterws.conf, in the order `clusterctl init` writes them.
+const base::settings_schema& settings_schema();
+
+/// Reads `<home>/clusterws.conf` against the schema.
+/// @throws std::invalid_argument naming the file, line and key of a bad line.
+base::settings load_settings(const std::filesystem::path& config);
+
+/// The noderange limits (`noderange_max`, `noderange_regex_max`).
+store::noderange_options noderange_limits(const base::settings& s);
+
+/// How commands run on nodes (`ssh_*`); keys live under `<home>/ssh` unless configured.
+shell_config shell_settings(const base::settings& s, const std::filesystem::path& home);
+
+/// The SSH engine's settings (`ssh_*`).
+ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);
+
+} // namespace cws::api

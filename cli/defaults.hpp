@@ -1,0 +1,15 @@
+#pragma once
+
+#include <string_view>
+
+namespace cws::cli {
+
+/// config/site.defaults: `key = value` lines of the clustersite object a new database gets
+/// (`@MASTER@` is init's --master, `@TIMEZONE@` the machine's time zone).
+extern const std::string_view site_defaults_text;
+
+/// config/policy.defaults: `priority name commands rule` rows (`-` for empty, `@HOSTNAME@`
+/// for the management node's short host name).
+extern const std::string_view policy_defaults_text;
+
+} // namespace cws::cli

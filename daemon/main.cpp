@@ -1,0 +1,152 @@
+// clusterwsd: the HTTPS REST service (spec/interface.md) on a CAF actor system. The
+// composition root: reads the settings, builds every configuration struct from them, and
+// wires the store, policy, executor and dispatchers to the HTTP server.
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sys/resource.h>
+#include <thread>
+
+#include "actors/dispatcher.hpp"
+#include "actors/executor_actor.hpp"
+#include "actors/policy_actor.hpp"
+#include "actors/store_actor.hpp"
+#include "api/settings.hpp"
+#include "base/args.hpp"
+#include "http/server.hpp"
+#include "store/home.hpp"
+
+namespace {
+
+using namespace cws;
+
+constexpr const char* usage
+  = "Usage: clusterwsd [--home DIR] [--listen ADDR:PORT] [--io-threads N] [--port-file FILE]\n"
+    "Serves the clusterws REST API over HTTPS at /clusterws (and /xcatws).\n"
+    "Settings come from <home>/clusterws.conf; the options override them.\n";
+
+/// Thousands of SSH connections and clients need descriptors: take the hard limit.
+void raise_file_limit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+actors::policy_config policy_settings(const base::settings& s) {
+  actors::policy_config pc;
+  pc.cache_ttl = std::chrono::seconds(s.number("auth_cache_seconds"));
+  pc.backoff_after = static_cast<unsigned>(s.number("login_backoff_after"));
+  pc.backoff_max = std::chrono::milliseconds(s.number("login_backoff_max_ms"));
+  pc.user_backoff_after = static_cast<unsigned>(s.number("login_backoff_user_after"));
+  pc.client_backoff_after = static_cast<unsigned>(s.number("login_backoff_client_after"));
+  return pc;
+}
+
+http::audit_limits audit_settings(const base::settings& s) {
+  http::audit_limits al;
+  al.max_field = s.number("audit_field_max");
+  al.summary_period = std::chrono::seconds(s.number("audit_summary_seconds"));
+  al.max_bytes = s.number("audit_log_max_bytes");
+  return al;
+}
+
+void scheduler_settings(const base::settings& s, caf::actor_system_config& acfg) {
+  // Request handling is a chain of short messages: workers that sleep 50 us between polls
+  // ("moderate" phase) add that to every hop. Spin briefly, then block on the condition
+  // variable, which enqueuing notifies.
+  acfg.set("work-stealing.moderate-poll-attempts",
+           static_cast<size_t>(s.number("caf_moderate_polls")));
+  acfg.set("work-stealing.aggressive-poll-attempts",
+           static_cast<size_t>(s.number("caf_aggressive_polls")));
+  // CAF's default is at least 4 workers, which oversubscribes a small management node
+  auto threads = static_cast<size_t>(s.number("caf_threads"));
+  acfg.set("scheduler.max-threads",
+           threads > 0 ? threads : std::max<size_t>(1, std::thread::hardware_concurrency()));
+}
+
+int serve(const base::parsed_args& args) {
+  auto home = store::home::resolve(args.value("home"));
+  if (!home.initialized()) {
+    std::cerr << "Error: The clusterws home '" << home.dir.string()
+              << "' is not initialized; run 'clusterctl init --home " << home.dir.string()
+              << "' first.\n";
+    return 1;
+  }
+  auto settings = api::load_settings(home.config());
+  if (args.values.count("listen") > 0) {
+    settings.set("listen", args.value("listen"), "--listen");
+  }
+  if (args.values.count("io-threads") > 0) {
+    settings.set("io_threads", args.value("io-threads"), "--io-threads");
+  }
+  http::server_config cfg;
+  cfg.apply(settings);
+  cfg.cert = home.pki() / "server-cert.pem";
+  cfg.key = home.pki() / "server-key.pem";
+
+  auto db = std::make_shared<store::database>(home.db());
+  raise_file_limit();
+  auto drivers = std::make_shared<api::drivers>();
+  drivers->shell = api::shell_settings(settings, home.dir);
+  // before the actor system: libssh2's global init is not thread-safe
+  drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
+  actors::store_config sc;
+  sc.noderange = api::noderange_limits(settings);
+  sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));
+  sc.drivers = drivers;
+
+  caf::actor_system_config acfg;
+  scheduler_settings(settings, acfg);
+  caf::actor_system sys{acfg};
+  auto st = actors::spawn_store(sys, db, sc);
+  auto pol = actors::spawn_policy(sys, st, policy_settings(settings));
+  auto ex = actors::spawn_executor(sys, st, {});
+  actors::dispatcher entry{sys, st, pol, ex};
+  const auto& audit_path = settings.text("audit_log");
+  http::audit_log audit{audit_path == "off"  ? std::filesystem::path{}
+                        : audit_path.empty() ? home.dir / "audit.log"
+                                             : std::filesystem::path{audit_path},
+                        audit_settings(settings)};
+  {
+    http::server srv{cfg, entry, &audit};
+    auto ep = srv.start();
+    std::cout << "clusterwsd: listening on https://"
+              << (ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
+                                       : ep.address().to_string())
+              << ':' << ep.port() << "/clusterws (home " << home.dir.string() << ")" << std::endl;
+    if (auto pf = args.value("port-file"); !pf.empty()) {
+      std::ofstream{pf + ".tmp"} << ep.port() << '\n';
+      std::filesystem::rename(pf + ".tmp", pf); // readers never see a partial file
+    }
+    srv.run(true);
+  }
+  entry.shutdown();
+  caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
+  std::cout << "clusterwsd: stopped" << std::endl;
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    auto args = base::parse_args(std::vector<std::string>(argv + 1, argv + argc),
+                                 {"", "", {"home", "listen", "io-threads", "port-file"}, {}});
+    if (args.has("help")) {
+      std::cout << usage;
+      return 0;
+    }
+    return serve(args);
+  } catch (const std::exception& e) {
+    std::cerr << "Error: " << e.what() << '\n';
+    return 1;
+  }
+}
