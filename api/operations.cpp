@@ -128,7 +128,7 @@ std::vector<std::string> expand_nodes(const store::database& db, std::string_vie
                                       const store::noderange_options& opts) {
   auto txn = db.read();
   store::cluster_view view{txn};
-  auto o = noderange_options_for(view, opts);
+  auto o = opts;
   o.allow_files = false;
   return target_names(view, object_type::node, range, o);
 }
@@ -251,7 +251,6 @@ api_result find_targets(const store::database& db, const api_call& call, const a
       return stale();
     }
     store::cluster_view view{txn};
-    auto o = noderange_options_for(view, opts);
     store::noderange_result x;
     if (auth.nodes) {
       // expanded by policy already: only verified here, in this transaction
@@ -259,7 +258,7 @@ api_result find_targets(const store::database& db, const api_call& call, const a
         (view.exists(object_type::node, n) ? x.nodes : x.missing).push_back(n);
       }
     } else {
-      x = store::expand_noderange(call.target, view, o);
+      x = store::expand_noderange(call.target, view, noderange_options_for(view, opts));
     }
     if (!x.missing.empty()) {
       return api_result::failure({store::missing_nodes_message(x.missing)});

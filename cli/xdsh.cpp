@@ -8,8 +8,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "api/planner.hpp"
 #include "api/settings.hpp"
-#include "api/shell.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 
@@ -65,7 +65,6 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     command += (i > cmd_start ? " " : "") + argv[i];
   }
   auto s = session::open(args);
-  auto shell = api::shell_settings(s.settings, s.home.dir);
   long long fanout = args.values.count("f") ? std::stoll(args.value("f")) : 0;
   long long timeout = args.values.count("t") ? std::stoll(args.value("t")) : -1;
   if (fanout < 0 || timeout < -1) {
@@ -82,14 +81,11 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   call.timeout_ms = timeout >= 0 ? timeout * 1000 : -1;
   auto nr = s.noderange;
   nr.allow_files = false;
-  std::vector<api::node_target> targets;
-  auto r = api::find_targets(*s.db, call, self, nr, targets);
+  api::drivers transports;
+  transports.shell = api::shell_settings(s.settings, s.home.dir);
+  transports.ssh = std::make_shared<ssh::engine>(api::engine_settings(s.settings, s.home.dir));
   api::node_operation_ptr op;
-  if (r.ok()) {
-    r = api::plan_shell(call, self.user, std::move(targets), shell,
-                        std::make_shared<ssh::engine>(api::engine_settings(s.settings, s.home.dir)),
-                        op);
-  }
+  auto r = api::plan(*s.db, call, self, nr, transports, op);
   if (!r.ok()) {
     for (const auto& m : r.messages) {
       streams.err << "Error: " << m << '\n';
@@ -125,7 +121,6 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     std::unique_lock<std::mutex> lock{mu};
     cv.wait(lock, [&] { return done; });
   }
-  op.reset(); // the engine (its thread) ends with the operation
   return static_cast<int>(std::min<size_t>(failed, 255));
 }
 
