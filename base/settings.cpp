@@ -52,8 +52,12 @@ settings::settings(const settings_schema& schema) : schema_(&schema) {
 }
 
 settings settings::load(const std::filesystem::path& path, const settings_schema& schema) {
-  settings out{schema};
   std::ifstream in{path};
+  return parse(in, path.string(), schema);
+}
+
+settings settings::parse(std::istream& in, const std::string& name, const settings_schema& schema) {
+  settings out{schema};
   std::string line;
   std::set<std::string, std::less<>> seen;
   for (size_t no = 1; std::getline(in, line); ++no) {
@@ -61,7 +65,7 @@ settings settings::load(const std::filesystem::path& path, const settings_schema
     if (text.empty()) {
       continue;
     }
-    auto where = path.string() + ":" + std::to_string(no);
+    auto where = name + ":" + std::to_string(no);
     auto eq = text.find('=');
     if (eq == std::string_view::npos) {
       throw std::invalid_argument(where + ": expected 'key = value', not '" + std::string{text}

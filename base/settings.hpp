@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <string_view>
@@ -42,6 +43,9 @@ class settings {
   /// @throws std::invalid_argument naming the file, the line and the key for an unknown key,
   ///   a key given twice, a number with other text in it, or a number out of range.
   static settings load(const std::filesystem::path& path, const settings_schema& schema);
+
+  /// The same for text read from `in`; `name` stands for the file in errors.
+  static settings parse(std::istream& in, const std::string& name, const settings_schema& schema);
 
   /// Sets `key` (a command-line override), checked as a file line would be.
   /// @throws std::invalid_argument as `load`.
