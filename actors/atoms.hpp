@@ -14,6 +14,7 @@
 #include "api/auth.hpp"
 #include "api/call.hpp"
 #include "api/node_operation.hpp"
+#include "api/object_pages.hpp"
 #include "api/result.hpp"
 
 namespace cws::actors {
@@ -26,6 +27,8 @@ using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using authz_atom = caf::atom_constant<caf::atom("authz")>;
 /// Run an authorized call (store: reads and writes; executor: fan-out calls).
 using run_atom = caf::atom_constant<caf::atom("run")>;
+/// Read the next page of a large listing (store).
+using page_atom = caf::atom_constant<caf::atom("page")>;
 /// Plan an authorized fan-out call (store).
 using plan_atom = caf::atom_constant<caf::atom("plan")>;
 /// The policy snapshot (store).
@@ -72,6 +75,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_call_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::authorization)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_snapshot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::object_pages_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::token_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_stats)

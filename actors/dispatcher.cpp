@@ -90,7 +90,8 @@ caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
 } // namespace
 
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-                       executor_actor executor, size_t count) {
+                       executor_actor executor, size_t count)
+    : store_(store) {
   handles h{std::move(store), std::move(policy), std::move(executor)};
   for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
     actors_.push_back(sys.spawn(dispatcher_impl, h));
@@ -101,6 +102,11 @@ void dispatcher::submit(api_call_ptr call, done_fn done) const {
   const auto& d = actors_[next_++ % actors_.size()];
   caf::anon_send(d, submit_atom::value, std::move(call), std::make_shared<done_fn>(std::move(done)),
                  0);
+}
+
+void dispatcher::next_page(api::object_pages_ptr pages, size_t count, done_fn done) const {
+  caf::anon_send(store_, page_atom::value, std::move(pages), count,
+                 std::make_shared<done_fn>(std::move(done)));
 }
 
 void dispatcher::shutdown() const {

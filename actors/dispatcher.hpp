@@ -30,11 +30,17 @@ class dispatcher {
   /// executor. Never blocks the calling thread; the call is shared, never copied.
   void submit(api::api_call_ptr call, done_fn done) const;
 
+  /// Reads the next page (up to `count` objects) of a large listing a call answered with
+  /// `pages`, on the store's readers; `done` gets the page as the result's `objects` (none:
+  /// the listing is over), on an actor thread.
+  void next_page(api::object_pages_ptr pages, size_t count, done_fn done) const;
+
   /// Stops the dispatchers.
   void shutdown() const;
 
  private:
   std::vector<caf::actor> actors_;
+  store_actor store_;
   mutable std::atomic<size_t> next_{0};
 };
 

@@ -71,6 +71,7 @@ struct gatherer_state {
 /// The reader actors' own interface: the public one minus writes.
 using reader_actor
   = caf::typed_actor<caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
+                     caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
                      caf::replies_to<plan_atom, api_call_ptr, authorization>::with<plan_reply>,
                      caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
                      caf::replies_to<generation_atom>::with<uint64_t, uint64_t>,
@@ -92,7 +93,16 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
-      (*done)(api::run_read(*db, *call, auth, cfg.noderange));
+      (*done)(api::run_read(db, *call, auth, cfg.noderange));
+    },
+    [=](page_atom, const api::object_pages_ptr& pages, size_t count, const done_ptr& done) {
+      api_result r;
+      try {
+        r.objects = pages->next(count);
+      } catch (const std::exception& e) {
+        r = api_result::failure(api::errc::unavailable, e.what());
+      }
+      (*done)(std::move(r));
     },
     [=](plan_atom, const api_call_ptr& call, const authorization& auth) {
       plan_reply r;
@@ -251,11 +261,15 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
         self->send(self->state.gatherer, run_atom::value, std::move(call), std::move(auth),
                    std::move(done));
       } else if (is_small_read(*call)) {
-        (*done)(api::run_read(*db, *call, auth, cfg.noderange));
+        (*done)(api::run_read(db, *call, auth, cfg.noderange));
       } else {
         self->send(self->state.reader(), run_atom::value, std::move(call), std::move(auth),
                    std::move(done));
       }
+    },
+    [=](page_atom, api::object_pages_ptr& pages, size_t count, done_ptr& done) {
+      self->send(self->state.reader(), page_atom::value, std::move(pages), count,
+                 std::move(done));
     },
     [=](plan_atom, api_call_ptr& call, authorization& auth) -> caf::delegated<plan_reply> {
       return self->delegate(self->state.reader(), plan_atom::value, std::move(call),

@@ -22,6 +22,9 @@ using store_actor = caf::typed_actor<
   // where it is ready (for a write, on the writer's thread after the commit): no reply
   // message, so the result skips a hop back through the caller.
   caf::reacts_to<run_atom, api::api_call_ptr, api::authorization, done_ptr>,
+  // Reads the next page (up to the count) of a large listing a read answered with `pages`,
+  // and calls `done` with a result whose `objects` are the page (none: the listing is over).
+  caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
   // Plans an authorized fan-out call in one read (api/planner.hpp).
   caf::replies_to<plan_atom, api::api_call_ptr, api::authorization>::with<plan_reply>,
   // Replies the current policy snapshot (passwords, policy rows with their nodes).

@@ -62,6 +62,9 @@ struct api_call {
   /// show: only these attributes (unset ones shown empty); site_show: these keys.
   std::vector<std::string> attrs;
   bool only_attrs = false;
+  /// show: an answer of more objects than this is read in pages (api_result::pages) instead
+  /// of whole; 0: always whole.
+  size_t page_objects = 0;
   /// make/change: the attribute changes, in order.
   std::vector<store::attr_change> changes;
   store::list_mode mode = store::list_mode::set;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "api/object_pages.hpp"
 #include "base/text.hpp"
 #include "store/credentials.hpp"
 #include "store/error.hpp"
@@ -133,10 +134,10 @@ std::vector<std::string> expand_nodes(const store::database& db, std::string_vie
   return target_names(view, object_type::node, range, o);
 }
 
-api_result run_read(const store::database& db, const api_call& call, const authorization& auth,
-                    const store::noderange_options& opts) {
+api_result run_read(const std::shared_ptr<const store::database>& db, const api_call& call,
+                    const authorization& auth, const store::noderange_options& opts) {
   try {
-    auto txn = db.read();
+    auto txn = db->read();
     if (is_stale(txn, auth)) {
       return stale();
     }
@@ -172,6 +173,16 @@ api_result run_read(const store::database& db, const api_call& call, const autho
       }
       case operation::show: {
         auto names = call_names(view, call, auth, opts);
+        if (call.page_objects > 0 && names.size() > call.page_objects) {
+          const auto* only = call.only_attrs ? &call.attrs : nullptr;
+          auto errors = store::listing_errors(view, call.type, names, only);
+          if (!errors.empty()) {
+            return api_result::failure(std::move(errors));
+          }
+          r.pages = std::make_shared<object_pages>(db, std::move(txn), call.type, std::move(names),
+                                                   call.attrs, call.only_attrs);
+          return r;
+        }
         r.objects.reserve(names.size());
         auto errors = store::list_objects(
           view, call.type, names, call.only_attrs ? &call.attrs : nullptr, {},

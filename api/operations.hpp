@@ -33,9 +33,11 @@ std::vector<std::string> target_names(const store::cluster_view& view, store::ob
 std::vector<std::string> expand_nodes(const store::database& db, std::string_view range,
                                       const store::noderange_options& opts);
 
-/// Runs a read call on a snapshot.
-api_result run_read(const store::database& db, const api_call& call, const authorization& auth,
-                    const store::noderange_options& opts);
+/// Runs a read call on a snapshot. A `show` of more than `call.page_objects` objects is
+/// checked whole (any missing object fails it, as in xCAT), then answered as `pages` that keep
+/// the snapshot and are read one at a time.
+api_result run_read(const std::shared_ptr<const store::database>& db, const api_call& call,
+                    const authorization& auth, const store::noderange_options& opts);
 
 /// Runs a write call in `t`; a node delete gives a status per node with format=detail.
 /// @throws store::rejected (or store::error) to roll it back.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ enum class errc : uint8_t {
   unauthorized, ///< bad credentials, or no policy allows it
   unavailable,  ///< the service could not complete it (timeout, disk, commit failure)
   stale,        ///< authorized on data that changed since: authorize again (never rendered)
+  // Refusals of the request's form, before any call is made (http/router, http/session):
+  not_found,        ///< no such resource (xCAT: 404 "Unsupported resource.")
+  not_allowed,      ///< the resource has no such method (405)
+  missing_data,     ///< a part the operation needs is missing (400, xCAT errorcode 3)
+  body_too_large,   ///< the body exceeds body_limit (413)
+  header_too_large, ///< the header exceeds header_limit (431)
+  not_implemented,  ///< a transfer coding the service does not implement (501)
 };
 
 /// The request-layer code of a store error: a database failure is the service's, the rest
@@ -44,6 +52,8 @@ struct object_record {
   }
 };
 
+class object_pages;
+
 /// The result of a call.
 struct api_result {
   errc error = errc::none;
@@ -53,6 +63,8 @@ struct api_result {
   std::vector<std::string> names;
   /// show / site_show / token_list: objects with their attributes.
   std::vector<object_record> objects;
+  /// show of a large listing: its objects, to be read page by page (api/object_pages.hpp).
+  std::shared_ptr<object_pages> pages;
   /// failed: the error lines; ok: informational lines.
   std::vector<std::string> messages;
   /// token_create: id and expiry text.

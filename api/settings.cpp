@@ -31,6 +31,8 @@ const base::settings_schema& settings_schema() {
     {"request_timeout", num, "30", 1, day,
      "seconds to receive a whole request, idle keep-alive time included"},
     {"call_timeout", num, "120", 1, day, "seconds a request may take inside the service (503)"},
+    {"page_objects", num, "5000", 0, 1000000,
+     "a listing of more objects is sent in pages of this many, never held whole (0: never)"},
     // -- store
     {"noderange_max", num, "1000000", 1, 100000000, "names one noderange may expand to"},
     {"noderange_regex_max", num, "1024", 1, 65536,

@@ -55,7 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       __builtin_trap();
     }
   }
-  if (bad && bad->status != 400 && bad->status != 501) {
+  if (bad && bad->code != cws::api::errc::bad_request
+      && bad->code != cws::api::errc::not_implemented) {
     __builtin_trap();
   }
   return 0;

@@ -21,7 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   req.authorization = "Basic " + in.substr(0, std::min<size_t>(in.size(), 24));
   req.client = "127.0.0.1";
   auto r = cws::http::route(req, {});
-  if (!r.answer) {
+  if (r.answer) {
+    cws::http::render(r, *r.answer);
+  } else {
     cws::api::api_result res; // render what an empty success would look like
     cws::http::render(r, res);
   }

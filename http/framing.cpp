@@ -4,7 +4,6 @@
 #include <cctype>
 
 #include "base/text.hpp"
-#include "store/database.hpp"
 
 namespace cws::http {
 
@@ -43,16 +42,19 @@ std::optional<framing_error> check_framing(const std::vector<std::string_view>& 
     }
   }
   if (codings.empty() || !is_chunked(codings.back())) {
-    return framing_error{400, "Transfer-Encoding must end with 'chunked'."};
+    return framing_error{api::errc::bad_request, "Transfer-Encoding must end with 'chunked'."};
   }
   if (has_content_length) {
-    return framing_error{400, "Transfer-Encoding and Content-Length cannot be used together."};
+    return framing_error{api::errc::bad_request,
+                         "Transfer-Encoding and Content-Length cannot be used together."};
   }
   for (size_t i = 0; i + 1 < codings.size(); ++i) {
     if (is_chunked(codings[i])) {
-      return framing_error{400, "Transfer-Encoding names 'chunked' more than once."};
+      return framing_error{api::errc::bad_request,
+                           "Transfer-Encoding names 'chunked' more than once."};
     }
-    return framing_error{501, "The transfer coding '" + shown(codings[i]) + "' is not supported."};
+    return framing_error{api::errc::not_implemented,
+                         "The transfer coding '" + shown(codings[i]) + "' is not supported."};
   }
   return std::nullopt;
 }

@@ -33,9 +33,12 @@ class json_writer {
     return out_;
   }
 
-  /// Moves the text out (the writer is empty afterwards).
+  /// Moves the text written so far out; the writer goes on where it was (a large answer is
+  /// taken piece by piece).
   std::string take() noexcept {
-    return std::move(out_);
+    std::string text;
+    text.swap(out_);
+    return text;
   }
 
   /// Reserves room for `n` bytes of output (avoids regrowing a large answer).

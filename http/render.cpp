@@ -240,18 +240,70 @@ std::string stream_summary(const api::api_result& res) {
   return w.str() + "\n";
 }
 
+listing_writer::listing_writer(const routed& req)
+    : w_(req.render.pretty), pretty_(req.render.pretty), ver1_(req.render.ver1) {
+  // nop
+}
+
+std::string listing_writer::page(const std::vector<api::object_record>& objects) {
+  if (!begun_) {
+    begun_ = true;
+    w_.begin_object();
+  }
+  for (const auto& o : objects) {
+    w_.key(o.name);
+    write_attrs(w_, o.encoded, ver1_);
+  }
+  return w_.take();
+}
+
+std::string listing_writer::end() {
+  if (!begun_) {
+    return {};
+  }
+  w_.end_object();
+  return finish(w_, pretty_);
+}
+
+std::string error_text(const std::string& message, const std::string& code, bool pretty) {
+  json_writer w{pretty};
+  w.begin_object();
+  w.key("error");
+  w.value(message);
+  w.key("errorcode");
+  w.value(code);
+  w.end_object();
+  return finish(w, pretty);
+}
+
 response_text render(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
+  auto first = [&](const char* fallback) {
+    return res.messages.empty() ? std::string{fallback} : res.messages.front();
+  };
   switch (res.error) {
     case errc::none: break;
     case errc::unauthorized: return {401, error_text("Authentication failure", "2", pretty)};
-    case errc::bad_request:
-      return {
-        400, error_text(res.messages.empty() ? "Bad request." : res.messages.front(), "2", pretty)};
+    case errc::bad_request: return {400, error_text(first("Bad request."), "2", pretty)};
+    case errc::not_found: return {404, error_text(first("Unsupported resource."), "2", pretty)};
+    case errc::not_allowed: return {405, error_text(first("Method not allowed."), "2", pretty)};
+    case errc::body_too_large: return {413, error_text(first("Body too large."), "2", pretty)};
+    case errc::header_too_large: return {431, error_text(first("Header too large."), "2", pretty)};
+    case errc::not_implemented: return {501, error_text(first("Not implemented."), "2", pretty)};
+    case errc::missing_data: {
+      // xCAT gives this one errorcode as a number
+      json_writer w{pretty};
+      w.begin_object();
+      w.key("error");
+      w.value(first("Lack of operation data."));
+      w.key("errorcode");
+      w.number(3);
+      w.end_object();
+      return {400, finish(w, pretty)};
+    }
     case errc::unavailable:
     case errc::stale: // never reaches a client: the dispatcher authorizes again
-      return {503, error_text(res.messages.empty() ? "Service unavailable." : res.messages.front(),
-                              "2", pretty)};
+      return {503, error_text(first("Service unavailable."), "2", pretty)};
     case errc::failed: {
       // xCAT's errorcode of a failed command is "1"
       json_writer w{pretty};

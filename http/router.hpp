@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/call.hpp"
+#include "api/result.hpp"
 
 namespace cws::http {
 
@@ -34,7 +35,7 @@ enum class output {
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
 };
 
-/// An HTTP answer given without the actors.
+/// An HTTP answer: status and body.
 struct response_text {
   unsigned status = 200;
   std::string body;
@@ -48,9 +49,10 @@ struct render_options {
   bool ver1 = false;
 };
 
-/// A routed request: either answered at once (`answer`), or a call for the actors.
+/// A routed request: either answered at once (`answer`, a refusal or the resource list,
+/// rendered like any result), or a call for the actors.
 struct routed {
-  std::optional<response_text> answer;
+  std::optional<api::api_result> answer;
   /// Built once here and shared, never copied, on its way through the actors.
   std::shared_ptr<api::api_call> call = std::make_shared<api::api_call>();
   output out = output::none;
@@ -64,17 +66,13 @@ struct routed {
 /// Limits the router enforces.
 struct router_limits {
   size_t max_json_depth = 32;
+  /// A listing of more objects is answered in pages (0: whole; xcoll=1 is always whole).
+  size_t page_objects = 0;
 };
 
-/// Routes a request (xcat-compat.md §1): base path `/clusterws` or `/xcatws`; 404
-/// `Unsupported resource.` and 405 come before authentication; the body is parsed and
-/// credentials collected from the query, body, X-Auth-Token and HTTP Basic.
+/// Routes a request (xcat-compat.md §1): base path `/clusterws` or `/xcatws`, then the
+/// resource table (http/resources.hpp); 404 `Unsupported resource.` and 405 come before
+/// authentication; the body is parsed and credentials collected (http/credentials.hpp).
 routed route(const http_input& in, const router_limits& limits);
-
-/// `{"error":"<msg>","errorcode":"2"}` (a string error, as CGI-generated errors are).
-std::string error_text(const std::string& message, const std::string& code, bool pretty);
-
-/// Decodes %XX (and `+` as a space when `query`); false on a malformed escape.
-bool percent_decode(std::string_view in, std::string& out, bool query);
 
 } // namespace cws::http

@@ -12,6 +12,7 @@ void server_config::apply(const base::settings& s) {
   handshake_timeout = std::chrono::seconds(s.number("handshake_timeout"));
   request_timeout = std::chrono::seconds(s.number("request_timeout"));
   call_timeout = std::chrono::seconds(s.number("call_timeout"));
+  page_objects = s.number("page_objects");
 }
 
 } // namespace cws::http

@@ -29,6 +29,9 @@ struct server_config {
   std::chrono::seconds request_timeout{30};
   /// Time a call may take in the actor system before it is answered 503.
   std::chrono::seconds call_timeout{120};
+  /// A listing (GET of objects) with more objects is read and sent in pages of this many,
+  /// chunked, from one snapshot (0: always whole).
+  size_t page_objects = 5000;
   /// Certificate and key (PEM).
   std::filesystem::path cert;
   std::filesystem::path key;

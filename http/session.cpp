@@ -81,19 +81,13 @@ void session::do_read() {
 void session::on_read(beast::error_code ec, std::size_t) {
   if (ec == bhttp::error::body_limit) {
     drain_ = true;
-    send(413,
-         error_text("The request body is larger than " + std::to_string(ctx_.cfg.body_limit)
-                      + " bytes.",
-                    "2", false),
-         false);
+    refuse(api::errc::body_too_large,
+           "The request body is larger than " + std::to_string(ctx_.cfg.body_limit) + " bytes.");
     return;
   }
   if (ec == bhttp::error::header_limit) {
-    send(431,
-         error_text("The request header is larger than " + std::to_string(ctx_.cfg.header_limit)
-                      + " bytes.",
-                    "2", false),
-         false);
+    refuse(api::errc::header_too_large, "The request header is larger than "
+                                          + std::to_string(ctx_.cfg.header_limit) + " bytes.");
     return;
   }
   if (ec == bhttp::error::end_of_stream) {
@@ -102,7 +96,7 @@ void session::on_read(beast::error_code ec, std::size_t) {
   }
   if (ec) {
     if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
-      send(400, error_text("Malformed HTTP request.", "2", false), false);
+      refuse(api::errc::bad_request, "Malformed HTTP request.");
     } else {
       do_close(); // timeout (slow or idle client), reset, TLS failure
     }
@@ -116,7 +110,7 @@ void session::on_read(beast::error_code ec, std::size_t) {
   }
   if (auto bad = check_framing(codings, head.count(bhttp::field::content_length) > 0)) {
     // the end of this request is unknown: answer and close, never read on
-    send(bad->status, error_text(bad->message, "2", false), false);
+    refuse(bad->code, std::move(bad->message));
     return;
   }
   auto req = parser_->release();
@@ -131,9 +125,12 @@ void session::on_read(beast::error_code ec, std::size_t) {
   in.client = client_;
   method_ = in.method;
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
-  pending_ = route(in, router_limits{ctx_.cfg.max_json_depth});
+  // HTTP/1.0 has no chunked encoding: its listings are sent whole
+  pending_
+    = route(in, router_limits{ctx_.cfg.max_json_depth, version_ == 10 ? 0 : ctx_.cfg.page_objects});
   if (pending_.answer) {
-    send(pending_.answer->status, std::move(pending_.answer->body), keep_alive_);
+    auto out = render(pending_, *pending_.answer);
+    send(out.status, std::move(out.body), keep_alive_);
     return;
   }
   // no deadline while the actors work; the call has its own timeout
@@ -176,11 +173,9 @@ void session::watch_call() {
       return;
     }
     self->waiting_ = false;
-    self->send(503,
-               error_text("The service did not answer within "
-                            + std::to_string(self->ctx_.cfg.call_timeout.count()) + " seconds.",
-                          "2", false),
-               false);
+    self->refuse(api::errc::unavailable, "The service did not answer within "
+                                           + std::to_string(self->ctx_.cfg.call_timeout.count())
+                                           + " seconds.");
   });
 }
 
@@ -211,11 +206,54 @@ void session::on_result(api::api_result res) {
     queue_stream(chunk(stream_summary(res)) + "0\r\n\r\n");
     return;
   }
+  if (res.ok() && res.pages) {
+    start_stream(200, "application/json");
+    listing_ = std::make_unique<listing_writer>(pending_);
+    pages_ = std::move(res.pages);
+    listing_deadline_ = steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
+    request_page();
+    return;
+  }
   auto out = render(pending_, res);
   if (audited(res)) {
     audit(res, out.status);
   }
   send(out.status, std::move(out.body), keep_alive_);
+}
+
+void session::request_page() {
+  // at most two pages between the store and the socket: one written, one being read
+  if (!pages_ || page_requested_ || stream_ended_ || stream_queue_.size() > 1) {
+    return;
+  }
+  page_requested_ = true;
+  ctx_.svc->next_page(pages_, ctx_.cfg.page_objects, [self = shared_from_this()](auto res) {
+    net::post(self->stream_.get_executor(),
+              [self, res = std::move(res)]() mutable { self->on_page(std::move(res)); });
+  });
+}
+
+void session::on_page(api::api_result res) {
+  page_requested_ = false;
+  if (!pages_) {
+    return; // the client went away
+  }
+  if (!res.ok()) {
+    // the status line went out already: end the connection without the last chunk, so the
+    // client sees the answer is incomplete
+    pages_.reset();
+    stream_queue_.clear();
+    do_close();
+    return;
+  }
+  if (res.objects.empty()) {
+    pages_.reset(); // the snapshot's reader slot goes back now, not with the connection
+    stream_ended_ = true;
+    queue_stream(chunk(listing_->end()) + "0\r\n\r\n");
+    return;
+  }
+  queue_stream(chunk(listing_->page(res.objects)));
+  request_page();
 }
 
 bool session::audited(const api::api_result& res) const {
@@ -235,7 +273,7 @@ void session::audit(const api::api_result& res, unsigned status) {
   if (call.op == api::operation::token_revoke) {
     e.path = path_.substr(0, path_.find("/tokens/") + 8) + "***"; // the id is a secret
   }
-  if (call.type == store::object_type::node && call.op != api::operation::token_revoke) {
+  if (call.type == store::object_type::node) {
     e.noderange = call.target;
   }
   e.command = call.command;
@@ -249,13 +287,21 @@ void session::on_stream_node(const base::node_result& out) {
   }
 }
 
+void session::start_stream(unsigned status, const char* content_type) {
+  stream_started_ = true;
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " ";
+  auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+  head.append(reason.data(), reason.size());
+  head += "\r\nServer: clusterws\r\nContent-Type: ";
+  head += content_type;
+  head += "\r\nTransfer-Encoding: chunked\r\n";
+  head += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
+  stream_queue_.push_back(std::move(head));
+}
+
 void session::queue_stream(std::string text) {
   if (!stream_started_) {
-    stream_started_ = true;
-    std::string head = "HTTP/1.1 201 Created\r\nServer: clusterws\r\n"
-                       "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n";
-    head += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
-    stream_queue_.push_back(std::move(head));
+    start_stream(201, "application/x-ndjson"); // a nodeshell's first node
   }
   if (!text.empty()) {
     stream_queue_.push_back(std::move(text));
@@ -272,6 +318,7 @@ void session::pump_stream() {
       // the response is complete
       stream_started_ = stream_ended_ = false;
       pending_ = {};
+      listing_.reset();
       if (keep_alive_) {
         do_read();
       } else {
@@ -281,7 +328,10 @@ void session::pump_stream() {
     return;
   }
   stream_writing_ = true;
-  beast::get_lowest_layer(stream_).expires_after(ctx_.cfg.request_timeout);
+  auto expiry = steady_timer::clock_type::now() + ctx_.cfg.request_timeout;
+  // a slow client must not hold a listing's snapshot (and its reader slot) for long
+  beast::get_lowest_layer(stream_).expires_at(pages_ ? std::min(expiry, listing_deadline_)
+                                                     : expiry);
   net::async_write(stream_, net::buffer(stream_queue_.front()),
                    [self = shared_from_this()](beast::error_code ec, size_t) {
                      self->stream_writing_ = false;
@@ -289,12 +339,19 @@ void session::pump_stream() {
                      beast::get_lowest_layer(self->stream_).expires_never();
                      if (ec) {
                        self->stream_queue_.clear();
+                       self->pages_.reset();
                        self->do_close(); // the client went away; the nodes' work goes on
                        return;
                      }
                      self->stream_queue_.pop_front();
+                     self->request_page();
                      self->pump_stream();
                    });
+}
+
+void session::refuse(api::errc code, std::string message) {
+  auto out = render(routed{}, api::api_result::failure(code, std::move(message)));
+  send(out.status, std::move(out.body), false);
 }
 
 void session::send(unsigned status, std::string body, bool keep_alive) {

@@ -9,6 +9,7 @@
 #include "actors/dispatcher.hpp"
 #include "http/audit_log.hpp"
 #include "http/beast.hpp"
+#include "http/render.hpp"
 #include "http/router.hpp"
 #include "http/server_config.hpp"
 
@@ -46,10 +47,17 @@ class session : public std::enable_shared_from_this<session> {
   bool audited(const api::api_result& res) const;
   /// Writes the pending call's audit entry, with the status its answer has.
   void audit(const api::api_result& res, unsigned status);
+  /// Answers with a refusal rendered as every answer is, and closes the connection.
+  void refuse(api::errc code, std::string message);
   void send(unsigned status, std::string body, bool keep_alive);
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
   void do_drain(size_t drained);
+  /// Asks the store for the next page of the listing being sent, unless one is on its way or
+  /// two are queued.
+  void request_page();
+  void on_page(api::api_result res);
+  void start_stream(unsigned status, const char* content_type);
   void on_stream_node(const base::node_result& out);
   void queue_stream(std::string text);
   void pump_stream();
@@ -77,6 +85,12 @@ class session : public std::enable_shared_from_this<session> {
   /// stream=1: raw HTTP text (head, chunks) waiting to be written, one write at a time.
   std::deque<std::string> stream_queue_;
   bool stream_started_ = false;
+  /// A large listing being sent in pages (api_result::pages) and how it is rendered.
+  api::object_pages_ptr pages_;
+  std::unique_ptr<listing_writer> listing_;
+  /// A paged listing holds its snapshot until the last page: done by then (call_timeout).
+  steady_timer::time_point listing_deadline_;
+  bool page_requested_ = false;
   bool stream_writing_ = false;
   bool stream_ended_ = false;
   /// Bounds a call in the actor system (call_timeout); a late result is dropped.

@@ -50,8 +50,10 @@ bool read_txn::exists(object_type t, std::string_view name) const {
 void read_txn::scan(object_type t,
                     const std::function<void(std::string_view, record_view)>& fn) const {
   lmdb_cursor cur{txn_, db_.dbi(static_cast<size_t>(t))};
+  size_t n = 0;
   for (bool ok = cur.seek({}); ok; ok = cur.next()) {
     fn(cur.key(), record_view{cur.value()});
+    release_now_and_then(++n);
   }
 }
 
@@ -60,6 +62,7 @@ std::vector<std::string> read_txn::names(object_type t) const {
   lmdb_cursor cur{txn_, db_.dbi(static_cast<size_t>(t))};
   for (bool ok = cur.seek({}); ok; ok = cur.next()) {
     out.emplace_back(cur.key());
+    release_now_and_then(out.size());
   }
   return out;
 }
@@ -71,6 +74,7 @@ std::vector<std::string> read_txn::members(std::string_view g) const {
   for (bool ok = cur.seek(prefix); ok && cur.key().substr(0, prefix.size()) == prefix;
        ok = cur.next()) {
     out.emplace_back(cur.key().substr(prefix.size()));
+    release_now_and_then(out.size());
   }
   return out;
 }
@@ -104,6 +108,16 @@ uint64_t read_txn::generation(counter c) const {
     std::memcpy(&gen, v->data(), sizeof(gen));
   }
   return gen;
+}
+
+void read_txn::release_resident_pages() const {
+  db_.env().release_resident_pages();
+}
+
+void read_txn::release_now_and_then(size_t records_read) const {
+  if (records_read % release_every == 0) {
+    release_resident_pages();
+  }
 }
 
 std::string read_txn::meta(std::string_view key) const {

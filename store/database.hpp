@@ -56,6 +56,14 @@ class read_txn {
   /// An internal setting (e.g. `xcatdefaults.postscripts`); "" if unset.
   std::string meta(std::string_view key) const;
 
+  /// Drops this process's resident pages of the database map (lmdb_env): a long scan calls
+  /// it every `release_every` records, so reading a large store does not keep the whole file
+  /// resident (scan, names and members do it themselves).
+  void release_resident_pages() const;
+
+  /// Records a long scan reads between two calls of release_resident_pages.
+  static constexpr size_t release_every = 50000;
+
   /// The underlying transaction.
   const lmdb_txn& raw() const noexcept {
     return txn_;
@@ -64,6 +72,10 @@ class read_txn {
  protected:
   friend class database;
   read_txn(const database& db, bool write);
+
+  /// Releases the resident pages after every `release_every` records a scan has read.
+  void release_now_and_then(size_t records_read) const;
+
   read_txn(const database& db, lmdb_txn& parent);
 
   const database& db_;

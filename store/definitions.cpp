@@ -367,12 +367,11 @@ outcome apply(database& db, const std::function<outcome(write_txn&)>& change) {
   return out;
 }
 
-std::vector<std::string> list_objects(const cluster_view& view, object_type t,
-                                      const std::vector<std::string>& names,
-                                      const std::vector<std::string>* only,
-                                      const std::vector<selector>& where,
-                                      const std::function<void(listed_object&&)>& sink) {
-  std::vector<std::string> errors;
+namespace {
+
+/// The valid attributes of `only`; an error for each invalid one.
+std::vector<std::string> wanted_attributes(object_type t, const std::vector<std::string>* only,
+                                           std::vector<std::string>& errors) {
   std::vector<std::string> wanted;
   if (only != nullptr) {
     for (const auto& a : *only) {
@@ -383,6 +382,34 @@ std::vector<std::string> list_objects(const cluster_view& view, object_type t,
       }
     }
   }
+  return wanted;
+}
+
+} // namespace
+
+std::vector<std::string> listing_errors(const cluster_view& view, object_type t,
+                                        const std::vector<std::string>& names,
+                                        const std::vector<std::string>* only) {
+  std::vector<std::string> errors;
+  wanted_attributes(t, only, errors);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!view.exists(t, names[i])) {
+      errors.push_back(not_found_message(names[i], t));
+    }
+    if ((i + 1) % read_txn::release_every == 0) {
+      view.txn().release_resident_pages(); // (checked before a large listing: see the header)
+    }
+  }
+  return errors;
+}
+
+std::vector<std::string> list_objects(const cluster_view& view, object_type t,
+                                      const std::vector<std::string>& names,
+                                      const std::vector<std::string>* only,
+                                      const std::vector<selector>& where,
+                                      const std::function<void(listed_object&&)>& sink) {
+  std::vector<std::string> errors;
+  auto wanted = wanted_attributes(t, only, errors);
   for (const auto& n : names) {
     auto attrs = view.display(t, n);
     if (!attrs) {

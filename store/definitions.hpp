@@ -95,6 +95,12 @@ std::vector<std::string> list_objects(const cluster_view& view, object_type t,
                                       const std::vector<selector>& where,
                                       const std::function<void(listed_object&&)>& sink);
 
+/// The errors lsdef would give for `names` and `only` (a missing object, an invalid
+/// attribute), without reading the objects: checked before a listing is streamed in pages.
+std::vector<std::string> listing_errors(const cluster_view& view, object_type t,
+                                        const std::vector<std::string>& names,
+                                        const std::vector<std::string>* only);
+
 /// lsdef, collected: the same as a listing.
 listing list_objects(const cluster_view& view, object_type t, const std::vector<std::string>& names,
                      const std::vector<std::string>* only = nullptr,

@@ -1,9 +1,14 @@
 #include "store/lmdb_env.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <fstream>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 namespace cws::store {
@@ -67,6 +72,31 @@ size_t lmdb_env::map_size() const {
   MDB_envinfo info;
   mdb_env_info(env_, &info);
   return info.me_mapsize;
+}
+
+void lmdb_env::release_resident_pages() const {
+  // LMDB does not tell where it mapped the file (me_mapaddr is only set with MDB_FIXEDMAP):
+  // the mapping of data.mdb is found by its inode. Called under a read transaction, so the
+  // map cannot move meanwhile (a resize needs every transaction closed). Dropping a read-only
+  // file mapping only costs a later minor fault, so a mistaken match would be harmless.
+  const char* path = nullptr;
+  struct stat st {};
+  if (mdb_env_get_path(env_, &path) != 0 || path == nullptr
+      || ::stat((std::string{path} + "/data.mdb").c_str(), &st) != 0) {
+    return;
+  }
+  std::ifstream maps{"/proc/self/maps"};
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long from = 0;
+    unsigned long long to = 0;
+    unsigned long long inode = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*s %*s %llu", &from, &to, perms, &inode) == 4
+        && inode == st.st_ino && perms[1] != 'w') {
+      madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    }
+  }
 }
 
 void lmdb_env::grow() {

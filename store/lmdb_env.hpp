@@ -53,6 +53,11 @@ class lmdb_env {
   /// Current map size in bytes.
   size_t map_size() const;
 
+  /// Drops this process's mapping of the map's pages (MADV_DONTNEED): they stay in the page
+  /// cache and a later read maps them again. The map is read-only (no MDB_WRITEMAP), so
+  /// nothing is lost; a scan of a large database thus does not keep its size resident.
+  void release_resident_pages() const;
+
   /// Readers hold this shared; resizing the map takes it exclusively, because LMDB
   /// forbids a resize while this process has a transaction open.
   std::shared_mutex& resize_mutex() noexcept {

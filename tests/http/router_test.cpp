@@ -4,23 +4,36 @@
 
 #include "http/framing.hpp"
 #include "http/json_writer.hpp"
+#include "http/query.hpp"
 #include "http/render.hpp"
+#include "http/resources.hpp"
 #include "http/router.hpp"
 
 namespace {
 
 using namespace cws::http;
 using cws::api::operation;
+namespace api = cws::api;
 using cws::store::object_type;
 
-routed go(std::string method, std::string target, std::string body = {}) {
+/// A routed request whose own answer (if any) is rendered as the session sends it.
+struct routed_text : routed {
+  std::optional<response_text> answer;
+};
+
+routed_text go(std::string method, std::string target, std::string body = {}) {
   http_input in;
   in.method = std::move(method);
   in.target = std::move(target);
   in.body = std::move(body);
   in.content_type = "application/json";
   in.client = "127.0.0.1";
-  return route(in, router_limits{});
+  routed_text t;
+  static_cast<routed&>(t) = route(in, router_limits{});
+  if (t.routed::answer) {
+    t.answer = render(t, *t.routed::answer);
+  }
+  return t;
 }
 
 TEST(router, resource_list_needs_no_credentials_and_alias_works) {
@@ -214,21 +227,67 @@ TEST(framing, only_a_single_final_chunked_coding_is_accepted) {
   for (auto te : {"gzip", "xchunked", "chunked, identity", "chunked;x=1", "", ","}) {
     auto bad = check_framing(list{te}, false);
     ASSERT_TRUE(bad) << te;
-    EXPECT_EQ(bad->status, 400u) << te;
+    EXPECT_EQ(bad->code, api::errc::bad_request) << te;
   }
   auto twice = check_framing(list{"chunked", "chunked"}, false); // two fields
   ASSERT_TRUE(twice);
-  EXPECT_EQ(twice->status, 400u);
+  EXPECT_EQ(twice->code, api::errc::bad_request);
   auto both = check_framing(list{"chunked"}, true);
   ASSERT_TRUE(both);
   EXPECT_EQ(both->message, "Transfer-Encoding and Content-Length cannot be used together.");
   auto gzip = check_framing(list{"gzip", "chunked"}, false);
   ASSERT_TRUE(gzip);
-  EXPECT_EQ(gzip->status, 501u);
+  EXPECT_EQ(gzip->code, api::errc::not_implemented);
   EXPECT_EQ(gzip->message, "The transfer coding 'gzip' is not supported.");
   auto odd = check_framing(list{"a'b\x01, chunked"}, false);
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->message, "The transfer coding 'a?b?' is not supported.");
+}
+
+} // namespace
+
+namespace {
+
+using cws::http::query_params;
+
+TEST(query, decoding_flags_and_numbers) {
+  query_params q;
+  ASSERT_TRUE(q.parse("a=1&b=x%20y+z&&c&a=2&n=17&big=100001&neg=-1&t=1e6"));
+  EXPECT_EQ(*q.find("a"), "2"); // the last wins
+  EXPECT_EQ(*q.find("b"), "x y z");
+  EXPECT_TRUE(q.find("c") != nullptr);
+  EXPECT_FALSE(q.flag("c")); // present but empty
+  EXPECT_TRUE(q.flag("a"));
+  EXPECT_EQ(q.find("zz"), nullptr);
+  EXPECT_EQ(q.number("n", 100, 5), 17);
+  EXPECT_EQ(q.number("absent", 100, 5), 5);
+  EXPECT_FALSE(q.number("big", 100000, 0));
+  EXPECT_FALSE(q.number("neg", 100, 0));
+  EXPECT_FALSE(q.number("t", 100, 0));
+  query_params bad;
+  EXPECT_FALSE(bad.parse("a=%zz"));
+}
+
+TEST(resources, every_row_matches_only_its_shape) {
+  auto kind = [](std::vector<std::string> segs) {
+    return match_resource(segs);
+  };
+  ASSERT_TRUE(kind({"nodes"}));
+  EXPECT_EQ(kind({"nodes", "n1", "attrs", "a;b"})->attrs, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(kind({"nodes", "n1", "nodeshell"})->kind, resource_kind::nodeshell);
+  EXPECT_TRUE(kind({"nodes", "n1", "nodeshell"})->allows("POST"));
+  EXPECT_FALSE(kind({"nodes", "n1", "nodeshell"})->allows("GET"));
+  EXPECT_FALSE(kind({"nodes", "n1", "nodeshell"})->allows("POS"));
+  EXPECT_FALSE(kind({"nodes", ""}));                // an empty name is no resource
+  EXPECT_FALSE(kind({"nodes", "n1", "attrs", ""})); // nor an empty attribute list
+  EXPECT_FALSE(kind({"nodes", "n1", "attrs"}));
+  EXPECT_FALSE(kind({"groups", "g", "nodels"})); // nodels is a node resource only
+  EXPECT_EQ(kind({"globalconf", "attrs", "xcatdport"})->kind, resource_kind::site_attrs);
+  EXPECT_FALSE(kind({"globalconf", "x"}));
+  EXPECT_EQ(kind({"tokens", "abc"})->type, cws::store::object_type::token);
+  for (const auto& c : collections()) {
+    EXPECT_TRUE(kind({c})) << c; // everything GET / lists exists
+  }
 }
 
 } // namespace

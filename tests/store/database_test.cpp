@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -260,6 +264,62 @@ TEST(database, counters_tell_what_changed) {
   EXPECT_EQ(at(counter::membership), mem0 + 1);
   db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}, {"mgt", "x"}}); });
   EXPECT_EQ(at(counter::membership), mem0 + 1); // same groups: no change
+}
+
+} // namespace
+
+namespace {
+
+using namespace cws::store;
+
+/// KiB of this process's resident pages of `file` (summed over its mappings), from smaps.
+long resident_kib(const std::filesystem::path& file) {
+  std::ifstream smaps{"/proc/self/smaps"};
+  std::string line;
+  bool in_file = false;
+  long kib = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0]))
+        && line.find('-') < line.find(' ')) {
+      in_file
+        = line.size() >= file.string().size()
+          && line.compare(line.size() - file.string().size(), std::string::npos, file.string())
+               == 0;
+    } else if (in_file && line.rfind("Rss:", 0) == 0) {
+      kib += std::stol(line.substr(4));
+    }
+  }
+  return kib;
+}
+
+TEST(database, a_long_scan_does_not_keep_the_file_resident) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  std::string filler(400, 'x');
+  size_t count = read_txn::release_every - 1; // one short of the scan's own release
+  db.write([&](write_txn& t) {
+    for (size_t i = 0; i < count; ++i) {
+      t.put(object_type::node, "n" + std::to_string(i),
+            {{"groups", "all"}, {"usercomment", filler}});
+    }
+  });
+  auto file = std::filesystem::canonical(dir.path / "data.mdb");
+  auto txn = db.read();
+  size_t seen = 0;
+  txn.scan(object_type::node, [&](std::string_view, record_view) { ++seen; });
+  ASSERT_EQ(seen, count);
+  auto after_scan = resident_kib(file);
+  EXPECT_GT(after_scan, 10 * 1024) << "the scan read ~20 MB of records";
+  txn.release_resident_pages();
+  EXPECT_LT(resident_kib(file), 1024) << "was " << after_scan << " KiB";
+
+  // one more record: the scan releases by itself after release_every records
+  db.write([&](write_txn& t) {
+    t.put(object_type::node, "zlast", {{"groups", "all"}, {"usercomment", filler}});
+  });
+  auto txn2 = db.read();
+  txn2.scan(object_type::node, [&](std::string_view, record_view) {});
+  EXPECT_LT(resident_kib(file), 1024);
 }
 
 } // namespace

@@ -1,0 +1,114 @@
+#include "http/resources.hpp"
+
+#include <algorithm>
+
+#include "base/text.hpp"
+
+namespace cws::http {
+
+namespace {
+
+using store::object_type;
+
+/// One row of the resource table: a path pattern under a collection and its methods.
+/// `{name}` and `{attrs}` match one non-empty segment.
+struct route_row {
+  const char* collection;
+  object_type type;
+  const char* pattern;
+  resource_kind kind;
+  const char* methods;
+};
+
+// xcatws.cgi's resources (xcat-compat.md §1). POST on a group is refused as in xCAT (groups
+// are made by naming them in a node's `groups`); `/globalconf` has no object of its own.
+constexpr route_row table[] = {
+  {"nodes", object_type::node, "", resource_kind::collection, "GET"},
+  {"nodes", object_type::node, "{name}", resource_kind::object, "GET PUT POST DELETE"},
+  {"nodes", object_type::node, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
+  {"nodes", object_type::node, "{name}/nodels", resource_kind::nodels, "GET"},
+  {"nodes", object_type::node, "{name}/nodeshell", resource_kind::nodeshell, "POST"},
+  {"groups", object_type::group, "", resource_kind::collection, "GET"},
+  {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
+  {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
+  {"networks", object_type::network, "", resource_kind::collection, "GET"},
+  {"networks", object_type::network, "{name}", resource_kind::object, "GET PUT POST DELETE"},
+  {"networks", object_type::network, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
+  {"osimages", object_type::osimage, "", resource_kind::collection, "GET"},
+  {"osimages", object_type::osimage, "{name}", resource_kind::object, "GET PUT POST DELETE"},
+  {"osimages", object_type::osimage, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
+  {"policy", object_type::policy, "", resource_kind::collection, "GET"},
+  {"policy", object_type::policy, "{name}", resource_kind::object, "GET PUT POST DELETE"},
+  {"policy", object_type::policy, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
+  {"globalconf", object_type::site, "", resource_kind::site, "GET"},
+  {"globalconf", object_type::site, "attrs/{attrs}", resource_kind::site_attrs, "GET PUT DELETE"},
+  {"tokens", object_type::token, "", resource_kind::tokens, "GET POST"},
+  {"tokens", object_type::token, "{name}", resource_kind::token, "POST DELETE"},
+};
+
+/// Matches `segments` (after the collection) against `pattern`, filling `out`.
+bool matches(std::string_view pattern, const std::vector<std::string>& segments, resource& out) {
+  size_t i = 1;
+  while (!pattern.empty()) {
+    auto slash = pattern.find('/');
+    auto part = pattern.substr(0, slash);
+    pattern = slash == std::string_view::npos ? std::string_view{} : pattern.substr(slash + 1);
+    if (i >= segments.size()) {
+      return false;
+    }
+    const auto& seg = segments[i++];
+    if (part == "{name}" || part == "{attrs}") {
+      if (seg.empty()) {
+        return false;
+      }
+      if (part == "{name}") {
+        out.target = seg;
+      } else {
+        std::string list = seg;
+        std::replace(list.begin(), list.end(), ';', ',');
+        out.attrs = base::split_list(list);
+      }
+    } else if (seg != part) {
+      return false;
+    }
+  }
+  return i == segments.size();
+}
+
+} // namespace
+
+bool resource::allows(std::string_view method) const {
+  std::string_view rest = methods;
+  while (!rest.empty()) {
+    auto space = rest.find(' ');
+    if (rest.substr(0, space) == method) {
+      return true;
+    }
+    rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+  }
+  return false;
+}
+
+const std::vector<std::string>& collections() {
+  static const std::vector<std::string> names{"globalconf", "groups", "networks", "nodes",
+                                              "osimages",   "policy", "tokens"};
+  return names;
+}
+
+std::optional<resource> match_resource(const std::vector<std::string>& segments) {
+  if (segments.empty()) {
+    return std::nullopt;
+  }
+  for (const auto& row : table) {
+    resource r;
+    if (segments[0] == row.collection && matches(row.pattern, segments, r)) {
+      r.kind = row.kind;
+      r.type = row.type;
+      r.methods = row.methods;
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace cws::http
