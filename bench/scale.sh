@@ -29,3 +29,32 @@ printf '%-46s %s\n' "mkdef of 100,000 nodes (CLI, one transaction)" "$(awk -v a=
 goal "list-100k-seconds" "$list" "<=" 0.2 s
 goal "delete-100k-seconds" "$(cut -d' ' -f1 <<<"$del")" "<=" 2 s
 goal "daemon-rss-mib" "$rss" "<=" 200 MiB
+
+# 1,000,000 nodes: GET /nodes/all is streamed in pages (page_objects); the same request to a
+# daemon that builds the answer whole (page_objects = 0) is the peer, in the same run.
+stop_daemon
+big=$WORK/big
+init_home "$big" "$pw"
+mkdef 'node[0000001-1000000]' groups=compute,all mgt=kvm os=rhels9.4 arch=x86_64 vmmemory=8192 >/dev/null
+get_all() { # PAGE_OBJECTS: sets T (median seconds), RSS (daemon peak MiB), SIZE (bytes)
+  sed -i '/^page_objects/d' "$big/clusterws.conf"
+  echo "page_objects = $1" >>"$big/clusterws.conf"
+  start_daemon "$big"
+  : >"$WORK/big-all"
+  for _ in $(seq "$ROUNDS"); do
+    curl -s -o /dev/null -w '%{time_total} %{http_code} %{size_download}\n' \
+      --cacert "$big/pki/ca-cert.pem" "https://127.0.0.1:$DAEMON_PORT/clusterws/nodes/all?$q" >>"$WORK/big-all"
+  done
+  T=$(cut -d' ' -f1 "$WORK/big-all" | median)
+  RSS=$(rss_mib "$DAEMON_PID")
+  SIZE=$(cut -d' ' -f3 "$WORK/big-all" | head -1)
+  stop_daemon
+}
+get_all 5000
+paged_s=$T paged_rss=$RSS size=$SIZE
+get_all 0
+whole_s=$T whole_rss=$RSS
+printf '%-46s %s\n' "GET /nodes/all, 1,000,000 nodes ($size bytes)" \
+  "paged $paged_s s, peak RSS $paged_rss MiB; built whole $whole_s s, $whole_rss MiB"
+goal "stream-1m-time-vs-whole" "$(ratio "$paged_s" "$whole_s")" "<=" 1.0
+goal "stream-1m-rss-mib" "$paged_rss" "<=" 200 MiB
