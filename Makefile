@@ -47,7 +47,7 @@ bench: build
 	BUILD=$(BUILD) bench/run.sh
 
 format:
-	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.ipp')
 
 clean:
 	rm -rf $(BUILD)

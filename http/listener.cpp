@@ -44,7 +44,9 @@ void listener::on_accept(beast::error_code ec, tcp_socket socket) {
       socket.close(ignored); // over the limit: refuse rather than degrade everyone
     } else {
       socket.set_option(tcp::no_delay(true), ec);
-      std::make_shared<session>(std::move(socket), tls_, ctx_)->run();
+      auto client = peer_address(socket);
+      std::make_shared<session>(tcp_stream{std::move(socket)}, tls_, ctx_, std::move(client))
+        ->run();
     }
   }
   do_accept();

@@ -24,13 +24,19 @@ struct session_context {
   std::atomic<size_t> connections{0};
 };
 
+template<class Session>
+class stream_sink;
+
 /// Represents an established HTTPS connection: TLS handshake, then requests one at a time
 /// (keep-alive), each handed to the actor system; the reply comes back on the session's own
-/// io thread.
-class session : public std::enable_shared_from_this<session> {
+/// io thread. `NextLayer` is what TLS runs over: a TCP stream (`session`), or Beast's test
+/// stream in tests. Defined in session.ipp, instantiated in session.cpp.
+template<class NextLayer>
+class basic_session : public std::enable_shared_from_this<basic_session<NextLayer>> {
  public:
-  session(tcp_socket&& socket, ssl::context& tls, session_context& ctx);
-  ~session();
+  /// A session over `next` for the peer at address `client` (policy, audit log).
+  basic_session(NextLayer&& next, ssl::context& tls, session_context& ctx, std::string client);
+  ~basic_session();
 
   /// Starts the handshake on the session's io thread.
   void run();
@@ -62,9 +68,9 @@ class session : public std::enable_shared_from_this<session> {
   void queue_stream(std::string text);
   void pump_stream();
 
-  friend class stream_sink;
+  friend class stream_sink<basic_session>;
 
-  beast::ssl_stream<tcp_stream> stream_;
+  beast::ssl_stream<NextLayer> stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   /// The response being written.
@@ -100,5 +106,14 @@ class session : public std::enable_shared_from_this<session> {
   bool waiting_ = false;
   unsigned version_ = 11;
 };
+
+/// A session over TCP: what the daemon runs.
+using session = basic_session<tcp_stream>;
+
+/// The peer's address of an accepted socket, an IPv4-mapped IPv6 address as IPv4 ("" if the
+/// peer is gone already).
+std::string peer_address(const tcp_socket& socket);
+
+extern template class basic_session<tcp_stream>;
 
 } // namespace cws::http

@@ -1,0 +1,473 @@
+#pragma once
+
+// The definitions of basic_session: included by session.cpp (the TCP session) and by the
+// tests that run a session over Beast's test stream, nowhere else.
+
+#include "http/framing.hpp"
+#include "http/render.hpp"
+#include "http/session.hpp"
+
+namespace cws::http {
+
+/// Hands each node's result of a streamed nodeshell to the session's io thread.
+template<class Session>
+class stream_sink : public api::node_sink {
+ public:
+  explicit stream_sink(std::weak_ptr<Session> s) : session_(std::move(s)) {
+    // nop
+  }
+
+  void push(base::node_result out) override {
+    if (auto s = session_.lock()) {
+      net::post(s->stream_.get_executor(), [s, out = std::move(out)] { s->on_stream_node(out); });
+    }
+  }
+
+ private:
+  std::weak_ptr<Session> session_;
+};
+
+namespace detail {
+
+inline std::string chunk(const std::string& data) {
+  char size[20];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+
+// Deadlines and closing, on TCP. A test stream has no timers: its tests drive time by hand.
+inline void expire_after(tcp_stream& s, std::chrono::steady_clock::duration d) {
+  s.expires_after(d);
+}
+inline void expire_at(tcp_stream& s, std::chrono::steady_clock::time_point t) {
+  s.expires_at(t);
+}
+inline void expire_never(tcp_stream& s) {
+  s.expires_never();
+}
+inline void close(tcp_stream& s) {
+  beast::error_code ignored;
+  s.socket().close(ignored);
+}
+template<class Stream>
+void expire_after(Stream&, std::chrono::steady_clock::duration) {
+  // nop
+}
+template<class Stream>
+void expire_at(Stream&, std::chrono::steady_clock::time_point) {
+  // nop
+}
+template<class Stream>
+void expire_never(Stream&) {
+  // nop
+}
+template<class Stream>
+void close(Stream& s) {
+  s.close();
+}
+
+} // namespace detail
+
+template<class NextLayer>
+basic_session<NextLayer>::basic_session(NextLayer&& next, ssl::context& tls, session_context& ctx,
+                                        std::string client)
+    : stream_(std::move(next), tls), ctx_(ctx), client_(std::move(client)),
+      deadline_(stream_.get_executor()) {
+  ++ctx_.connections;
+}
+
+template<class NextLayer>
+basic_session<NextLayer>::~basic_session() {
+  --ctx_.connections;
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::run() {
+  net::dispatch(stream_.get_executor(),
+                beast::bind_front_handler(&basic_session::on_run, this->shared_from_this()));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_run() {
+  detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.handshake_timeout);
+  stream_.async_handshake(
+    ssl::stream_base::server,
+    beast::bind_front_handler(&basic_session::on_handshake, this->shared_from_this()));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_handshake(beast::error_code ec) {
+  if (ec) {
+    return; // plaintext HTTP, old TLS versions, bad clients: nothing to answer
+  }
+  do_read();
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::do_read() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(ctx_.cfg.header_limit));
+  parser_->body_limit(ctx_.cfg.body_limit);
+  // one deadline for the whole request: idle keep-alive and slow senders alike (slowloris)
+  detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.request_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    beast::bind_front_handler(&basic_session::on_read, this->shared_from_this()));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
+  if (ec == bhttp::error::body_limit) {
+    drain_ = true;
+    refuse(api::errc::body_too_large,
+           "The request body is larger than " + std::to_string(ctx_.cfg.body_limit) + " bytes.");
+    return;
+  }
+  if (ec == bhttp::error::header_limit) {
+    refuse(api::errc::header_too_large, "The request header is larger than "
+                                          + std::to_string(ctx_.cfg.header_limit) + " bytes.");
+    return;
+  }
+  if (ec == bhttp::error::end_of_stream) {
+    do_close();
+    return;
+  }
+  if (ec) {
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
+      refuse(api::errc::bad_request, "Malformed HTTP request.");
+    } else {
+      do_close(); // timeout (slow or idle client), reset, TLS failure
+    }
+    return;
+  }
+  auto& head = parser_->get();
+  version_ = head.version();
+  std::vector<std::string_view> codings;
+  for (auto [it, end] = head.equal_range(bhttp::field::transfer_encoding); it != end; ++it) {
+    codings.push_back(it->value());
+  }
+  if (auto bad = check_framing(codings, head.count(bhttp::field::content_length) > 0)) {
+    // the end of this request is unknown: answer and close, never read on
+    refuse(bad->code, std::move(bad->message));
+    return;
+  }
+  auto req = parser_->release();
+  keep_alive_ = req.keep_alive();
+  http_input in;
+  in.method = std::string{req.method_string()};
+  in.target = std::string{req.target()};
+  in.body = std::move(req.body());
+  in.content_type = std::string{req[bhttp::field::content_type]};
+  in.authorization = std::string{req[bhttp::field::authorization]};
+  in.token = std::string{req["X-Auth-Token"]};
+  in.client = client_;
+  method_ = in.method;
+  path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
+  // HTTP/1.0 has no chunked encoding: its listings are sent whole
+  pending_
+    = route(in, router_limits{ctx_.cfg.max_json_depth, version_ == 10 ? 0 : ctx_.cfg.page_objects});
+  if (pending_.answer) {
+    auto out = render(pending_, *pending_.answer);
+    send(out.status, std::move(out.body), keep_alive_);
+    return;
+  }
+  // no deadline while the actors work; the call has its own timeout
+  detail::expire_never(beast::get_lowest_layer(stream_));
+  auto self = this->shared_from_this();
+  if (pending_.stream) {
+    pending_.call->sink = std::make_shared<stream_sink<basic_session>>(this->weak_from_this());
+  }
+  waiting_ = true;
+  // nodeshell is bounded per node (connect and command timeouts) instead
+  call_deadline_ = pending_.call->op == api::operation::nodeshell
+                     ? steady_timer::time_point::max()
+                     : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
+  if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
+    watch_call(); // (re-armed when this call's deadline comes before the one waited for)
+  }
+  ctx_.svc->submit(pending_.call, [self](api::api_result res) {
+    // back on the session's io thread: never touch the stream from an actor thread
+    net::post(self->stream_.get_executor(),
+              [self, res = std::move(res)]() mutable { self->on_result(std::move(res)); });
+  });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::watch_call() {
+  // One wait outlives many calls: a call only moves call_deadline_, and the wait re-arms
+  // itself when it finds the deadline moved (no timer operation per request).
+  deadline_armed_ = true;
+  deadline_.expires_at(call_deadline_);
+  deadline_.async_wait([weak = this->weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (!self || ec == net::error::operation_aborted) {
+      return; // the session is gone, or the wait was re-armed for an earlier deadline
+    }
+    self->deadline_armed_ = false;
+    if (ec || !self->waiting_) {
+      return;
+    }
+    if (steady_timer::clock_type::now() < self->call_deadline_) {
+      self->watch_call();
+      return;
+    }
+    self->waiting_ = false;
+    self->refuse(api::errc::unavailable, "The service did not answer within "
+                                           + std::to_string(self->ctx_.cfg.call_timeout.count())
+                                           + " seconds.");
+  });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_result(api::api_result res) {
+  if (!waiting_) {
+    return; // answered already (call_timeout)
+  }
+  waiting_ = false;
+  if (!res.authenticated && res.error == api::errc::unauthorized) {
+    // Bad or missing credentials: counted, not written one by one (a client without any
+    // must not be able to grow the log), and the connection ends with the answer, so each
+    // further guess costs the client a new TLS handshake.
+    if (ctx_.audit != nullptr) {
+      ctx_.audit->refused(client_);
+    }
+    keep_alive_ = false;
+  }
+  if (pending_.stream && (stream_started_ || (res.ok() && res.created))) {
+    if (audited(res)) {
+      // rendered for its status only: the nodes' output went out in the stream
+      audit(res, render(pending_, res).status);
+    }
+    // a node may have been reported before any stream started: start it now
+    if (!stream_started_) {
+      queue_stream({});
+    }
+    stream_ended_ = true;
+    queue_stream(detail::chunk(stream_summary(res)) + "0\r\n\r\n");
+    return;
+  }
+  if (res.ok() && res.pages) {
+    start_stream(200, "application/json");
+    listing_ = std::make_unique<listing_writer>(pending_);
+    pages_ = std::move(res.pages);
+    listing_deadline_ = steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
+    request_page();
+    return;
+  }
+  auto out = render(pending_, res);
+  if (audited(res)) {
+    audit(res, out.status);
+  }
+  send(out.status, std::move(out.body), keep_alive_);
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::request_page() {
+  // at most two pages between the store and the socket: one written, one being read
+  if (!pages_ || page_requested_ || stream_ended_ || stream_queue_.size() > 1) {
+    return;
+  }
+  page_requested_ = true;
+  ctx_.svc->next_page(pages_, ctx_.cfg.page_objects, [self = this->shared_from_this()](auto res) {
+    net::post(self->stream_.get_executor(),
+              [self, res = std::move(res)]() mutable { self->on_page(std::move(res)); });
+  });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_page(api::api_result res) {
+  page_requested_ = false;
+  if (!pages_) {
+    return; // the client went away
+  }
+  if (!res.ok()) {
+    // the status line went out already: end the connection without the last chunk, so the
+    // client sees the answer is incomplete
+    pages_.reset();
+    stream_queue_.clear();
+    do_close();
+    return;
+  }
+  if (res.objects.empty()) {
+    pages_.reset(); // the snapshot's reader slot goes back now, not with the connection
+    stream_ended_ = true;
+    queue_stream(detail::chunk(listing_->end()) + "0\r\n\r\n");
+    return;
+  }
+  queue_stream(detail::chunk(listing_->page(res.objects)));
+  request_page();
+}
+
+template<class NextLayer>
+bool basic_session<NextLayer>::audited(const api::api_result& res) const {
+  const auto& call = *pending_.call;
+  bool change = api::is_write(call.op) || call.op == api::operation::nodeshell;
+  return ctx_.audit != nullptr && res.authenticated && change
+         && call.op != api::operation::token_create;
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status) {
+  const auto& call = *pending_.call;
+  audit_entry e;
+  e.client = client_;
+  e.user = res.user;
+  e.method = method_;
+  e.path = path_;
+  if (call.op == api::operation::token_revoke) {
+    e.path = path_.substr(0, path_.find("/tokens/") + 8) + "***"; // the id is a secret
+  }
+  if (call.type == store::object_type::node) {
+    e.noderange = call.target;
+  }
+  e.command = call.command;
+  e.status = status;
+  ctx_.audit->write(e);
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
+  if (!stream_ended_) {
+    queue_stream(detail::chunk(stream_line(out)));
+  }
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::start_stream(unsigned status, const char* content_type) {
+  stream_started_ = true;
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " ";
+  auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+  head.append(reason.data(), reason.size());
+  head += "\r\nServer: clusterws\r\nContent-Type: ";
+  head += content_type;
+  head += "\r\nTransfer-Encoding: chunked\r\n";
+  head += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
+  stream_queue_.push_back(std::move(head));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::queue_stream(std::string text) {
+  if (!stream_started_) {
+    start_stream(201, "application/x-ndjson"); // a nodeshell's first node
+  }
+  if (!text.empty()) {
+    stream_queue_.push_back(std::move(text));
+  }
+  pump_stream();
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::pump_stream() {
+  if (stream_writing_) {
+    return;
+  }
+  if (stream_queue_.empty()) {
+    if (stream_ended_) {
+      // the response is complete
+      stream_started_ = stream_ended_ = false;
+      pending_ = {};
+      listing_.reset();
+      if (keep_alive_) {
+        do_read();
+      } else {
+        do_close();
+      }
+    }
+    return;
+  }
+  stream_writing_ = true;
+  auto expiry = steady_timer::clock_type::now() + ctx_.cfg.request_timeout;
+  // a slow client must not hold a listing's snapshot (and its reader slot) for long
+  detail::expire_at(beast::get_lowest_layer(stream_),
+                    pages_ ? std::min(expiry, listing_deadline_) : expiry);
+  net::async_write(stream_, net::buffer(stream_queue_.front()),
+                   [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                     self->stream_writing_ = false;
+                     // between nodes the stream may rest as long as the command takes
+                     detail::expire_never(beast::get_lowest_layer(self->stream_));
+                     if (ec) {
+                       self->stream_queue_.clear();
+                       self->pages_.reset();
+                       self->do_close(); // the client went away; the nodes' work goes on
+                       return;
+                     }
+                     self->stream_queue_.pop_front();
+                     self->request_page();
+                     self->pump_stream();
+                   });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::refuse(api::errc code, std::string message) {
+  auto out = render(routed{}, api::api_result::failure(code, std::move(message)));
+  send(out.status, std::move(out.body), false);
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::send(unsigned status, std::string body, bool keep_alive) {
+  // The head is written by hand: a fixed set of fields, without building a fields container
+  head_ = version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  head_ += std::to_string(status);
+  head_ += ' ';
+  auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+  head_.append(reason.data(), reason.size());
+  head_ += "\r\nServer: clusterws\r\n";
+  if (!body.empty()) {
+    head_ += "Content-Type: application/json\r\n";
+  }
+  if (keep_alive != (version_ != 10)) {
+    head_ += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  }
+  head_ += "Content-Length: ";
+  head_ += std::to_string(body.size());
+  head_ += "\r\n\r\n";
+  body_ = std::move(body);
+  detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.request_timeout);
+  // not std::array<const_buffer, 2>: with Boost 1.74 that form ended after the head when the
+  // body was large (test: limits_test.a_large_response_arrives_whole)
+  net::async_write(
+    stream_, beast::buffers_cat(net::buffer(head_), net::buffer(body_)),
+    beast::bind_front_handler(&basic_session::on_write, this->shared_from_this(), !keep_alive));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_write(bool close, beast::error_code ec, std::size_t) {
+  body_.clear();
+  if (!ec && drain_) {
+    do_drain(0);
+    return;
+  }
+  if (ec || close) {
+    do_close();
+    return;
+  }
+  do_read();
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::do_drain(size_t drained) {
+  constexpr size_t max_drain = 64u << 20;
+  if (drained == 0) {
+    detail::expire_after(beast::get_lowest_layer(stream_), std::chrono::seconds(5));
+  }
+  if (!discard_) {
+    discard_ = std::make_unique<std::array<char, 16384>>();
+  }
+  stream_.async_read_some(net::buffer(*discard_), [self = this->shared_from_this(),
+                                                   drained](beast::error_code ec, size_t n) {
+    if (ec || drained + n > max_drain) {
+      self->do_close();
+      return;
+    }
+    self->do_drain(drained + n);
+  });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::do_close() {
+  detail::expire_after(beast::get_lowest_layer(stream_), std::chrono::seconds(5));
+  stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+    detail::close(beast::get_lowest_layer(self->stream_));
+  });
+}
+
+} // namespace cws::http

@@ -1,0 +1,223 @@
+// One HTTP session in-process over Beast's test stream, TLS validated with the cluster CA,
+// with the real actors and store behind it: what the network cannot show deterministically
+// (pipelining, a request that arrives a byte at a time, a client that leaves mid-listing).
+
+#include <gtest/gtest.h>
+
+#include <boost/beast/_experimental/test/stream.hpp>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/send.hpp>
+
+#include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
+#include "actors/dispatcher.hpp"
+#include "actors/executor_actor.hpp"
+#include "actors/policy_actor.hpp"
+#include "actors/store_actor.hpp"
+#include "http/server.hpp"
+#include "http/session.ipp"
+
+namespace {
+
+using namespace cws;
+using namespace cws::http;
+
+/// Beast's test stream as asio's TLS stream wants its next layer (Boost 1.74's lacks the
+/// lowest-layer typedef).
+class test_stream : public beast::test::stream {
+ public:
+  using beast::test::stream::stream;
+  using lowest_layer_type = test_stream;
+
+  lowest_layer_type& lowest_layer() noexcept {
+    return *this;
+  }
+  const lowest_layer_type& lowest_layer() const noexcept {
+    return *this;
+  }
+};
+
+using test_session = basic_session<test_stream>;
+
+class session_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new cws::test::temp_dir;
+    home_ = dir_->path / "home";
+    auto r = cws::test::run_tool(dir_->path, "clusterctl init --home " + home_.string()
+                                               + " --admin-password rootpw");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    r = cws::test::run_tool(home_, "mkdef 'cn[01-10]' groups=all mgt=kvm");
+    ASSERT_EQ(r.rc, 0) << r.out;
+  }
+
+  static void TearDownTestSuite() {
+    delete dir_;
+  }
+
+  session_test() {
+    cfg.set("logger.file-verbosity", caf::atom("quiet"));
+    ctx.cfg.page_objects = 3;
+    ctx.svc = &entry;
+    configure_tls(server_tls, home_ / "pki" / "server-cert.pem", home_ / "pki" / "server-key.pem");
+    client_tls.load_verify_file((home_ / "pki" / "ca-cert.pem").string());
+    client_tls.set_verify_mode(ssl::verify_peer);
+  }
+
+  ~session_test() override {
+    entry.shutdown();
+    caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
+  }
+
+  /// Starts a session on a new test stream pair and does the client's TLS handshake.
+  void open() {
+    test_stream server_side{ioc};
+    client.emplace(test_stream{ioc}, client_tls);
+    beast::get_lowest_layer(*client).connect(server_side);
+    session = std::make_shared<test_session>(std::move(server_side), server_tls, ctx, "127.0.0.1");
+    session->run();
+    bool done = false;
+    client->async_handshake(ssl::stream_base::client, [&](beast::error_code ec) {
+      EXPECT_FALSE(ec) << ec.message();
+      done = true;
+    });
+    run_until(done);
+  }
+
+  /// Runs the io_context until `flag` is set (the actors answer from their own threads).
+  void run_until(const bool& flag) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!flag && std::chrono::steady_clock::now() < until) {
+      ioc.run_one_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(flag) << "no answer within 30 s";
+  }
+
+  void write(const std::string& bytes) {
+    bool done = false;
+    net::async_write(*client, net::buffer(bytes), [&](beast::error_code ec, size_t) {
+      EXPECT_FALSE(ec) << ec.message();
+      done = true;
+    });
+    run_until(done);
+  }
+
+  bhttp::response<bhttp::string_body> read() {
+    bhttp::response<bhttp::string_body> res;
+    bool done = false;
+    bhttp::async_read(*client, buffer, res, [&](beast::error_code ec, size_t) {
+      EXPECT_FALSE(ec) << ec.message();
+      done = true;
+    });
+    run_until(done);
+    return res;
+  }
+
+  static std::string get(const std::string& path) {
+    return "GET /clusterws" + path + "?userName=root&userPW=rootpw HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+
+  static cws::test::temp_dir* dir_;
+  static std::filesystem::path home_;
+
+  std::shared_ptr<store::database> db = std::make_shared<store::database>(home_ / "db");
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  actors::store_actor st = actors::spawn_store(sys, db, {});
+  actors::policy_actor pol = actors::spawn_policy(sys, st, {});
+  actors::executor_actor ex = actors::spawn_executor(sys, st, {});
+  actors::dispatcher entry{sys, st, pol, ex};
+  session_context ctx;
+  net::io_context ioc{1};
+  ssl::context server_tls{ssl::context::tls_server};
+  ssl::context client_tls{ssl::context::tls_client};
+  std::optional<beast::ssl_stream<test_stream>> client;
+  std::shared_ptr<test_session> session;
+  beast::flat_buffer buffer;
+};
+
+cws::test::temp_dir* session_test::dir_ = nullptr;
+std::filesystem::path session_test::home_;
+
+TEST_F(session_test, pipelined_requests_are_answered_in_order_on_one_connection) {
+  open();
+  write(get("/nodes/cn02/attrs/mgt") + get("/nodes/cn01/attrs/mgt") + get("/nodes/nosuch"));
+  auto first = read();
+  auto second = read();
+  auto third = read();
+  EXPECT_EQ(first.result_int(), 200);
+  EXPECT_EQ(first.body(), "{\"cn02\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(second.body(), "{\"cn01\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(third.result_int(), 403);
+  EXPECT_EQ(ctx.connections.load(), 1u);
+}
+
+TEST_F(session_test, a_paged_listing_then_the_next_request_on_the_same_connection) {
+  open();
+  write(get("/nodes/all/attrs/mgt") + get("/nodes/cn10/attrs/mgt"));
+  auto listing = read();
+  EXPECT_EQ(listing.result_int(), 200);
+  EXPECT_TRUE(listing.chunked());
+  std::string expected = "{";
+  for (int i = 1; i <= 10; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof name, "cn%02d", i);
+    expected += std::string{i > 1 ? "," : ""} + "\"" + name + "\":{\"mgt\":\"kvm\"}";
+  }
+  EXPECT_EQ(listing.body(), expected + "}\n");
+  auto next = read();
+  EXPECT_EQ(next.body(), "{\"cn10\":{\"mgt\":\"kvm\"}}\n");
+}
+
+TEST_F(session_test, a_client_that_leaves_mid_listing_ends_the_session_and_its_snapshot) {
+  open();
+  std::weak_ptr<test_session> weak = session;
+  session.reset(); // the session lives on its own handlers only
+  write(get("/nodes/all"));
+  // read the head and the first chunk, then leave
+  bhttp::response_parser<bhttp::string_body> parser;
+  bool done = false;
+  bhttp::async_read_header(*client, buffer, parser, [&](beast::error_code ec, size_t) {
+    EXPECT_FALSE(ec) << ec.message();
+    done = true;
+  });
+  run_until(done);
+  EXPECT_TRUE(parser.chunked());
+  beast::get_lowest_layer(*client).close();
+  bool gone = false;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!gone && std::chrono::steady_clock::now() < until) {
+    ioc.run_one_for(std::chrono::milliseconds(100));
+    gone = weak.expired();
+  }
+  EXPECT_TRUE(gone) << "the session (and the listing's read transaction) outlived its client";
+  EXPECT_EQ(ctx.connections.load(), 0u);
+}
+
+TEST_F(session_test, a_request_arriving_a_byte_at_a_time_is_answered_once_whole) {
+  open();
+  auto request = get("/nodes/cn03/attrs/mgt");
+  for (char c : request) {
+    write(std::string(1, c)); // (TLS records of one byte each)
+  }
+  auto res = read();
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res.body(), "{\"cn03\":{\"mgt\":\"kvm\"}}\n");
+}
+
+TEST_F(session_test, a_header_over_the_limit_is_refused_with_431_and_the_connection_closed) {
+  ctx.cfg.header_limit = 1024;
+  open();
+  write("GET /clusterws/nodes HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(2000, 'a')
+        + "\r\n\r\n");
+  auto res = read();
+  EXPECT_EQ(res.result_int(), 431);
+  EXPECT_NE(res.body().find("larger than 1024 bytes"), std::string::npos) << res.body();
+  EXPECT_FALSE(res.keep_alive());
+}
+
+} // namespace
