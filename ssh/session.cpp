@@ -1,0 +1,378 @@
+#include "ssh/session.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
+#include <initializer_list>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+namespace cws::ssh {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+/// Sets a method preference from the wanted names this libssh2 supports. (libssh2 1.10 drops
+/// unsupported names with an overlapping memcpy, which ASan rightly flags: never give it any.)
+void prefer(LIBSSH2_SESSION* s, int method, std::initializer_list<const char*> wanted) {
+  const char** algs = nullptr;
+  int n = libssh2_session_supported_algs(s, method, &algs);
+  std::string pref;
+  for (const char* w : wanted) {
+    for (int i = 0; i < n; ++i) {
+      if (std::strcmp(algs[i], w) == 0) {
+        pref += (pref.empty() ? "" : ",") + std::string{w};
+      }
+    }
+  }
+  if (n > 0) {
+    libssh2_free(s, algs);
+  }
+  if (!pref.empty()) {
+    libssh2_session_method_pref(s, method, pref.c_str());
+  }
+}
+
+std::string session_error(LIBSSH2_SESSION* s) {
+  char* msg = nullptr;
+  libssh2_session_last_error(s, &msg, nullptr, 0);
+  return msg != nullptr ? msg : "unknown error";
+}
+
+} // namespace
+
+session::session(uint64_t id, const job& j, session_context& ctx) : id_(id), j_(j), ctx_(ctx) {
+  res_.name = j_.node;
+}
+
+session::~session() = default;
+
+void session::start(std::unique_ptr<connection> pooled) {
+  if (!pooled) {
+    connect_fresh();
+    return;
+  }
+  conn_ = std::move(pooled);
+  reused_ = true;
+  res_.reused = true;
+  ph_ = phase::open;
+  watch(EPOLL_CTL_ADD, EPOLLIN);
+  step();
+}
+
+void session::connect_fresh() {
+  reused_ = false;
+  res_.reused = false;
+  ctx_.timers.set(id_, clock::now() + ctx_.cfg.connect_timeout);
+  if (j_.address.empty()) {
+    fail("resolve", "ssh: Could not resolve hostname " + j_.node + ": Name or service not known");
+    return;
+  }
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (inet_pton(AF_INET, j_.address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(j_.port);
+    len = sizeof *v4;
+  } else if (inet_pton(AF_INET6, j_.address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(j_.port);
+    len = sizeof *v6;
+  } else {
+    fail("resolve", "ssh: invalid address '" + j_.address + "' for " + j_.node);
+    return;
+  }
+  conn_ = std::make_unique<connection>();
+  conn_->key = pool_key(j_);
+  conn_->fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (conn_->fd < 0) {
+    fail("unreachable", std::string{"ssh: socket: "} + std::strerror(errno));
+    return;
+  }
+  int one = 1;
+  setsockopt(conn_->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ph_ = phase::connect;
+  int rc = ::connect(conn_->fd, reinterpret_cast<sockaddr*>(&ss), len);
+  if (rc != 0 && errno != EINPROGRESS) {
+    connect_failed(errno);
+    return;
+  }
+  watch(EPOLL_CTL_ADD, EPOLLOUT);
+}
+
+void session::connect_failed(int err) {
+  std::string prefix
+    = "ssh: connect to host " + j_.node + " port " + std::to_string(j_.port) + ": ";
+  if (err == ECONNREFUSED) {
+    fail("refused", prefix + "Connection refused");
+  } else if (err == ETIMEDOUT) {
+    fail("connect-timeout", prefix + "Connection timed out");
+  } else {
+    fail("unreachable", prefix + std::strerror(err));
+  }
+}
+
+void session::watch(int op, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = id_;
+  if (epoll_ctl(ctx_.epfd, op, conn_->fd, &ev) != 0 && op == EPOLL_CTL_ADD) {
+    epoll_ctl(ctx_.epfd, EPOLL_CTL_MOD, conn_->fd, &ev);
+  }
+}
+
+/// libssh2 returned EAGAIN: wait for the direction it is blocked on.
+void session::wait_for_session() {
+  int dirs = libssh2_session_block_directions(conn_->session);
+  uint32_t ev = 0;
+  if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND) {
+    ev |= EPOLLIN;
+  }
+  if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) {
+    ev |= EPOLLOUT;
+  }
+  watch(EPOLL_CTL_MOD, ev == 0 ? EPOLLIN : ev);
+}
+
+bool session::start_session() {
+  auto* s = libssh2_session_init();
+  if (s == nullptr) {
+    fail("handshake", "ssh: cannot create a session");
+    return false;
+  }
+  conn_->session = s;
+  libssh2_session_set_blocking(s, 0);
+  // curve25519 first: a cheap key exchange is the biggest lever on fan-out CPU
+  prefer(s, LIBSSH2_METHOD_KEX,
+         {"curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256",
+          "diffie-hellman-group14-sha256"});
+  prefer(s, LIBSSH2_METHOD_HOSTKEY,
+         {"ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"});
+  return true;
+}
+
+/// The pooled connection broke before the command started: connect again, once.
+bool session::retry_fresh() {
+  if (!reused_ || retried_) {
+    return false;
+  }
+  retried_ = true;
+  channel_ = nullptr; // freed with the session
+  if (conn_ && conn_->fd >= 0) {
+    epoll_ctl(ctx_.epfd, EPOLL_CTL_DEL, conn_->fd, nullptr);
+  }
+  conn_.reset();
+  connect_fresh();
+  return true;
+}
+
+void session::append(std::string& to, const char* buf, ssize_t n) {
+  const auto max = ctx_.cfg.output_max;
+  size_t room = max - std::min(max, res_.out.size() + res_.err.size());
+  auto take = std::min(room, static_cast<size_t>(n));
+  to.append(buf, take);
+  if (take < static_cast<size_t>(n)) {
+    res_.truncated = true; // keep reading: an unread window would stall the channel
+  }
+}
+
+void session::step() {
+  auto* s = conn_ ? conn_->session : nullptr;
+  for (;;) {
+    switch (ph_) {
+      case phase::connect: {
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(conn_->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+          connect_failed(err);
+          return;
+        }
+        if (!start_session()) {
+          return;
+        }
+        s = conn_->session;
+        ph_ = phase::handshake;
+        break;
+      }
+      case phase::handshake: {
+        int rc = libssh2_session_handshake(s, conn_->fd);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          wait_for_session();
+          return;
+        }
+        if (rc != 0) {
+          fail("handshake", "ssh: handshake with " + j_.node + " failed: " + session_error(s));
+          return;
+        }
+        if (auto refused = ctx_.hosts.check(s, j_.node, j_.port); !refused.empty()) {
+          fail("host-key", refused);
+          return;
+        }
+        ph_ = phase::auth;
+        break;
+      }
+      case phase::auth: {
+        std::string pub = j_.public_key.empty() ? std::string{} : j_.public_key.string();
+        int rc = libssh2_userauth_publickey_fromfile_ex(
+          s, j_.user.c_str(), static_cast<unsigned>(j_.user.size()),
+          pub.empty() ? nullptr : pub.c_str(), j_.private_key.c_str(), nullptr);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          wait_for_session();
+          return;
+        }
+        if (rc != 0) {
+          fail("auth", j_.user + "@" + j_.node + ": Permission denied (publickey).");
+          return;
+        }
+        ++ctx_.connects;
+        ph_ = phase::open;
+        break;
+      }
+      case phase::open: {
+        channel_ = libssh2_channel_open_session(s);
+        if (channel_ == nullptr) {
+          if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN) {
+            wait_for_session();
+            return;
+          }
+          if (!retry_fresh()) {
+            fail("channel", "ssh: cannot open a channel on " + j_.node + ": " + session_error(s));
+          }
+          return;
+        }
+        // connected: the connect deadline ends, the command's (if any) begins
+        if (j_.command_timeout.count() > 0) {
+          ctx_.timers.set(id_, clock::now() + j_.command_timeout);
+        } else {
+          ctx_.timers.clear(id_);
+        }
+        ph_ = j_.command_timeout.count() > 0 ? phase::pty : phase::exec;
+        break;
+      }
+      case phase::pty: {
+        // ECHO off (53), ONLCR off (72): output as the command wrote it
+        static const char modes[] = {53, 0, 0, 0, 0, 72, 0, 0, 0, 0, 0};
+        int rc
+          = libssh2_channel_request_pty_ex(channel_, "dumb", 4, modes, sizeof modes, 200, 24, 0, 0);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          wait_for_session();
+          return;
+        }
+        if (rc != 0) {
+          fail("channel", "ssh: pty request refused by " + j_.node);
+          return;
+        }
+        ph_ = phase::exec;
+        break;
+      }
+      case phase::exec: {
+        int rc = libssh2_channel_exec(channel_, j_.command.c_str());
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          wait_for_session();
+          return;
+        }
+        if (rc != 0) {
+          if (!retry_fresh()) {
+            fail("channel", "ssh: cannot run the command on " + j_.node + ": " + session_error(s));
+          }
+          return;
+        }
+        retried_ = true; // the command may have started: never run it twice
+        ph_ = phase::read;
+        break;
+      }
+      case phase::read: {
+        char buf[32768];
+        bool progressed = false;
+        for (int stream = 0; stream < 2; ++stream) {
+          ssize_t n = libssh2_channel_read_ex(channel_, stream, buf, sizeof buf);
+          if (n > 0) {
+            append(stream == 0 ? res_.out : res_.err, buf, n);
+            progressed = true;
+          } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+            fail("disconnected", "ssh: connection to " + j_.node + " lost: " + session_error(s));
+            return;
+          }
+        }
+        if (progressed) {
+          break;
+        }
+        if (libssh2_channel_eof(channel_) != 0) {
+          ph_ = phase::close;
+          break;
+        }
+        wait_for_session();
+        return;
+      }
+      case phase::close: {
+        int rc = libssh2_channel_close(channel_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          wait_for_session();
+          return;
+        }
+        ph_ = phase::wait_closed;
+        break;
+      }
+      case phase::wait_closed: {
+        int rc = libssh2_channel_wait_closed(channel_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          wait_for_session();
+          return;
+        }
+        res_.rc = libssh2_channel_get_exit_status(channel_);
+        char* sig = nullptr;
+        size_t siglen = 0;
+        libssh2_channel_get_exit_signal(channel_, &sig, &siglen, nullptr, nullptr, nullptr,
+                                        nullptr);
+        if (sig != nullptr) {
+          res_.rc = -1;
+          res_.error = "signal";
+          res_.message
+            = "the command on " + j_.node + " was ended by signal " + std::string{sig, siglen};
+          libssh2_free(s, sig);
+        }
+        libssh2_channel_free(channel_);
+        channel_ = nullptr;
+        finish(true);
+        return;
+      }
+    }
+  }
+}
+
+void session::fail(const std::string& code, const std::string& message) {
+  res_.error = code;
+  res_.message = message;
+  finish(false);
+}
+
+void session::time_out() {
+  if (ph_ <= phase::auth) {
+    fail("connect-timeout", "ssh: connect to host " + j_.node + " port " + std::to_string(j_.port)
+                              + ": Connection timed out");
+  } else {
+    // closing the connection hangs up the command's pty: the node ends it (SIGHUP)
+    fail("timeout",
+         "Timed out waiting for response from " + j_.node + ". The command was terminated.");
+  }
+}
+
+void session::finish(bool keep_connection) {
+  if (conn_ && conn_->fd >= 0) {
+    epoll_ctl(ctx_.epfd, EPOLL_CTL_DEL, conn_->fd, nullptr);
+  }
+  ctx_.timers.clear(id_);
+  if (!keep_connection) {
+    channel_ = nullptr; // freed with the session
+    conn_.reset();
+  }
+  done_ = true;
+}
+
+} // namespace cws::ssh

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <libssh2.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/node_result.hpp"
+#include "ssh/connection.hpp"
+#include "ssh/deadlines.hpp"
+#include "ssh/engine.hpp"
+#include "ssh/known_hosts.hpp"
+
+namespace cws::ssh {
+
+/// What the sessions of one engine share. The engine owns it; it outlives every session.
+struct session_context {
+  const engine_config& cfg;
+  /// The engine's epoll set: a session watches its own socket there, under its id.
+  int epfd;
+  known_hosts& hosts;
+  /// Where a session keeps its connect or command deadline, under its id.
+  deadlines& timers;
+  /// Logins so far (engine_stats::connects).
+  std::atomic<uint64_t>& connects;
+};
+
+/// One node's job, as a state machine that never blocks: connect, handshake, host key check,
+/// authentication, channel, pty (with a command timeout), exec, read, close. Each call goes
+/// as far as it can without waiting and leaves the socket watched in the direction libssh2
+/// waits for; the engine calls `step` when it is ready. Once `done`, the engine takes the
+/// result and, if the command ended cleanly, the connection for the pool. Engine thread only.
+class session {
+ public:
+  /// The session of `j` (which must outlive it), known to the loop as `id` (not 0).
+  session(uint64_t id, const job& j, session_context& ctx);
+  ~session();
+
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  /// Starts: on `pooled`, an authenticated connection, from the channel on; else connects.
+  void start(std::unique_ptr<connection> pooled);
+
+  /// Goes on after an event on the socket.
+  void step();
+
+  /// Ends the job with error `code`. The connection is closed, which hangs up a running
+  /// command.
+  void fail(const std::string& code, const std::string& message);
+
+  /// Its deadline passed: `connect-timeout` until authenticated, `timeout` after.
+  void time_out();
+
+  /// The job has ended (result ready).
+  bool done() const noexcept {
+    return done_;
+  }
+
+  /// The result; once `done`.
+  base::node_result take_result() {
+    return std::move(res_);
+  }
+
+  /// The connection, if it can serve another job (the command ended cleanly); else null.
+  /// Once `done`.
+  std::unique_ptr<connection> take_connection() {
+    return std::move(conn_);
+  }
+
+ private:
+  enum class phase { connect, handshake, auth, open, pty, exec, read, close, wait_closed };
+
+  void connect_fresh();
+  void connect_failed(int err);
+  bool start_session();
+  bool retry_fresh();
+  void append(std::string& to, const char* buf, ssize_t n);
+  void watch(int op, uint32_t events);
+  void wait_for_session();
+  void finish(bool keep_connection);
+
+  uint64_t id_;
+  const job& j_;
+  session_context& ctx_;
+  std::unique_ptr<connection> conn_;
+  LIBSSH2_CHANNEL* channel_ = nullptr;
+  phase ph_ = phase::connect;
+  bool retried_ = false;
+  bool reused_ = false;
+  bool done_ = false;
+  base::node_result res_;
+};
+
+} // namespace cws::ssh
