@@ -73,9 +73,10 @@ for c in ${CASES:-64 1 256 close}; do
   printf '%-34s %12s %10s %12s %10s %8s\n' "$label" "$a_rps" "$a_p99" "$b_rps" "$b_p99" "$(ratio "$a_rps" "$b_rps")x"
   case $c in
     64)
-      goal "https-rps-64" "$(ratio "$a_rps" "$b_rps")" ">=" 0.5
+      goal "https-rps-64" "$(ratio "$a_rps" "$b_rps")" ">=" 0.9
       goal "https-p99-64" "$(ratio "$a_p99" "$b_p99")" "<=" 2
       ;;
+    1) goal "https-rps-1" "$(ratio "$a_rps" "$b_rps")" ">=" 0.8 ;;
     close) goal "https-new-connection" "$(ratio "$a_rps" "$b_rps")" ">=" 0.8 ;;
   esac
 done

@@ -52,4 +52,8 @@ printf '%-48s %8s %10s %10s\n' "case (median of $ROUNDS)" "req/s" "daemon" "clie
 echo "nodes created: $created (expected $((N * ROUNDS)))"
 echo "ceilings: PUT without fsync $(ratio "$nosync" "$raw")x raw, GET $(ratio "$get" "$raw")x raw;" \
   "durable PUT reaches $(ratio "$put" "$nosync") of the PUT ceiling"
-goal "durable-writes" "$(ratio "$put" "$raw")" ">=" 5
+# the goals (issue #13): group commit hides the disk (durable PUT vs the same PUT with fsync a
+# no-op), and a write costs the daemon little more CPU than a read (the 5x-raw-LMDB goal is
+# retired: the run showed it bound by CPU per request, not by commits)
+goal "durable-vs-nosync-put" "$(ratio "$put" "$nosync")" ">=" 0.8
+goal "daemon-cpu-put-vs-get" "$(ratio "$(col put 2)" "$(col get 2)")" "<=" 1.5
