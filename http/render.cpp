@@ -250,11 +250,15 @@ std::string listing_writer::page(const std::vector<api::object_record>& objects)
     begun_ = true;
     w_.begin_object();
   }
+  // pages are alike: room for one like the last, not a regrowth (and its copies) per page
+  w_.reserve(last_page_ + last_page_ / 8);
   for (const auto& o : objects) {
     w_.key(o.name);
     write_attrs(w_, o.encoded, ver1_);
   }
-  return w_.take();
+  auto text = w_.take();
+  last_page_ = text.size();
+  return text;
 }
 
 std::string listing_writer::end() {

@@ -29,6 +29,7 @@ class listing_writer {
   bool pretty_;
   bool ver1_;
   bool begun_ = false;
+  size_t last_page_ = 0;
 };
 
 /// `{"error":"<msg>","errorcode":"<code>"}` (a string errorcode, as xCAT's CGI gives it).
