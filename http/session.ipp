@@ -184,10 +184,13 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
     watch_call(); // (re-armed when this call's deadline comes before the one waited for)
   }
-  ctx_.svc->submit(pending_.call, [self](api::api_result res) {
-    // back on the session's io thread: never touch the stream from an actor thread
-    net::post(self->stream_.get_executor(),
-              [self, res = std::move(res)]() mutable { self->on_result(std::move(res)); });
+  ctx_.svc->submit(pending_.call, [self](api::api_result res) mutable {
+    // back on the session's io thread: never touch the stream from an actor thread. The
+    // reference moves along, so the session is never destroyed on an actor thread.
+    auto ex = self->stream_.get_executor();
+    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+      self->on_result(std::move(res));
+    });
   });
 }
 
@@ -267,10 +270,13 @@ void basic_session<NextLayer>::request_page() {
     return;
   }
   page_requested_ = true;
-  ctx_.svc->next_page(pages_, ctx_.cfg.page_objects, [self = this->shared_from_this()](auto res) {
-    net::post(self->stream_.get_executor(),
-              [self, res = std::move(res)]() mutable { self->on_page(std::move(res)); });
-  });
+  ctx_.svc->next_page(pages_, ctx_.cfg.page_objects,
+                      [self = this->shared_from_this()](auto res) mutable {
+                        auto ex = self->stream_.get_executor();
+                        net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+                          self->on_page(std::move(res));
+                        });
+                      });
 }
 
 template<class NextLayer>

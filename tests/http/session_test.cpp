@@ -71,6 +71,11 @@ class session_test : public ::testing::Test {
     caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
+    // what the actors still hold of the session goes before the io_context does
+    sys.await_all_actors_done();
+    session.reset();
+    client.reset();
+    ioc.poll();
   }
 
   /// Starts a session on a new test stream pair and does the client's TLS handshake.
