@@ -87,9 +87,23 @@ std::optional<std::vector<std::string>> cluster_view::group(std::string_view nam
   return members;
 }
 
-std::string cluster_view::inherited(record_view own, std::string_view attr) const {
+std::string cluster_view::for_node(std::string_view node, std::string value) const {
+  if (!regex_value::is_expression(value)) {
+    return value;
+  }
+  auto it = expressions_.find(value);
+  if (it == expressions_.end()) {
+    std::string error;
+    // checked when written; a value stored before that check is shown as it is
+    it = expressions_.emplace(value, regex_value::parse(value, error)).first;
+  }
+  return it->second ? it->second->evaluate(node) : value;
+}
+
+std::string cluster_view::inherited(std::string_view node, record_view own,
+                                    std::string_view attr) const {
   if (auto v = own.find(attr)) {
-    return std::string{*v};
+    return is_nodelist_attribute(attr) ? std::string{*v} : for_node(node, std::string{*v});
   }
   if (is_nodelist_attribute(attr)) {
     return {};
@@ -98,7 +112,7 @@ std::string cluster_view::inherited(record_view own, std::string_view attr) cons
   for (const auto& g : base::split_list(own.find("groups").value_or(""))) {
     if (const attr_map* rec = group_record(g)) {
       if (auto it = rec->find(attr); it != rec->end()) {
-        return it->second;
+        return for_node(node, it->second);
       }
     }
   }
@@ -107,7 +121,7 @@ std::string cluster_view::inherited(record_view own, std::string_view attr) cons
 
 std::string cluster_view::attribute(std::string_view node, std::string_view attr) const {
   auto own = txn_.get(object_type::node, node);
-  return own ? inherited(*own, attr) : std::string{};
+  return own ? inherited(node, *own, attr) : std::string{};
 }
 
 bool cluster_view::hidden(std::string_view name) const {
@@ -148,6 +162,11 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
             out.emplace(k, v); // the node's own value wins
           }
         }
+      }
+    }
+    for (auto& [k, v] : out) {
+      if (!is_nodelist_attribute(k)) {
+        v = for_node(name, std::move(v));
       }
     }
     for (const char* list : {"postscripts", "postbootscripts"}) {

@@ -9,6 +9,7 @@
 #include "store/codec.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
+#include "store/regex_value.hpp"
 
 namespace cws::store {
 
@@ -45,11 +46,15 @@ class cluster_view : public node_universe {
 
  private:
   const attr_map* group_record(std::string_view name) const;
-  std::string inherited(record_view own, std::string_view attr) const;
+  std::string inherited(std::string_view node, record_view own, std::string_view attr) const;
+  /// `value` as node `node` reads it: an xCAT expression (store/regex_value.hpp) evaluated.
+  std::string for_node(std::string_view node, std::string value) const;
 
   const read_txn& txn_;
   mutable std::optional<std::vector<std::string>> nodes_;
   mutable std::unordered_map<std::string, std::optional<attr_map>> groups_;
+  /// Expressions parsed so far, by their text (a handful of group rows serve every node).
+  mutable std::unordered_map<std::string, std::shared_ptr<const regex_value>> expressions_;
 };
 
 } // namespace cws::store

@@ -1,4 +1,5 @@
 #include "store/definitions.hpp"
+#include "store/regex_value.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -194,6 +195,13 @@ std::string check_value(object_type type, const std::string& attr, std::string_v
     char code[16];
     std::snprintf(code, sizeof code, "U+%04lX", static_cast<unsigned long>(c));
     return "The value of '" + attr + "' cannot contain the control character " + code + ".";
+  }
+  if ((type == object_type::node || type == object_type::group) && regex_value::is_expression(v)
+      && !is_nodelist_attribute(attr)) {
+    std::string error;
+    if (!regex_value::parse(v, error)) {
+      return "The value of '" + attr + "' is not a valid xCAT expression: " + error + ".";
+    }
   }
   if (type == object_type::policy && attr == "rule" && !normalize_value(v).empty()
       && !is_policy_rule(v)) {

@@ -182,6 +182,40 @@ TEST_F(cli_test, mkdef_lsdef_long_short_and_stanza) {
   EXPECT_EQ(r.out, "Object name: compute\n    members=node2,node3\n");
 }
 
+TEST_F(cli_test, regex_group_rows_give_each_node_its_own_value_wherever_it_is_read) {
+  auto r = run(R"(mkdef -t group rack1 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
+               R"('vmmemory=|\D+(\d+)|(sprintf("%04d",$1*2))|')");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  run("mkdef 'node[08-10]' groups=rack1,all");
+  run("mkdef node11 groups=rack1,all ip=192.168.0.11"); // the node's own value wins
+  r = run("lsdef node08,node11 -i ip,bmc,vmmemory -c");
+  EXPECT_EQ(r.out, "node08: bmc=node08-bmc\nnode08: ip=10.0.0.8\nnode08: vmmemory=0016\n"
+                   "node11: bmc=node11-bmc\nnode11: ip=192.168.0.11\nnode11: vmmemory=0022\n");
+  r = run("nodels 'node[08-10]' hosts.ip");
+  EXPECT_EQ(r.out, "node08: 10.0.0.8\nnode09: 10.0.0.9\nnode10: 10.0.0.10\n");
+  r = run("nodels rack1 ip==10.0.0.9"); // selection reads the evaluated value
+  EXPECT_EQ(r.out, "node09\n");
+  r = run("lsdef -w bmc==node10-bmc");
+  EXPECT_EQ(r.out, "node10  (node)\n");
+  // the group itself shows the expression, as xCAT's lsdef -t group does
+  r = run("lsdef -t group -o rack1 -i ip");
+  EXPECT_EQ(r.out, "Object name: rack1\n    ip=|node(\\d+)|10.0.0.($1+0)|\n");
+
+  // a bad expression is refused when written, naming the attribute, and changes nothing
+  r = run(R"(chdef -t group rack1 'ip=|node(\d+)|10.0.0.($1 + 1)|' 'bmc=x')");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: The value of 'ip' is not a valid xCAT expression: '($1 + 1)' may "
+                       "hold only integer arithmetic"),
+            std::string::npos)
+    << r.err;
+  r = run(R"(mkdef node12 groups=all 'bmc=/node(\d+/x/')");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("invalid regular expression 'node(\\d+': missing )"), std::string::npos)
+    << r.err;
+  EXPECT_EQ(run("lsdef node09 -i bmc,ip -c").out, "node09: bmc=node09-bmc\nnode09: ip=10.0.0.9\n");
+  EXPECT_EQ(run("lsdef node12").rc, 1);
+}
+
 TEST_F(cli_test, lsdef_errors) {
   auto r = run("lsdef nosuch");
   EXPECT_EQ(r.rc, 1);

@@ -235,6 +235,20 @@ TEST_F(service_test, non_root_needs_a_policy_row_set_with_the_cli) {
   EXPECT_EQ(alice().status, 401u);
 }
 
+TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_written) {
+  auto r = send("PUT", "/groups/compute", R"({"bmc":"|cn(\\d+)|10.1.0.($1*2)|"})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(get("/nodes/cn1,cn3/attrs/bmc").body,
+            "{\"cn1\":{\"bmc\":\"10.1.0.2\"},\"cn3\":{\"bmc\":\"10.1.0.6\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef cn3 -i bmc -c").out, "cn3: bmc=10.1.0.6\n");
+  r = send("PUT", "/groups/compute", R"({"bmc":"|cn(\\d+)|10.1.0.(`id`)|"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("The value of 'bmc' is not a valid xCAT expression"), std::string::npos)
+    << r.body;
+  EXPECT_EQ(get("/nodes/cn1/attrs/bmc").body, "{\"cn1\":{\"bmc\":\"10.1.0.2\"}}\n");
+  EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
+}
+
 TEST_F(service_test, groups_policy_and_globalconf_writes) {
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"vmmemory":"2048"})").status, 200u);
   EXPECT_EQ(get("/nodes/cn2/attrs/vmmemory").body, "{\"cn2\":{\"vmmemory\":\"4096\"}}\n");
