@@ -12,6 +12,7 @@
 #include "actors/dispatcher.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
+#include "coordinated_system.hpp"
 #include "store/credentials.hpp"
 
 namespace {
@@ -21,13 +22,7 @@ using namespace cws::actors;
 using namespace cws::api;
 using store::object_type;
 
-struct caf_fixture : ::testing::Test {
-  static caf::actor_system_config& init(caf::actor_system_config& cfg) {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.set("logger.file-verbosity", caf::atom("quiet"));
-    return cfg;
-  }
-
+struct caf_fixture : ::testing::Test, test::coordinated_system {
   caf_fixture() {
     db->write([](store::write_txn& t) {
       t.put(object_type::passwd, "root", {{"password", store::hash_password("rootpw")}});
@@ -110,11 +105,6 @@ struct caf_fixture : ::testing::Test {
 
   test::temp_dir dir;
   std::shared_ptr<store::database> db = std::make_shared<store::database>(dir.path);
-  caf::actor_system_config cfg;
-  caf::actor_system sys{init(cfg)};
-  caf::scoped_actor self{sys, true};
-  caf::scheduler::test_coordinator& sched
-    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   store_actor st;
   policy_actor pol;
   std::vector<api_result> results;

@@ -20,6 +20,7 @@
 #include "../support/sshd.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/store_actor.hpp"
+#include "coordinated_system.hpp"
 
 namespace {
 
@@ -56,13 +57,7 @@ std::shared_ptr<store::database> nodes_db(const std::filesystem::path& dir, uint
   return db;
 }
 
-struct coordinator_fixture : ::testing::Test {
-  static caf::actor_system_config& init(caf::actor_system_config& cfg) {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.set("logger.file-verbosity", caf::atom("quiet"));
-    return cfg;
-  }
-
+struct coordinator_fixture : ::testing::Test, test::coordinated_system {
   /// Spawns the store (with `d` as its transports) and the executor over it.
   void spawn(std::shared_ptr<api::drivers> d) {
     store_config sc;
@@ -92,11 +87,6 @@ struct coordinator_fixture : ::testing::Test {
 
   test::temp_dir dir;
   std::shared_ptr<store::database> db = nodes_db(dir.path, test::free_port());
-  caf::actor_system_config cfg;
-  caf::actor_system sys{init(cfg)};
-  caf::scoped_actor self{sys, true};
-  caf::scheduler::test_coordinator& sched
-    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   store_actor st;
   executor_actor ex;
 };
@@ -261,13 +251,13 @@ TEST_F(sshd_fixture, an_executor_that_stops_cancels_its_running_nodes) {
   auto running = [] {
     return std::system("pgrep -x sleep -a | grep -q 'sleep 61'") == 0;
   };
-  for (int i = 0; i < 1000 && !running(); ++i) {
+  for (int i = 0; i < 3000 && !running(); ++i) { // up to 30 s: logins are slow on a loaded machine
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(running());
   self->send_exit(ex, caf::exit_reason::user_shutdown);
   bool gone = false;
-  for (int i = 0; i < 1000 && !gone; ++i) {
+  for (int i = 0; i < 3000 && !gone; ++i) {
     gone = !running();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
