@@ -22,7 +22,7 @@ std::string prepend(const std::string& defaults, std::string_view own) {
 } // namespace
 
 cluster_view::cluster_view(const read_txn& txn, bool xcatdefaults)
-  : txn_(txn), xcatdefaults_(xcatdefaults) {
+    : txn_(txn), xcatdefaults_(xcatdefaults) {
   // nop
 }
 

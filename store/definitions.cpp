@@ -187,8 +187,8 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
   auto key = key_attribute(tg.type);
   // a dynamic group's members are computed from wherevals; xCAT edits members of static
   // groups only (lsdef -z shows them, and restoring them must not touch the nodes)
-  bool dynamic = tg.type == object_type::group
-                 && base::trim(final_grouptype(attrs, *tg.attrs)) == "dynamic";
+  bool dynamic
+    = tg.type == object_type::group && base::trim(final_grouptype(attrs, *tg.attrs)) == "dynamic";
   for (const auto& a : *tg.attrs) {
     if (a.name == key) {
       continue; // the key is the object's name

@@ -41,7 +41,8 @@ std::string shown(std::string_view line) {
 }
 
 void set_attr(attr_list& attrs, std::string name, std::string value) {
-  auto it = std::find_if(attrs.begin(), attrs.end(), [&](const auto& a) { return a.first == name; });
+  auto it
+    = std::find_if(attrs.begin(), attrs.end(), [&](const auto& a) { return a.first == name; });
   if (it != attrs.end()) {
     attrs.erase(it);
   }
@@ -103,8 +104,8 @@ class parser {
     if (name.compare(0, default_prefix.size(), default_prefix) == 0) {
       auto type = name.substr(default_prefix.size());
       if (!parse_type(type)) {
-        error(number, "names an unknown type: Type '" + type
-                        + "' is not a valid xCAT object type.");
+        error(number,
+              "names an unknown type: Type '" + type + "' is not a valid xCAT object type.");
       }
       default_type_ = std::move(type);
       return;

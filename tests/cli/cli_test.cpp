@@ -328,6 +328,14 @@ class stanza_cli_test : public cli_test {
   static result on(const home_ptr& h, const std::string& cmd, const std::string& input = "") {
     return run_in(h->path, cmd, input);
   }
+
+  /// Checks that `cmd` fails with exactly `err` on stderr.
+  static void refused(const home_ptr& h, const std::string& cmd, const std::string& input,
+                      const std::string& err) {
+    auto r = on(h, cmd, input);
+    EXPECT_EQ(r.rc, 1) << cmd << "\n" << input;
+    EXPECT_EQ(r.err, err) << cmd << "\n" << input;
+  }
 };
 
 TEST_F(stanza_cli_test, full_listing_restores_byte_for_byte) {
@@ -392,29 +400,31 @@ TEST_F(stanza_cli_test, a_bad_stanza_changes_nothing) {
   auto h = fresh_home();
   const std::string good = "n1:\n  objtype=node\n  groups=all\n"
                            "net1:\n  objtype=network\n  net=10.0.0.0\n";
-  auto bad_attr = on(h, "mkdef -z", good + "n2:\n  objtype=node\n  groups=all\n  colour=red\n");
-  EXPECT_EQ(bad_attr.rc, 1);
-  EXPECT_EQ(bad_attr.err, "Error: 'colour' is not a valid attribute name for an object type of "
-                          "'node'.\n");
-  auto bad_type = on(h, "mkdef -z", good + "r1:\n  objtype=route\n");
-  EXPECT_EQ(bad_type.rc, 1);
-  EXPECT_EQ(bad_type.err, "Error: Type 'route' is not a valid xCAT object type.\n");
-  auto no_type = on(h, "chdef -z", good + "n2:\n  groups=all\n");
-  EXPECT_EQ(no_type.rc, 1);
-  EXPECT_EQ(no_type.err, "Error: No objtype value was specified for 'n2'. Cannot create object "
-                         "definition.\n");
-  auto syntax = on(h, "mkdef -z", good + "n2\n");
-  EXPECT_EQ(syntax.rc, 1);
-  EXPECT_EQ(syntax.err, "Error: Line 7 of the stanza input is neither a 'name:' header nor an "
-                        "'attr=value' line: 'n2'.\n");
-  auto no_groups = on(h, "mkdef -z", good + "n2:\n  objtype=node\n");
-  EXPECT_EQ(no_groups.rc, 1);
-  EXPECT_EQ(no_groups.err, "Error: Attribute 'groups' is not specified for node 'n2', skipping "
-                           "to the next node.\nError: One or more errors occured when attempting "
-                           "to create or modify xCAT object definitions.\n");
-  auto missing_member = on(h, "mkdef -z", good + "g:\n  objtype=group\n  members=n1,ghost\n");
-  EXPECT_EQ(missing_member.rc, 1);
-  EXPECT_EQ(missing_member.err, "Error: Could not find an object named 'ghost' of type 'node'.\n");
+  struct bad_case {
+    const char* tool;
+    std::string stanza;
+    std::string err;
+  };
+  const bad_case cases[] = {
+    {"mkdef -z", "n2:\n  objtype=node\n  groups=all\n  colour=red\n",
+     "Error: 'colour' is not a valid attribute name for an object type of 'node'.\n"},
+    {"mkdef -z", "r1:\n  objtype=route\n",
+     "Error: Type 'route' is not a valid xCAT object type.\n"},
+    {"chdef -z", "n2:\n  groups=all\n",
+     "Error: No objtype value was specified for 'n2'. Cannot create object definition.\n"},
+    {"mkdef -z", "n2\n",
+     "Error: Line 7 of the stanza input is neither a 'name:' header nor an 'attr=value' line: "
+     "'n2'.\n"},
+    {"mkdef -z", "n2:\n  objtype=node\n",
+     "Error: Attribute 'groups' is not specified for node 'n2', skipping to the next node.\n"
+     "Error: One or more errors occured when attempting to create or modify xCAT object "
+     "definitions.\n"},
+    {"mkdef -z", "g:\n  objtype=group\n  members=n1,ghost\n",
+     "Error: Could not find an object named 'ghost' of type 'node'.\n"},
+  };
+  for (const auto& c : cases) {
+    refused(h, c.tool, good + c.stanza, c.err);
+  }
   for (const char* type : {"node", "network", "group"}) {
     EXPECT_EQ(on(h, std::string{"lsdef -t "} + type).err,
               std::string{"Error: Could not get objects of type '"} + type + "'.\n");
@@ -424,31 +434,28 @@ TEST_F(stanza_cli_test, a_bad_stanza_changes_nothing) {
 
 TEST_F(stanza_cli_test, options_and_empty_input) {
   auto h = fresh_home();
-  auto with_t = on(h, "mkdef -z -t node");
-  EXPECT_EQ(with_t.rc, 1);
-  EXPECT_EQ(with_t.err, "Error: Cannot combine '-t' and '-a', '-z', or '-x' options.\n"
-                        "Try 'mkdef --help'.\n");
-  auto with_names = on(h, "chdef -z n1");
-  EXPECT_EQ(with_names.rc, 1);
-  EXPECT_EQ(with_names.err, "Error: Cannot use '-z' with '-o' or a noderange.\nExample of -z "
-                            "usage:\n\t'cat stanzafile | chdef -z'\nTry 'chdef --help'.\n");
+  refused(h, "mkdef -z -t node", "",
+          "Error: Cannot combine '-t' and '-a', '-z', or '-x' options.\nTry 'mkdef --help'.\n");
+  refused(h, "chdef -z n1", "",
+          "Error: Cannot use '-z' with '-o' or a noderange.\nExample of -z usage:\n\t'cat "
+          "stanzafile | chdef -z'\nTry 'chdef --help'.\n");
   EXPECT_EQ(on(h, "mkdef -z -o n1").rc, 1);
   auto with_attr = on(h, "mkdef -z groups=all");
   EXPECT_EQ(with_attr.rc, 1);
   EXPECT_NE(with_attr.err.find("Cannot combine 'attr=val' pairs with '-z'"), std::string::npos);
   EXPECT_EQ(on(h, "chdef -z -f").err, "Error: The '-f' option is not valid for the chdef "
                                       "command.\nTry 'chdef --help'.\n");
-  auto empty = on(h, "mkdef -z", "# <xCAT data object stanza file>\n\n");
-  EXPECT_EQ(empty.rc, 1);
-  EXPECT_EQ(empty.err, "Error: No object names were provided.\n");
+  refused(h, "mkdef -z", "# <xCAT data object stanza file>\n\n",
+          "Error: No object names were provided.\n");
 }
 
 TEST_F(stanza_cli_test, chdef_z_defaults_plus_and_new_objects) {
   auto h = fresh_home();
   ASSERT_EQ(on(h, "mkdef n1 groups=all postscripts=a").rc, 0);
-  auto r = on(h, "chdef -z", "default-node:\n  groups=all,compute\n  mgt=ipmi\n\n"
-                             "n1:\n  objtype=node\n  postscripts=b\n"
-                             "n2:\n  objtype=node\n");
+  auto r = on(h, "chdef -z",
+              "default-node:\n  groups=all,compute\n  mgt=ipmi\n\n"
+              "n1:\n  objtype=node\n  postscripts=b\n"
+              "n2:\n  objtype=node\n");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "2 object definitions have been created or modified.\n"
                    "New object definitions 'n2' have been created.\n");
@@ -464,10 +471,9 @@ TEST_F(stanza_cli_test, chdef_z_defaults_plus_and_new_objects) {
 
 TEST_F(stanza_cli_test, input_over_the_size_limit_is_refused) {
   auto h = fresh_home();
-  auto r = on(h, "sh -c 'head -c 268435457 /dev/zero | mkdef -z'");
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "Error: The stanza input is larger than 268435456 bytes (256 MiB); split it "
-                   "into several files.\n");
+  refused(h, "sh -c 'head -c 268435457 /dev/zero | mkdef -z'", "",
+          "Error: The stanza input is larger than 268435456 bytes (256 MiB); split it into "
+          "several files.\n");
   EXPECT_EQ(on(h, "lsdef").err, "Error: Could not get objects of type 'node'.\n");
 }
 

@@ -32,18 +32,17 @@ TEST(stanza_parser, lsdef_output_comments_blanks_and_crlf) {
   EXPECT_EQ(in.objects[1].name, "net-a");
   EXPECT_EQ(in.objects[1].type, "network");
   // a value ending in ':' stays a value (xCAT would read a header there)
-  EXPECT_EQ(in.objects[1].attrs,
-            (attrs{{"usercomment", "see:"}, {"gateway", "<xcatmaster>"}}));
+  EXPECT_EQ(in.objects[1].attrs, (attrs{{"usercomment", "see:"}, {"gateway", "<xcatmaster>"}}));
 }
 
 TEST(stanza_parser, quotes_and_first_equals_sign) {
   auto in = parse_stanzas("n:\n objtype=node\n groups=\" all,compute \"\n"
                           " usercomment=a=b\n postscripts=\"x\n kcmdline=y\"\n");
   ASSERT_TRUE(in.errors.empty());
-  EXPECT_EQ(in.objects[0].attrs, (attrs{{"groups", "all,compute"},
-                                        {"usercomment", "a=b"},
-                                        {"postscripts", "x"},
-                                        {"kcmdline", "y"}}));
+  EXPECT_EQ(
+    in.objects[0].attrs,
+    (attrs{
+      {"groups", "all,compute"}, {"usercomment", "a=b"}, {"postscripts", "x"}, {"kcmdline", "y"}}));
 }
 
 TEST(stanza_parser, default_stanzas_apply_to_following_objects_of_their_type) {
@@ -127,8 +126,8 @@ class stanza_apply_test : public ::testing::Test {
 
 TEST_F(stanza_apply_test, objtype_errors_are_xcats) {
   std::vector<std::string> errors;
-  auto objects = stanza_objects(parse_stanzas("a:\n mgt=ipmi\nb:\n objtype=route\n").objects,
-                                errors);
+  auto objects
+    = stanza_objects(parse_stanzas("a:\n mgt=ipmi\nb:\n objtype=route\n").objects, errors);
   EXPECT_TRUE(objects.empty());
   EXPECT_EQ(errors, (std::vector<std::string>{
                       "No objtype value was specified for 'a'. Cannot create object definition.",
@@ -181,9 +180,9 @@ TEST_F(stanza_apply_test, mkdef_skips_existing_unless_forced_chdef_merges_and_cr
 
   auto changed = ch("n1:\n objtype=node\n arch=ppc64le\nn3:\n objtype=node\n groups=all\n");
   ASSERT_TRUE(changed.ok());
-  EXPECT_EQ(changed.info, (std::vector<std::string>{
-                            "2 object definitions have been created or modified.",
-                            "New object definitions 'n3' have been created."}));
+  EXPECT_EQ(changed.info,
+            (std::vector<std::string>{"2 object definitions have been created or modified.",
+                                      "New object definitions 'n3' have been created."}));
   EXPECT_EQ(show(object_type::node, "n1")->at("mgt"), "kvm");
   EXPECT_EQ(show(object_type::node, "n1")->at("arch"), "ppc64le");
 }
