@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 
 #include <iostream>
+#include <stdexcept>
 
 #include "api/operations.hpp"
 #include "api/settings.hpp"
@@ -50,6 +51,61 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
     }
   }
   return c;
+}
+
+/// The stanza input of mkdef -z / chdef -z, read whole from `in`.
+/// @throws std::runtime_error when it is larger than store::max_stanza_bytes.
+std::string read_stanza_input(std::istream& in) {
+  std::string text;
+  char buf[64 * 1024];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > store::max_stanza_bytes) {
+      throw std::runtime_error("The stanza input is larger than "
+                               + std::to_string(store::max_stanza_bytes)
+                               + " bytes (256 MiB); split it into several files.");
+    }
+  }
+  return text;
+}
+
+using stanza_change
+  = std::function<store::outcome(store::write_txn&, const std::vector<store::object_change>&)>;
+
+/// mkdef -z / chdef -z: every object of the stanzas on stdin, in one transaction; nothing is
+/// written if any stanza is invalid.
+int change_from_stanzas(const parsed_args& args, std::string_view tool, io& streams,
+                        const stanza_change& change) {
+  if (args.values.count("t") > 0) {
+    throw usage_error("Cannot combine '-t' and '-a', '-z', or '-x' options.");
+  }
+  for (const auto& p : args.positional) {
+    if (p.find('=') != std::string::npos) {
+      throw usage_error("Cannot combine 'attr=val' pairs with '-z': the attributes come from "
+                        "the stanzas.");
+    }
+  }
+  if (args.values.count("o") > 0 || !args.positional.empty()) {
+    throw usage_error("Cannot use '-z' with '-o' or a noderange.\nExample of -z usage:\n\t'cat "
+                      "stanzafile | "
+                      + std::string{tool} + " -z'");
+  }
+  auto s = session::open(args);
+  store::outcome bad;
+  std::vector<store::object_change> objects;
+  {
+    auto parsed = store::parse_stanzas(read_stanza_input(streams.in));
+    bad.errors = std::move(parsed.errors);
+    objects = store::stanza_objects(parsed.objects, bad.errors);
+  }
+  if (bad.errors.empty() && objects.empty()) {
+    bad.errors.emplace_back("No object names were provided.");
+  }
+  if (!bad.ok()) {
+    return report(bad, streams); // nothing is written
+  }
+  return report(store::apply(*s.db, [&](store::write_txn& t) { return change(t, objects); }),
+                streams);
 }
 
 } // namespace
@@ -125,25 +181,38 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
 // -- mkdef / chdef / rmdef ------------------------------------------------------------
 
 int mkdef(const std::vector<std::string>& argv, io& streams) {
-  if (parse_change(argv, "f", nullptr).args.has("help")) {
+  auto probe = parse_change(argv, "fz", nullptr);
+  if (probe.args.has("help")) {
     streams.out << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
+                << "       mkdef -z [-f] < STANZAFILE\n"
                 << "Creates object definitions. -f replaces existing definitions.\n"
+                << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
                 << change_help;
     return 0;
   }
-  auto s = session::open(parse_args(argv, {"to", "f", {"home"}, {}}));
-  auto c = parse_change(argv, "f", &s);
-  c.req.force = c.args.has("f");
+  bool force = probe.args.has("f");
+  if (probe.args.has("z")) {
+    return change_from_stanzas(
+      probe.args, "mkdef", streams,
+      [&](store::write_txn& t, const std::vector<store::object_change>& objects) {
+        return store::make_objects(t, objects, force);
+      });
+  }
+  auto s = session::open(probe.args);
+  auto c = parse_change(argv, "fz", &s);
+  c.req.force = force;
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::make_objects(t, c.req); }),
     streams);
 }
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
-  auto probe = parse_change(argv, "pmf", nullptr);
+  auto probe = parse_change(argv, "pmfz", nullptr);
   if (probe.args.has("help")) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
+                << "       chdef -z [-p | -m] < STANZAFILE\n"
                 << "Changes object definitions, creating missing ones. attr= clears.\n"
+                << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
                 << "  -p         add the values to comma lists\n"
                 << "  -m         remove the values from comma lists\n"
                 << change_help;
@@ -155,14 +224,22 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   if (probe.args.has("p") && probe.args.has("m")) {
     throw usage_error("The flags '-p' and '-m' cannot be used together.");
   }
+  auto mode = probe.args.has("p")   ? store::list_mode::append
+              : probe.args.has("m") ? store::list_mode::remove
+                                    : store::list_mode::set;
+  if (probe.args.has("z")) {
+    return change_from_stanzas(
+      probe.args, "chdef", streams,
+      [&](store::write_txn& t, const std::vector<store::object_change>& objects) {
+        return store::change_objects(t, objects, mode);
+      });
+  }
   if (probe.req.attrs.empty()) {
     throw usage_error("No attribute values were specified.");
   }
   auto s = session::open(probe.args);
-  auto c = parse_change(argv, "pmf", &s);
-  c.req.mode = c.args.has("p")   ? store::list_mode::append
-               : c.args.has("m") ? store::list_mode::remove
-                                 : store::list_mode::set;
+  auto c = parse_change(argv, "pmfz", &s);
+  c.req.mode = mode;
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::change_objects(t, c.req); }),
     streams);

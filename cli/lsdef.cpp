@@ -88,7 +88,7 @@ int lsdef(const std::vector<std::string>& argv, io& streams) {
 
   auto s = session::open(args);
   auto txn = s.db->read();
-  store::cluster_view view{txn};
+  store::cluster_view view{txn, !stanza}; // -z: without the xcatdefaults postscripts
   int rc = 0;
   if (stanza) {
     streams.out << "# <xCAT data object stanza file>\n";

@@ -21,7 +21,8 @@ std::string prepend(const std::string& defaults, std::string_view own) {
 
 } // namespace
 
-cluster_view::cluster_view(const read_txn& txn) : txn_(txn) {
+cluster_view::cluster_view(const read_txn& txn, bool xcatdefaults)
+    : txn_(txn), xcatdefaults_(xcatdefaults) {
   // nop
 }
 
@@ -170,8 +171,9 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
       }
     }
     for (const char* list : {"postscripts", "postbootscripts"}) {
-      auto merged = prepend(txn_.meta(std::string{"xcatdefaults."} + list), out[list]);
-      out[list] = merged;
+      if (xcatdefaults_) { // lsdef -z leaves them out (DBobjectdefs.pm defls)
+        out[list] = prepend(txn_.meta(std::string{"xcatdefaults."} + list), out[list]);
+      }
     }
     for (auto it = out.begin(); it != out.end();) {
       it = it->second.empty() ? out.erase(it) : std::next(it);

@@ -18,7 +18,9 @@ namespace cws::store {
 /// Lives no longer than the transaction it reads.
 class cluster_view : public node_universe {
  public:
-  explicit cluster_view(const read_txn& txn);
+  /// A view of `txn`. Without `xcatdefaults` node listings leave out the xcatdefaults
+  /// postscripts, as xCAT's lsdef -z does: a stanza file restores a node's own values.
+  explicit cluster_view(const read_txn& txn, bool xcatdefaults = true);
 
   // -- node_universe ---------------------------------------------------------
 
@@ -51,6 +53,7 @@ class cluster_view : public node_universe {
   std::string for_node(std::string_view node, std::string value) const;
 
   const read_txn& txn_;
+  bool xcatdefaults_;
   mutable std::optional<std::vector<std::string>> nodes_;
   mutable std::unordered_map<std::string, std::optional<attr_map>> groups_;
   /// Expressions parsed so far, by their text (a handful of group rows serve every node).

@@ -66,17 +66,45 @@ long forbidden_character(std::string_view v) {
   return -1;
 }
 
-/// Validates everything that does not need the database; false with errors filled in.
-bool validate(const change_request& req, outcome& out) {
-  for (const auto& a : req.attrs) {
-    if (!is_valid_attribute(req.type, a.name)) {
-      out.errors.push_back(invalid_attribute_message(a.name, req.type));
-    } else if (auto msg = check_value(req.type, a.name, a.value); !msg.empty()) {
-      out.errors.push_back(std::move(msg));
-    }
+/// One object a change writes: pointers into a change_request (whose objects share their
+/// attributes: no copy per node of a large noderange) or into an object_change.
+struct target {
+  object_type type;
+  const std::string* name;
+  const std::vector<attr_change>* attrs;
+};
+
+/// The objects of `req`; site has the single object `clustersite`.
+std::vector<target> targets_of(const change_request& req) {
+  static const std::string clustersite = "clustersite";
+  std::vector<target> out;
+  if (req.type == object_type::site) {
+    out.push_back({req.type, &clustersite, &req.attrs});
+    return out;
   }
+  out.reserve(req.names.size());
   for (const auto& n : req.names) {
-    if (auto msg = check_object_name(req.type, n); !msg.empty()) {
+    out.push_back({req.type, &n, &req.attrs});
+  }
+  return out;
+}
+
+/// Validates everything that does not need the database; false with errors filled in. Shared
+/// attribute lists are checked once.
+bool validate(const std::vector<target>& targets, outcome& out) {
+  const std::vector<attr_change>* checked = nullptr;
+  for (const auto& tg : targets) {
+    if (tg.attrs != checked) {
+      for (const auto& a : *tg.attrs) {
+        if (!is_valid_attribute(tg.type, a.name)) {
+          out.errors.push_back(invalid_attribute_message(a.name, tg.type));
+        } else if (auto msg = check_value(tg.type, a.name, a.value); !msg.empty()) {
+          out.errors.push_back(std::move(msg));
+        }
+      }
+      checked = tg.attrs;
+    }
+    if (auto msg = check_object_name(tg.type, *tg.name); !msg.empty()) {
       out.errors.push_back(msg);
     }
   }
@@ -144,41 +172,156 @@ void change_members(write_txn& t, const std::string& g, list_mode mode, const st
   }
 }
 
-/// Applies `req.attrs` to object `name` (existing attributes `attrs`) and writes it.
-void write_object(write_txn& t, const change_request& req, const std::string& name, attr_map attrs,
-                  outcome& out) {
-  auto key = key_attribute(req.type);
-  for (const auto& a : req.attrs) {
+/// The grouptype group `name` has after `changes` (existing attributes `attrs`).
+std::string_view final_grouptype(const attr_map& attrs, const std::vector<attr_change>& changes) {
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+    if (it->name == "grouptype") {
+      return it->value;
+    }
+  }
+  auto it = attrs.find("grouptype");
+  return it == attrs.end() ? std::string_view{} : std::string_view{it->second};
+}
+
+/// Applies the target's attributes to it (existing attributes `attrs`) and writes it.
+void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs, outcome& out) {
+  auto key = key_attribute(tg.type);
+  // a dynamic group's members are computed from wherevals; xCAT edits members of static
+  // groups only (lsdef -z shows them, and restoring them must not touch the nodes)
+  bool dynamic
+    = tg.type == object_type::group && base::trim(final_grouptype(attrs, *tg.attrs)) == "dynamic";
+  for (const auto& a : *tg.attrs) {
     if (a.name == key) {
       continue; // the key is the object's name
     }
     auto value = normalize_value(a.value);
-    if (req.type == object_type::group && a.name == "members") {
-      change_members(t, name, req.mode, value, out);
+    if (tg.type == object_type::group && a.name == "members") {
+      if (!dynamic) {
+        change_members(t, *tg.name, mode, value, out);
+      }
       continue;
     }
-    auto merged = apply_list(req.mode, attrs[a.name], value, a.name, name, out);
+    auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, out);
     if (merged.empty()) {
       attrs.erase(a.name);
     } else {
       attrs[a.name] = merged;
     }
   }
-  t.put(req.type, name, attrs);
+  t.put(tg.type, *tg.name, attrs);
 }
 
-bool has_groups(const change_request& req) {
-  return std::any_of(req.attrs.begin(), req.attrs.end(), [](const attr_change& a) {
+bool has_groups(const std::vector<attr_change>& attrs) {
+  return std::any_of(attrs.begin(), attrs.end(), [](const attr_change& a) {
     return a.name == "groups" && !normalize_value(a.value).empty();
   });
 }
 
-/// Object names of the request; site has the single object `clustersite`.
-std::vector<std::string> object_names(const change_request& req) {
-  if (req.type == object_type::site) {
-    return {"clustersite"};
+/// Puts groups last, so that their `members` may name nodes created by the same change, and
+/// returns which targets exist before anything is written (as xCAT's defmk looks them up
+/// first): a group is not taken for existing because a node of the same input names it.
+std::vector<bool> groups_last(write_txn& t, std::vector<target>& targets) {
+  std::stable_partition(targets.begin(), targets.end(),
+                        [](const target& tg) { return tg.type != object_type::group; });
+  cluster_view view{t};
+  std::vector<bool> existed;
+  existed.reserve(targets.size());
+  for (const auto& tg : targets) {
+    existed.push_back(view.exists(tg.type, *tg.name));
   }
-  return req.names;
+  return existed;
+}
+
+outcome make_targets(write_txn& t, std::vector<target> targets, bool force) {
+  outcome out;
+  if (!validate(targets, out)) {
+    throw rejected{out};
+  }
+  for (const auto& tg : targets) {
+    if (tg.type == object_type::node && !has_groups(*tg.attrs)) {
+      out.errors.push_back("Attribute 'groups' is not specified for node '" + *tg.name
+                           + "', skipping to the next node.");
+    }
+  }
+  if (!out.ok()) {
+    out.errors.emplace_back(some_errors);
+    throw rejected{out};
+  }
+  auto existed = groups_last(t, targets);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& tg = targets[i];
+    if (existed[i]) {
+      if (!force) {
+        out.warnings.push_back("A definition for '" + *tg.name
+                               + "' already exists. No changes will be made.  Run again with "
+                                 "'-f' option to force replace.");
+        continue;
+      }
+      t.erase(tg.type, *tg.name); // -f replaces, it does not merge
+    }
+    write_object(t, tg, list_mode::set, {}, out);
+    ++out.count;
+  }
+  if (out.count == 0) {
+    out.errors.push_back(created_message(0));
+  }
+  if (!out.ok()) {
+    throw rejected{out};
+  }
+  out.info.push_back(created_message(out.count));
+  return out;
+}
+
+outcome change_targets(write_txn& t, std::vector<target> targets, list_mode mode) {
+  outcome out;
+  if (!validate(targets, out)) {
+    throw rejected{out};
+  }
+  auto existed = groups_last(t, targets);
+  std::vector<std::string> created;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& tg = targets[i];
+    attr_map attrs;
+    if (auto rec = t.get(tg.type, *tg.name)) {
+      attrs = rec->to_map();
+    }
+    if (!existed[i]) {
+      if (mode == list_mode::remove) {
+        out.errors.push_back("The '-m' option is not valid since the '" + *tg.name
+                             + "' definition does not exist.");
+        continue;
+      }
+      if (tg.type == object_type::node && !has_groups(*tg.attrs)) {
+        out.errors.push_back("Attribute 'groups' is not specified for node '" + *tg.name
+                             + "', skipping to the next node.");
+        continue;
+      }
+      created.push_back(*tg.name);
+    }
+    write_object(t, tg, mode, std::move(attrs), out);
+    ++out.count;
+  }
+  if (!out.ok()) {
+    out.errors.emplace_back(some_errors);
+    throw rejected{out};
+  }
+  out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
+                                    : created_message(out.count));
+  if (!created.empty()) {
+    out.info.push_back("New object definitions '" + base::join_list(created)
+                       + "' have been created.");
+  }
+  return out;
+}
+
+std::vector<target> targets_of(const std::vector<object_change>& objects) {
+  static const std::string clustersite = "clustersite";
+  std::vector<target> out;
+  out.reserve(objects.size());
+  for (const auto& o : objects) {
+    out.push_back({o.type, o.type == object_type::site ? &clustersite : &o.name, &o.attrs});
+  }
+  return out;
 }
 
 } // namespace
@@ -247,8 +390,8 @@ std::string check_object_name(object_type t, std::string_view name) {
 }
 
 outcome make_objects(write_txn& t, const change_request& req) {
-  outcome out;
   if (req.attrs.empty()) {
+    outcome out;
     std::string msg = "No object definitions have been created or modified: no attributes were "
                       "specified.";
     if (req.type == object_type::node) {
@@ -257,78 +400,40 @@ outcome make_objects(write_txn& t, const change_request& req) {
     out.errors.push_back(msg);
     throw rejected{out};
   }
-  if (!validate(req, out)) {
-    throw rejected{out};
-  }
-  auto names = object_names(req);
-  if (req.type == object_type::node && !has_groups(req)) {
-    for (const auto& n : names) {
-      out.errors.push_back("Attribute 'groups' is not specified for node '" + n
-                           + "', skipping to the next node.");
-    }
-    out.errors.emplace_back(some_errors);
-    throw rejected{out};
-  }
-  cluster_view view{t};
-  for (const auto& n : names) {
-    if (view.exists(req.type, n)) {
-      if (!req.force) {
-        out.warnings.push_back("A definition for '" + n
-                               + "' already exists. No changes will be made.  Run again with "
-                                 "'-f' option to force replace.");
-        continue;
-      }
-      t.erase(req.type, n); // -f replaces, it does not merge
-    }
-    write_object(t, req, n, {}, out);
-    ++out.count;
-  }
-  if (out.count == 0) {
-    out.errors.push_back(created_message(0));
-  }
-  if (!out.ok()) {
-    throw rejected{out};
-  }
-  out.info.push_back(created_message(out.count));
-  return out;
+  return make_targets(t, targets_of(req), req.force);
 }
 
 outcome change_objects(write_txn& t, const change_request& req) {
-  outcome out;
-  if (!validate(req, out)) {
-    throw rejected{out};
-  }
-  std::vector<std::string> created;
-  cluster_view view{t};
-  for (const auto& n : object_names(req)) {
-    attr_map attrs;
-    if (auto rec = t.get(req.type, n)) {
-      attrs = rec->to_map();
-    } else if (!view.exists(req.type, n)) {
-      if (req.mode == list_mode::remove) {
-        out.errors.push_back("The '-m' option is not valid since the '" + n
-                             + "' definition does not exist.");
-        continue;
+  return change_targets(t, targets_of(req), req.mode);
+}
+
+outcome make_objects(write_txn& t, const std::vector<object_change>& objects, bool force) {
+  return make_targets(t, targets_of(objects), force);
+}
+
+outcome change_objects(write_txn& t, const std::vector<object_change>& objects, list_mode mode) {
+  return change_targets(t, targets_of(objects), mode);
+}
+
+std::vector<object_change> stanza_objects(const std::vector<stanza>& stanzas,
+                                          std::vector<std::string>& errors) {
+  std::vector<object_change> out;
+  out.reserve(stanzas.size());
+  for (const auto& s : stanzas) {
+    auto type = parse_type(s.type);
+    if (s.type.empty()) {
+      errors.push_back("No objtype value was specified for '" + s.name
+                       + "'. Cannot create object definition.");
+    } else if (!type) {
+      errors.push_back("Type '" + s.type + "' is not a valid xCAT object type.");
+    } else {
+      object_change o{*type, s.name, {}};
+      o.attrs.reserve(s.attrs.size());
+      for (const auto& [k, v] : s.attrs) {
+        o.attrs.push_back({k, v});
       }
-      if (req.type == object_type::node && !has_groups(req)) {
-        out.errors.push_back("Attribute 'groups' is not specified for node '" + n
-                             + "', skipping to the next node.");
-        continue;
-      }
-      created.push_back(n);
+      out.push_back(std::move(o));
     }
-    write_object(t, req, n, std::move(attrs), out);
-    ++out.count;
-  }
-  if (!out.ok()) {
-    out.errors.emplace_back(some_errors);
-    throw rejected{out};
-  }
-  out.info.push_back(out.count == 0 ? "No object definitions have been created or modified."
-                                    : created_message(out.count));
-  if (!created.empty()) {
-    out.info.push_back("New object definitions '" + base::join_list(created)
-                       + "' have been created.");
   }
   return out;
 }

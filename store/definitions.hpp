@@ -10,6 +10,7 @@
 #include "store/database.hpp"
 #include "store/schema.hpp"
 #include "store/selector.hpp"
+#include "store/stanza.hpp"
 
 namespace cws::store {
 
@@ -66,6 +67,26 @@ outcome make_objects(write_txn& t, const change_request& req);
 
 /// chdef in transaction `t`, creating missing objects. @throws rejected.
 outcome change_objects(write_txn& t, const change_request& req);
+
+/// One object of a stanza input (mkdef -z, chdef -z): its own type, name and attributes.
+struct object_change {
+  object_type type = object_type::node;
+  std::string name;
+  std::vector<attr_change> attrs;
+};
+
+/// The objects of parsed stanzas; an error per stanza without a known objtype (xCAT's
+/// `No objtype value was specified for 'x'. Cannot create object definition.`).
+std::vector<object_change> stanza_objects(const std::vector<stanza>& stanzas,
+                                          std::vector<std::string>& errors);
+
+/// mkdef -z in transaction `t`: each object with its own type and attributes, as
+/// make_objects does for one request. Groups are written last, so their `members` may name
+/// nodes of the same input. @throws rejected when nothing may be written.
+outcome make_objects(write_txn& t, const std::vector<object_change>& objects, bool force);
+
+/// chdef -z in transaction `t`, creating missing objects; groups last. @throws rejected.
+outcome change_objects(write_txn& t, const std::vector<object_change>& objects, list_mode mode);
 
 /// rmdef in transaction `t`: every named object, or none if any is missing. @throws rejected.
 outcome remove_objects(write_txn& t, object_type type, const std::vector<std::string>& names);

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "../store/temp_home.hpp"
@@ -339,6 +340,175 @@ TEST_F(cli_test, help_multicall_and_uninitialized_home) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("is not initialized"), std::string::npos);
   EXPECT_EQ(run("clusterctl frobnicate").rc, 1);
+}
+
+// -- mkdef -z / chdef -z ------------------------------------------------------------
+
+class stanza_cli_test : public cli_test {
+ protected:
+  using home_ptr = std::unique_ptr<cws::test::temp_dir>;
+
+  static constexpr const char* everything
+    = "lsdef -t node,group,network,osimage,policy,site -l -z -S";
+
+  /// A freshly initialized home of its own (site defaults, default policy rows, xcatdefaults).
+  static home_ptr fresh_home() {
+    auto h = std::make_unique<cws::test::temp_dir>();
+    auto r = run_in(h->path, "clusterctl init --admin-password pw");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return h;
+  }
+
+  static result on(const home_ptr& h, const std::string& cmd, const std::string& input = "") {
+    return run_in(h->path, cmd, input);
+  }
+
+  /// Checks that `cmd` fails with exactly `err` on stderr.
+  static void refused(const home_ptr& h, const std::string& cmd, const std::string& input,
+                      const std::string& err) {
+    auto r = on(h, cmd, input);
+    EXPECT_EQ(r.rc, 1) << cmd << "\n" << input;
+    EXPECT_EQ(r.err, err) << cmd << "\n" << input;
+  }
+};
+
+TEST_F(stanza_cli_test, full_listing_restores_byte_for_byte) {
+  auto a = fresh_home();
+  for (const char* cmd : {
+         "mkdef -t group compute mgt=ipmi bmcusername=admin 'usercomment=rack 1: left'",
+         "mkdef -t group gpu vmmemory=4096",
+         "mkdef 'cn[1-3]' groups=all,compute arch=x86_64 postscripts=mine",
+         "chdef cn2 mgt=kvm groups=all,gpu,compute",
+         "mkdef cn4 groups=compute hidden=1",
+         "mkdef -t group dyn grouptype=dynamic wherevals=mgt==kvm",
+         "mkdef -t network net1 net=10.0.0.0 mask=255.0.0.0 gateway='<xcatmaster>'",
+         "mkdef -t osimage img1 imagetype=linux osvers=rhels8 'usercomment=see:'",
+         "mkdef -t policy 6 name=alice rule=allow",
+         "chdef -t site domain=example.com",
+       }) {
+    ASSERT_EQ(on(a, cmd).rc, 0) << cmd << on(a, cmd).err;
+  }
+  auto dump = on(a, everything);
+  ASSERT_EQ(dump.rc, 0) << dump.err;
+  // lsdef -z shows inherited values but not the xcatdefaults postscripts (defls)
+  EXPECT_NE(dump.out.find("cn1:\n    objtype=node\n    arch=x86_64\n    bmcusername=admin\n"
+                          "    groups=all,compute\n    mgt=ipmi\n    postscripts=mine\n"),
+            std::string::npos)
+    << dump.out;
+  EXPECT_EQ(dump.out.find("syslog,remoteshell"), std::string::npos);
+
+  auto b = fresh_home(); // init wrote site and policy rows: -f replaces them
+  auto restored = on(b, "mkdef -z -f", dump.out);
+  ASSERT_EQ(restored.rc, 0) << restored.err;
+  EXPECT_EQ(restored.out, "25 object definitions have been created or modified.\n");
+  EXPECT_EQ(on(b, everything).out, dump.out);
+  // the other listings agree too, xcatdefaults postscripts included
+  for (const char* cmd : {"lsdef -l all", "lsdef -t group -l", "lsdef -l -z all", "nodels"}) {
+    EXPECT_EQ(on(b, cmd).out, on(a, cmd).out) << cmd;
+  }
+  EXPECT_NE(on(b, "lsdef cn1").out.find("postscripts=syslog,remoteshell,syncfiles,mine\n"),
+            std::string::npos);
+
+  // chdef -z of the same dump over the restored store changes nothing visible
+  auto again = on(b, "chdef -z", dump.out);
+  EXPECT_EQ(again.rc, 0) << again.err;
+  EXPECT_EQ(again.out, "25 object definitions have been created or modified.\n");
+  EXPECT_EQ(on(b, everything).out, dump.out);
+}
+
+TEST_F(stanza_cli_test, nodes_only_listing_restores_on_an_empty_store) {
+  auto a = fresh_home();
+  ASSERT_EQ(on(a, "mkdef -t group compute mgt=ipmi").rc, 0);
+  ASSERT_EQ(on(a, "mkdef 'n[1-2]' groups=all,compute postbootscripts=late").rc, 0);
+  auto dump = on(a, "lsdef -l -z all");
+  auto b = fresh_home();
+  auto r = on(b, "sh -c 'cat | mkdef -z'", dump.out);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "2 object definitions have been created or modified.\n");
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(on(b, "lsdef -l -z all").out, dump.out);
+  EXPECT_EQ(on(b, "lsdef -l all").out, on(a, "lsdef -l all").out);
+}
+
+TEST_F(stanza_cli_test, a_bad_stanza_changes_nothing) {
+  auto h = fresh_home();
+  const std::string good = "n1:\n  objtype=node\n  groups=all\n"
+                           "net1:\n  objtype=network\n  net=10.0.0.0\n";
+  struct bad_case {
+    const char* tool;
+    std::string stanza;
+    std::string err;
+  };
+  const bad_case cases[] = {
+    {"mkdef -z", "n2:\n  objtype=node\n  groups=all\n  colour=red\n",
+     "Error: 'colour' is not a valid attribute name for an object type of 'node'.\n"},
+    {"mkdef -z", "r1:\n  objtype=route\n",
+     "Error: Type 'route' is not a valid xCAT object type.\n"},
+    {"chdef -z", "n2:\n  groups=all\n",
+     "Error: No objtype value was specified for 'n2'. Cannot create object definition.\n"},
+    {"mkdef -z", "n2\n",
+     "Error: Line 7 of the stanza input is neither a 'name:' header nor an 'attr=value' line: "
+     "'n2'.\n"},
+    {"mkdef -z", "n2:\n  objtype=node\n",
+     "Error: Attribute 'groups' is not specified for node 'n2', skipping to the next node.\n"
+     "Error: One or more errors occured when attempting to create or modify xCAT object "
+     "definitions.\n"},
+    {"mkdef -z", "g:\n  objtype=group\n  members=n1,ghost\n",
+     "Error: Could not find an object named 'ghost' of type 'node'.\n"},
+  };
+  for (const auto& c : cases) {
+    refused(h, c.tool, good + c.stanza, c.err);
+  }
+  for (const char* type : {"node", "network", "group"}) {
+    EXPECT_EQ(on(h, std::string{"lsdef -t "} + type).err,
+              std::string{"Error: Could not get objects of type '"} + type + "'.\n");
+  }
+  EXPECT_EQ(on(h, "mkdef -z", good).rc, 0); // the same input without the bad stanza is fine
+}
+
+TEST_F(stanza_cli_test, options_and_empty_input) {
+  auto h = fresh_home();
+  refused(h, "mkdef -z -t node", "",
+          "Error: Cannot combine '-t' and '-a', '-z', or '-x' options.\nTry 'mkdef --help'.\n");
+  refused(h, "chdef -z n1", "",
+          "Error: Cannot use '-z' with '-o' or a noderange.\nExample of -z usage:\n\t'cat "
+          "stanzafile | chdef -z'\nTry 'chdef --help'.\n");
+  EXPECT_EQ(on(h, "mkdef -z -o n1").rc, 1);
+  auto with_attr = on(h, "mkdef -z groups=all");
+  EXPECT_EQ(with_attr.rc, 1);
+  EXPECT_NE(with_attr.err.find("Cannot combine 'attr=val' pairs with '-z'"), std::string::npos);
+  EXPECT_EQ(on(h, "chdef -z -f").err, "Error: The '-f' option is not valid for the chdef "
+                                      "command.\nTry 'chdef --help'.\n");
+  refused(h, "mkdef -z", "# <xCAT data object stanza file>\n\n",
+          "Error: No object names were provided.\n");
+}
+
+TEST_F(stanza_cli_test, chdef_z_defaults_plus_and_new_objects) {
+  auto h = fresh_home();
+  ASSERT_EQ(on(h, "mkdef n1 groups=all postscripts=a").rc, 0);
+  auto r = on(h, "chdef -z",
+              "default-node:\n  groups=all,compute\n  mgt=ipmi\n\n"
+              "n1:\n  objtype=node\n  postscripts=b\n"
+              "n2:\n  objtype=node\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "2 object definitions have been created or modified.\n"
+                   "New object definitions 'n2' have been created.\n");
+  EXPECT_EQ(on(h, "lsdef -z n1,n2").out, "# <xCAT data object stanza file>\n\n"
+                                         "n1:\n    objtype=node\n    groups=all,compute\n"
+                                         "    mgt=ipmi\n    postscripts=b\n\n"
+                                         "n2:\n    objtype=node\n    groups=all,compute\n"
+                                         "    mgt=ipmi\n");
+  auto plus = on(h, "chdef -z -p", "n1:\n  objtype=node\n  postscripts=c\n");
+  ASSERT_EQ(plus.rc, 0) << plus.err;
+  EXPECT_NE(on(h, "lsdef -z n1").out.find("    postscripts=b,c\n"), std::string::npos);
+}
+
+TEST_F(stanza_cli_test, input_over_the_size_limit_is_refused) {
+  auto h = fresh_home();
+  refused(h, "sh -c 'head -c 268435457 /dev/zero | mkdef -z'", "",
+          "Error: The stanza input is larger than 268435456 bytes (256 MiB); split it into "
+          "several files.\n");
+  EXPECT_EQ(on(h, "lsdef").err, "Error: Could not get objects of type 'node'.\n");
 }
 
 } // namespace
