@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <stdexcept>
 
@@ -28,7 +29,7 @@ struct change_args {
 change_args parse_change(const std::vector<std::string>& argv, std::string_view flags,
                          const session* s) {
   change_args c;
-  c.args = parse_args(argv, {"to", flags, {"home"}, {}});
+  c.args = parse_args(argv, {"tow", flags, {"home"}, {}});
   c.req.type = parse_object_type(c.args.value("t", "node"));
   std::string spec = c.args.value("o");
   for (const auto& p : c.args.positional) {
@@ -51,6 +52,61 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
     }
   }
   return c;
+}
+
+/// mkdef/chdef -d -w: a dynamic group is its selections, stored as `grouptype=dynamic` and
+/// `wherevals` (`::`-separated, as xCAT's nodegroup table has them). Refuses what xCAT
+/// refuses: -d without -w, -w without -d, static members on a dynamic group.
+void dynamic_group(change_args& c, std::string_view tool) {
+  auto where = c.args.all("w");
+  bool dynamic = c.args.has("d");
+  if (!dynamic) {
+    if (!where.empty()) {
+      throw usage_error(tool == "mkdef"
+                          ? "The '-w' option can only be used with '-d' to define a dynamic group."
+                          : "chdef -w (selecting the objects to change) is not supported; name the "
+                            "objects, or give a noderange (attr==val works there). With '-d' it "
+                            "changes a dynamic group's selections.");
+    }
+    return;
+  }
+  if (c.req.type != object_type::group) {
+    throw usage_error("The '-d' option can only be used with '-t group'.");
+  }
+  if (where.empty()) {
+    throw usage_error("The '-d' option must be used with the '-w' option.");
+  }
+  for (const auto& a : c.req.attrs) {
+    if (a.name == "members" || a.name == "grouptype" || a.name == "wherevals") {
+      throw usage_error("A dynamic group's '" + a.name
+                        + "' comes from its '-w' selections: "
+                          "its members are the nodes that match them.");
+    }
+  }
+  std::string wherevals;
+  for (const auto& w : where) {
+    wherevals += (wherevals.empty() ? "" : "::") + w;
+  }
+  c.req.attrs.push_back({"grouptype", "dynamic"});
+  c.req.attrs.push_back({"wherevals", wherevals});
+}
+
+/// Refuses `members=` for a group that is dynamic in the store (chdef).
+void refuse_static_members(const session& s, const change_args& c) {
+  bool sets_members = std::any_of(c.req.attrs.begin(), c.req.attrs.end(),
+                                  [](const store::attr_change& a) { return a.name == "members"; });
+  if (c.req.type != object_type::group || !sets_members) {
+    return;
+  }
+  auto txn = s.db->read();
+  for (const auto& g : c.req.names) {
+    auto rec = txn.get(object_type::group, g);
+    if (rec && rec->find("grouptype").value_or("") == "dynamic") {
+      throw usage_error("'" + g
+                        + "' is a dynamic group: its members are the nodes that match its "
+                          "selections (wherevals), and cannot be set.");
+    }
+  }
 }
 
 /// The stanza input of mkdef -z / chdef -z, read whole from `in`.
@@ -181,13 +237,17 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
 // -- mkdef / chdef / rmdef ------------------------------------------------------------
 
 int mkdef(const std::vector<std::string>& argv, io& streams) {
-  auto probe = parse_change(argv, "fz", nullptr);
+  auto probe = parse_change(argv, "fzd", nullptr);
   if (probe.args.has("help")) {
-    streams.out << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
-                << "       mkdef -z [-f] < STANZAFILE\n"
-                << "Creates object definitions. -f replaces existing definitions.\n"
-                << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
-                << change_help;
+    streams.out
+      << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
+      << "       mkdef -t group -o NAME -d -w attr==val [-w attr=~re ...] [attr=value ...]\n"
+      << "       mkdef -z [-f] < STANZAFILE\n"
+      << "Creates object definitions. -f replaces existing definitions.\n"
+      << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
+      << "  -d         a dynamic group: its members are the nodes matching every -w\n"
+      << "  -w SEL     attr==val, attr!=val, attr=~re or attr!~re (repeatable)\n"
+      << change_help;
     return 0;
   }
   bool force = probe.args.has("f");
@@ -199,7 +259,8 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
       });
   }
   auto s = session::open(probe.args);
-  auto c = parse_change(argv, "fz", &s);
+  auto c = parse_change(argv, "fzd", &s);
+  dynamic_group(c, "mkdef");
   c.req.force = force;
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::make_objects(t, c.req); }),
@@ -207,14 +268,16 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
 }
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
-  auto probe = parse_change(argv, "pmfz", nullptr);
+  auto probe = parse_change(argv, "pmfzd", nullptr);
   if (probe.args.has("help")) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
+                << "       chdef -t group -o NAME -d -w attr==val [-w ...] [attr=value ...]\n"
                 << "       chdef -z [-p | -m] < STANZAFILE\n"
                 << "Changes object definitions, creating missing ones. attr= clears.\n"
                 << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
                 << "  -p         add the values to comma lists\n"
                 << "  -m         remove the values from comma lists\n"
+                << "  -d -w SEL  make the group dynamic with these selections (replacing any)\n"
                 << change_help;
     return 0;
   }
@@ -234,11 +297,15 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
         return store::change_objects(t, objects, mode);
       });
   }
-  if (probe.req.attrs.empty()) {
+  if (probe.req.attrs.empty() && !probe.args.has("d")) {
     throw usage_error("No attribute values were specified.");
   }
   auto s = session::open(probe.args);
-  auto c = parse_change(argv, "pmfz", &s);
+  auto c = parse_change(argv, "pmfzd", &s);
+  dynamic_group(c, "chdef");
+  if (!c.args.has("d")) {
+    refuse_static_members(s, c);
+  }
   c.req.mode = mode;
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::change_objects(t, c.req); }),

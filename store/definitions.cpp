@@ -1,5 +1,4 @@
 #include "store/definitions.hpp"
-#include "store/regex_value.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include "store/credentials.hpp"
 #include "store/error.hpp"
 #include "store/policy.hpp"
+#include "store/regex_value.hpp"
 
 namespace cws::store {
 
@@ -331,6 +331,22 @@ std::string not_found_message(std::string_view name, object_type t) {
          + std::string{type_name(t)} + "'.";
 }
 
+std::string check_wherevals(std::string_view w) {
+  for (size_t pos = 0; pos <= w.size();) {
+    auto end = std::min(w.find("::", pos), w.size());
+    auto one = w.substr(pos, end - pos);
+    try {
+      if (!selector::parse(one)) {
+        return "'" + std::string{one} + "' is not attr==val, attr!=val, attr=~re or attr!~re.";
+      }
+    } catch (const error& e) {
+      return e.what();
+    }
+    pos = end + 2;
+  }
+  return {};
+}
+
 std::string check_value(object_type type, const std::string& attr, std::string_view v) {
   if (auto c = forbidden_character(v); c == '\n' || c == '\r') {
     return "The value of '" + attr + "' cannot contain a line break.";
@@ -344,6 +360,11 @@ std::string check_value(object_type type, const std::string& attr, std::string_v
     std::string error;
     if (!regex_value::parse(v, error)) {
       return "The value of '" + attr + "' is not a valid xCAT expression: " + error + ".";
+    }
+  }
+  if (type == object_type::group && attr == "wherevals" && !normalize_value(v).empty()) {
+    if (auto msg = check_wherevals(v); !msg.empty()) {
+      return "The value of 'wherevals' is not valid: " + msg;
     }
   }
   if (type == object_type::policy && attr == "rule" && !normalize_value(v).empty()

@@ -130,6 +130,10 @@ listing list_objects(const cluster_view& view, object_type t, const std::vector<
 /// `Could not find an object named 'x' of type 't'.`
 std::string not_found_message(std::string_view name, object_type t);
 
+/// Why `wherevals` (a dynamic group's `attr<op>value` selections, `::`-separated) is not
+/// valid; "" if it is.
+std::string check_wherevals(std::string_view wherevals);
+
 /// Checks value `v` of attribute `attr` for an object of `type`: no line break or other
 /// C0/C1 control (TAB excepted), DEL, U+2028 or U+2029 (the message names the character); a
 /// policy `rule` must be a known rule, `site.tokenexpiredays` a valid number of days.

@@ -217,6 +217,45 @@ TEST_F(cli_test, regex_group_rows_give_each_node_its_own_value_wherever_it_is_re
   EXPECT_EQ(run("lsdef node12").rc, 1);
 }
 
+TEST_F(cli_test, dynamic_groups_select_their_members_at_read_time) {
+  run("mkdef 'node[1-4]' groups=all mgt=kvm os=sles15");
+  run("chdef node3,node4 mgt=ipmi");
+  auto r = run("mkdef -t group -o rack1 -d -w mgt==kvm -w 'os=~^sles[0-9]+$'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("lsdef -t group -o rack1").out,
+            "Object name: rack1\n    grouptype=dynamic\n    members=node1,node2\n"
+            "    wherevals=mgt==kvm::os=~^sles[0-9]+$\n");
+  EXPECT_EQ(run("nodels rack1,node3").out, "node1\nnode2\nnode3\n"); // in any noderange
+  run("chdef node2 mgt=ipmi"); // membership follows the attributes, nothing to update
+  EXPECT_EQ(run("nodels rack1").out, "node1\n");
+  r = run("chdef -t group -o rack1 -d -w mgt==ipmi");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("nodels rack1").out, "node2\nnode3\nnode4\n");
+
+  // refused, and nothing changes
+  struct bad {
+    const char* cmd;
+    const char* error;
+  };
+  for (const auto& b : std::vector<bad>{
+         {"mkdef -t group -o g2 -d", "The '-d' option must be used with the '-w' option."},
+         {"mkdef -t group -o g2 -w mgt==kvm",
+          "The '-w' option can only be used with '-d' to define a dynamic group."},
+         {"mkdef -t group -o g2 -d -w mgt==kvm members=node1", "comes from its '-w' selections"},
+         {"mkdef -t group -o g2 -d -w mgt", "'mgt' is not attr==val"},
+         {"mkdef -t group -o g2 -d -w 'os=~('", "Invalid regular expression '('"},
+         {"mkdef -o node9 -d -w mgt==kvm groups=all", "only be used with '-t group'"},
+         {"chdef -t group rack1 members=node1", "'rack1' is a dynamic group"},
+       }) {
+    r = run(b.cmd);
+    EXPECT_EQ(r.rc, 1) << b.cmd;
+    EXPECT_NE(r.err.find(b.error), std::string::npos) << b.cmd << ": " << r.err;
+  }
+  EXPECT_EQ(run("lsdef -t group -o g2").rc, 1);
+  EXPECT_EQ(run("nodels rack1").out, "node2\nnode3\nnode4\n");
+  run("rmdef -t group rack1");
+}
+
 TEST_F(cli_test, lsdef_errors) {
   auto r = run("lsdef nosuch");
   EXPECT_EQ(r.rc, 1);
