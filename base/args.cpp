@@ -24,8 +24,13 @@ parsed_args parse_args(const std::vector<std::string>& args, const option_spec& 
     if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
       auto eq = a.find('=');
       std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      auto alias = std::find_if(spec.long_aliases.begin(), spec.long_aliases.end(),
+                                [&](const auto& a) { return a.first == name; });
       if (name == "help" && eq == std::string::npos) {
         out.flags.insert("help");
+      } else if (alias != spec.long_aliases.end() && eq == std::string::npos
+                 && spec.short_flags.find(alias->second) != std::string_view::npos) {
+        out.flags.insert(std::string(1, alias->second));
       } else if (contains(spec.long_values, name)) {
         if (eq != std::string::npos) {
           out.values[name].push_back(a.substr(eq + 1));
@@ -58,7 +63,7 @@ parsed_args parse_args(const std::vector<std::string>& args, const option_spec& 
         }
         break;
       }
-      if (c == 'h') {
+      if (c == 'h' || c == '?') {
         out.flags.insert("help");
       } else if (spec.short_flags.find(c) != std::string_view::npos) {
         out.flags.insert(name);

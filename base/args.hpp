@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cws::base {
@@ -25,6 +26,9 @@ struct option_spec {
   std::vector<std::string_view> long_values;
   /// Long boolean options.
   std::vector<std::string_view> long_flags;
+  /// Long spellings of short boolean options (`--long` for `-l`), as xCAT's tools take them;
+  /// only those whose short option is in `short_flags` are accepted.
+  std::vector<std::pair<std::string_view, char>> long_aliases;
 };
 
 /// Parsed command line: options and the positional arguments in order.
@@ -51,7 +55,7 @@ struct parsed_args {
   }
 };
 
-/// Parses `args` (without the program name). `-h` and `--help` are always accepted.
+/// Parses `args` (without the program name). `-h`, `-?` and `--help` are always accepted.
 /// @throws usage_error for an unknown option or a missing value.
 parsed_args parse_args(const std::vector<std::string>& args, const option_spec& spec);
 

@@ -6,6 +6,7 @@
 
 #include "api/operations.hpp"
 #include "api/settings.hpp"
+#include "cli/defaults.hpp"
 #include "store/error.hpp"
 
 namespace cws::cli {
@@ -29,7 +30,7 @@ struct change_args {
 change_args parse_change(const std::vector<std::string>& argv, std::string_view flags,
                          const session* s) {
   change_args c;
-  c.args = parse_args(argv, {"tow", flags, {"home"}, {}});
+  c.args = parse_args(argv, definition_options("tow", flags));
   c.req.type = parse_object_type(c.args.value("t", "node"));
   std::string spec = c.args.value("o");
   for (const auto& p : c.args.positional) {
@@ -168,6 +169,18 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
 
 // -- shared helpers -------------------------------------------------------------
 
+option_spec definition_options(std::string_view values, std::string_view flags) {
+  // xCAT's DBobjectdefs.pm and nodels: GetOptions names of the boolean options
+  static const std::pair<std::string_view, char> xcat_names[]
+    = {{"all", 'a'},   {"compress", 'c'}, {"dynamic", 'd'}, {"force", 'f'},  {"long", 'l'},
+       {"minus", 'm'}, {"plus", 'p'},     {"short", 's'},   {"stanza", 'z'}, {"verbose", 'V'}};
+  option_spec spec{values, flags, {"home"}, {}, {}};
+  for (const auto& a : xcat_names) {
+    spec.long_aliases.push_back(a);
+  }
+  return spec;
+}
+
 session session::open(const parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
   if (!home.initialized()) {
@@ -215,6 +228,15 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rmdef", rmdef},         {"xdsh", xdsh},     {"init", init},     {"passwd", passwd},
     {"noderange", noderange}, {"tokens", tokens}, {"revoke", revoke}, {"rmuser", rmuser},
   };
+  static const std::string_view definition_tools[] = {"lsdef", "nodels", "mkdef", "chdef", "rmdef"};
+  bool definition_tool = std::find(std::begin(definition_tools), std::end(definition_tools), name)
+                         != std::end(definition_tools);
+  if (definition_tool && std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "-v" || a == "--version";
+      })) {
+    streams.out << name << " - clusterws Version " << version_text << '\n'; // as xCAT's -v
+    return 0;
+  }
   for (const auto& [n, fn] : table) {
     if (n == name) {
       try {
@@ -237,7 +259,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
 // -- mkdef / chdef / rmdef ------------------------------------------------------------
 
 int mkdef(const std::vector<std::string>& argv, io& streams) {
-  auto probe = parse_change(argv, "fzd", nullptr);
+  auto probe = parse_change(argv, "fzdV", nullptr);
   if (probe.args.has("help")) {
     streams.out
       << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
@@ -259,7 +281,7 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
       });
   }
   auto s = session::open(probe.args);
-  auto c = parse_change(argv, "fzd", &s);
+  auto c = parse_change(argv, "fzdV", &s);
   dynamic_group(c, "mkdef");
   c.req.force = force;
   return report(
@@ -268,7 +290,7 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
 }
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
-  auto probe = parse_change(argv, "pmfzd", nullptr);
+  auto probe = parse_change(argv, "pmfzdV", nullptr);
   if (probe.args.has("help")) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
                 << "       chdef -t group -o NAME -d -w attr==val [-w ...] [attr=value ...]\n"
@@ -301,7 +323,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
     throw usage_error("No attribute values were specified.");
   }
   auto s = session::open(probe.args);
-  auto c = parse_change(argv, "pmfzd", &s);
+  auto c = parse_change(argv, "pmfzdV", &s);
   dynamic_group(c, "chdef");
   if (!c.args.has("d")) {
     refuse_static_members(s, c);
@@ -313,7 +335,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
 }
 
 int rmdef(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"to", "", {"home"}, {}});
+  auto args = parse_args(argv, definition_options("to", "V"));
   if (args.has("help")) {
     streams.out << "Usage: rmdef [-t TYPE] [-o NAMES | NAMES]\n"
                 << "Removes object definitions; nothing is removed if any is missing.\n"

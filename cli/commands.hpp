@@ -31,6 +31,11 @@ struct io {
 /// A command's signature: arguments without the program name; returns the exit status.
 using command_fn = int (*)(const std::vector<std::string>& args, io& streams);
 
+/// The options of a definition tool (lsdef, nodels, mkdef, chdef, rmdef): short options
+/// taking values and short flags, `--home DIR`, and xCAT's long spellings of the flags
+/// (`--long`, `--stanza`, `--force`, `--dynamic`, ...).
+option_spec definition_options(std::string_view values, std::string_view flags);
+
 /// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, xdsh, init, passwd, ...) or prints an
 /// error for an unknown one. Exit status 0 on success, 1 on any error.
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams);

@@ -12,4 +12,7 @@ extern const std::string_view site_defaults_text;
 /// for the management node's short host name).
 extern const std::string_view policy_defaults_text;
 
+/// This build's version (the CMake project's).
+extern const std::string_view version_text;
+
 } // namespace cws::cli

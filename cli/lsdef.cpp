@@ -45,7 +45,7 @@ std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) 
 } // namespace
 
 int lsdef(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"toiw", "lsczSa", {"home"}, {}});
+  auto args = parse_args(argv, definition_options("toiw", "lsczSaV"));
   if (args.has("help")) {
     streams.out
       << "Usage: lsdef [-t TYPES] [-o NAMES | NODERANGE] [-l | -s | -z] [-i ATTRS [-c]]\n"
@@ -132,7 +132,7 @@ int lsdef(const std::vector<std::string>& argv, io& streams) {
 }
 
 int nodels(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "HS", {"home"}, {}});
+  auto args = parse_args(argv, definition_options("", "HS"));
   if (args.has("help")) {
     streams.out << "Usage: nodels [-H] [-S] [NODERANGE] [table.column | selector ...]\n"
                    "Lists the nodes of a noderange (default all), ASCII-sorted.\n"

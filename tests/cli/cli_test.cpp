@@ -256,6 +256,33 @@ TEST_F(cli_test, dynamic_groups_select_their_members_at_read_time) {
   run("rmdef -t group rack1");
 }
 
+TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
+  for (const char* tool : {"lsdef", "nodels", "mkdef", "chdef", "rmdef"}) {
+    auto r = run(std::string{tool} + " -v");
+    EXPECT_EQ(r.rc, 0) << tool;
+    EXPECT_EQ(r.out.rfind(std::string{tool} + " - clusterws Version ", 0), 0u) << r.out;
+    EXPECT_EQ(run(std::string{tool} + " --version").out, r.out);
+    for (const char* help : {" -h", " -?", " --help"}) {
+      r = run(std::string{tool} + help);
+      EXPECT_EQ(r.rc, 0) << tool << help;
+      EXPECT_EQ(r.out.rfind("Usage: " + std::string{tool}, 0), 0u) << tool << help << r.out;
+    }
+  }
+  auto r = run("mkdef --force -t node -o node1 groups=all mgt=kvm");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("lsdef --long node1 -i mgt").out, "Object name: node1\n    mgt=kvm\n");
+  EXPECT_EQ(run("lsdef --stanza node1 -i mgt").out, run("lsdef -z node1 -i mgt").out);
+  EXPECT_EQ(run("chdef --plus node1 groups=rack1").rc, 0);
+  EXPECT_EQ(run("lsdef node1 -i groups -c").out, "node1: groups=all,rack1\n");
+  EXPECT_EQ(run("chdef --minus node1 groups=rack1").rc, 0);
+  EXPECT_EQ(run("rmdef --verbose node1").rc, 0);
+  r = run("lsdef --stanzas");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Invalid option '--stanzas'"), std::string::npos) << r.err;
+  r = run("rmdef --force node1"); // a long name for a flag the tool does not take
+  EXPECT_EQ(r.rc, 1);
+}
+
 TEST_F(cli_test, lsdef_errors) {
   auto r = run("lsdef nosuch");
   EXPECT_EQ(r.rc, 1);
