@@ -30,7 +30,7 @@ struct change_args {
 change_args parse_change(const std::vector<std::string>& argv, std::string_view flags,
                          const session* s) {
   change_args c;
-  c.args = parse_args(argv, definition_options("tow", flags));
+  c.args = parse_args(argv, definition_options("town", flags));
   c.req.type = parse_object_type(c.args.value("t", "node"));
   std::string spec = c.args.value("o");
   for (const auto& p : c.args.positional) {
@@ -108,6 +108,28 @@ void refuse_static_members(const session& s, const change_args& c) {
                           "selections (wherevals), and cannot be set.");
     }
   }
+}
+
+/// chdef -n NEW: renames the one object named, nothing else on the line.
+int rename(const change_args& probe, io& streams) {
+  std::string from = probe.args.value("o");
+  size_t names = from.empty() ? 0 : 1;
+  for (const auto& p : probe.args.positional) {
+    if (p.find('=') == std::string::npos && names++ == 0) {
+      from = p;
+    }
+  }
+  if (names != 1 || from.find(',') != std::string::npos || !probe.req.attrs.empty()) {
+    throw usage_error("The -n option renames one object: 'chdef [-t TYPE] -o NAME -n NEWNAME', "
+                      "with no attribute values.");
+  }
+  auto s = session::open(probe.args);
+  auto to = probe.args.value("n");
+  return report(store::apply(*s.db,
+                             [&](store::write_txn& t) {
+                               return store::rename_object(t, probe.req.type, from, to);
+                             }),
+                streams);
 }
 
 /// The stanza input of mkdef -z / chdef -z, read whole from `in`.
@@ -291,15 +313,20 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
   auto probe = parse_change(argv, "pmfzdV", nullptr);
+  if (!probe.args.value("n").empty()) {
+    return rename(probe, streams);
+  }
   if (probe.args.has("help")) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
                 << "       chdef -t group -o NAME -d -w attr==val [-w ...] [attr=value ...]\n"
+                << "       chdef [-t TYPE] -o NAME -n NEWNAME\n"
                 << "       chdef -z [-p | -m] < STANZAFILE\n"
                 << "Changes object definitions, creating missing ones. attr= clears.\n"
                 << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
                 << "  -p         add the values to comma lists\n"
                 << "  -m         remove the values from comma lists\n"
                 << "  -d -w SEL  make the group dynamic with these selections (replacing any)\n"
+                << "  -n NEW     rename the one object named (not groups or the site)\n"
                 << change_help;
     return 0;
   }

@@ -488,6 +488,34 @@ outcome remove_objects(write_txn& t, object_type type, const std::vector<std::st
   return out;
 }
 
+outcome rename_object(write_txn& t, object_type type, const std::string& from,
+                      const std::string& to) {
+  outcome out;
+  if (type == object_type::site || type == object_type::group) {
+    out.errors.push_back("Objects of type '" + std::string{type_name(type)}
+                         + "' cannot be renamed with the -n option.");
+    throw rejected{out};
+  }
+  auto rec = t.get(type, from);
+  if (!rec) {
+    out.errors.push_back(not_found_message(from, type));
+  } else if (auto msg = check_object_name(type, to); !msg.empty()) {
+    out.errors.push_back(msg);
+  } else if (t.exists(type, to)) {
+    out.errors.push_back("A definition for '" + to + "' already exists.");
+  }
+  if (!out.ok()) {
+    throw rejected{out};
+  }
+  // one record holds every table row of the object; the group index follows the put
+  auto attrs = rec->to_map();
+  t.erase(type, from);
+  t.put(type, to, attrs);
+  out.count = 1;
+  out.info.push_back("Changed the object name from " + from + " to " + to + ".");
+  return out;
+}
+
 outcome apply(database& db, const std::function<outcome(write_txn&)>& change) {
   outcome out;
   try {

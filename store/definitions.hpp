@@ -88,6 +88,13 @@ outcome make_objects(write_txn& t, const std::vector<object_change>& objects, bo
 /// chdef -z in transaction `t`, creating missing objects; groups last. @throws rejected.
 outcome change_objects(write_txn& t, const std::vector<object_change>& objects, list_mode mode);
 
+/// chdef -n: object `from` of `type` becomes `to`, with all its attributes (a node keeps its
+/// groups). Not for groups and the site, as in xCAT; `to` must be a valid, unused name. Other
+/// objects naming `from` (a node's vmhost, hcp, ...) are not changed, as in xCAT.
+/// @throws rejected.
+outcome rename_object(write_txn& t, object_type type, const std::string& from,
+                      const std::string& to);
+
 /// rmdef in transaction `t`: every named object, or none if any is missing. @throws rejected.
 outcome remove_objects(write_txn& t, object_type type, const std::vector<std::string>& names);
 

@@ -283,6 +283,43 @@ TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
   EXPECT_EQ(r.rc, 1);
 }
 
+TEST_F(cli_test, chdef_n_renames_one_object_with_its_attributes_and_groups) {
+  run("mkdef -t group rack1 mgt=kvm");
+  run("mkdef node1 groups=rack1,all os=rhels9");
+  auto before = run("lsdef node1 -l").out;
+  auto r = run("chdef -t node -o node1 -n node7");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Changed the object name from node1 to node7.\n");
+  auto after = run("lsdef node7 -l").out;
+  EXPECT_EQ(after, "Object name: node7" + before.substr(before.find('\n')));
+  EXPECT_EQ(run("nodels rack1").out, "node7\n"); // group memberships follow
+  EXPECT_EQ(run("lsdef node1").rc, 1);
+  run("mkdef -t network -o net1 net=10.0.0.0 mask=255.0.0.0");
+  EXPECT_EQ(run("chdef -t network -o net1 -n net2").rc, 0);
+  EXPECT_EQ(run("lsdef -t network -o net2 -i net -c").out, "net2: net=10.0.0.0\n");
+  run("rmdef -t network net2");
+
+  // refused, nothing changes
+  run("mkdef node8 groups=all");
+  struct bad {
+    const char* cmd;
+    const char* error;
+  };
+  for (const auto& b : std::vector<bad>{
+         {"chdef -o node7 -n node8", "A definition for 'node8' already exists."},
+         {"chdef -o nosuch -n node9", "Could not find an object named 'nosuch' of type 'node'."},
+         {"chdef -t group -o rack1 -n rack2", "Objects of type 'group' cannot be renamed"},
+         {"chdef -o node7,node8 -n node9", "The -n option renames one object"},
+         {"chdef -o node7 -n node9 os=sles", "The -n option renames one object"},
+         {"chdef -o node7 -n 'a,b'", "is not valid"},
+       }) {
+    r = run(b.cmd);
+    EXPECT_EQ(r.rc, 1) << b.cmd;
+    EXPECT_NE(r.err.find(b.error), std::string::npos) << b.cmd << ": " << r.err;
+  }
+  EXPECT_EQ(run("nodels all").out, "node7\nnode8\n");
+}
+
 TEST_F(cli_test, lsdef_errors) {
   auto r = run("lsdef nosuch");
   EXPECT_EQ(r.rc, 1);
