@@ -7,6 +7,7 @@ bool is_write(operation op) {
     case operation::make:
     case operation::change:
     case operation::remove:
+    case operation::rename:
     case operation::token_create:
     case operation::token_revoke: return true;
     default: return false;

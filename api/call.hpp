@@ -28,6 +28,7 @@ enum class operation : uint8_t {
   token_revoke, ///< delete a token
   token_list,   ///< the caller's own tokens (handles, never ids)
   nodeshell,    ///< run a command on a noderange
+  rename,       ///< chdef -n: one object gets a new name (`new_name`)
 };
 
 /// True for operations that write the database.
@@ -68,6 +69,8 @@ struct api_call {
   /// make/change: the attribute changes, in order.
   std::vector<store::attr_change> changes;
   store::list_mode mode = store::list_mode::set;
+  /// rename: the object's new name.
+  std::string new_name;
   /// nodeshell: the command line, the fanout (0: configured) and command timeout in
   /// milliseconds (-1: configured; 0: none).
   std::string command;

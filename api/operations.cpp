@@ -223,6 +223,11 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
   if (call.op == operation::token_revoke) {
     return revoke_token(t, call, auth);
   }
+  if (call.op == operation::rename) {
+    api_result r;
+    r.names = store::rename_object(t, call.type, call.target, call.new_name).info;
+    return r;
+  }
   store::cluster_view view{t};
   std::vector<std::string> names;
   try {

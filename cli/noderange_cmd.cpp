@@ -10,7 +10,7 @@
 namespace cws::cli {
 
 int noderange(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "ef", {}, {}});
+  auto args = parse_args(argv, {"", "ef", {}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl noderange [-e | -f] [RANGE ...]\n"
                    "Without the database: -e (default) prints the names of the ranges,\n"

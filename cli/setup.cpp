@@ -157,7 +157,7 @@ std::string read_password(io& streams, bool from_stdin) {
 } // namespace
 
 int init(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home", "admin-password", "master"}, {}});
+  auto args = parse_args(argv, {"", "", {"home", "admin-password", "master"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl init [--home DIR] [--admin-password PW] [--master IP]\n"
                    "Creates the state directory: database with xCAT's site defaults and\n"
@@ -206,7 +206,7 @@ int init(const std::vector<std::string>& argv, io& streams) {
 }
 
 int passwd(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home", "hash"}, {"password-stdin"}});
+  auto args = parse_args(argv, {"", "", {"home", "hash"}, {"password-stdin"}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl passwd USER [--password-stdin | --hash HASH]\n"
                    "Sets USER's API credential, stored as a salted yescrypt hash.\n"
@@ -242,7 +242,7 @@ int passwd(const std::vector<std::string>& argv, io& streams) {
 }
 
 int tokens(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home"}, {}});
+  auto args = parse_args(argv, {"", "", {"home"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl tokens [USER]\n"
                    "Lists the API tokens of USER (of every user without it): handle, user,\n"
@@ -265,7 +265,7 @@ int tokens(const std::vector<std::string>& argv, io& streams) {
 }
 
 int revoke(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home", "user"}, {}});
+  auto args = parse_args(argv, {"", "", {"home", "user"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl revoke HANDLE... | clusterctl revoke --user USER\n"
                    "Revokes API tokens: by the handle 'clusterctl tokens' shows (at least 8\n"
@@ -298,7 +298,7 @@ int revoke(const std::vector<std::string>& argv, io& streams) {
 }
 
 int rmuser(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home"}, {}});
+  auto args = parse_args(argv, {"", "", {"home"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl rmuser USER\n"
                    "Removes USER's API credential and revokes USER's tokens. Policy rows\n"

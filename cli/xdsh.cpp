@@ -47,7 +47,7 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     }
     head.push_back(a);
   }
-  auto args = parse_args(head, {"ft", "", {"home"}, {}});
+  auto args = parse_args(head, {"ft", "", {"home"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: xdsh NODERANGE [-f FANOUT] [-t TIMEOUT] COMMAND...\n"
                    "Runs COMMAND on every node of NODERANGE over SSH as you, at most FANOUT\n"

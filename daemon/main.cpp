@@ -139,7 +139,7 @@ int serve(const base::parsed_args& args) {
 int main(int argc, char** argv) {
   try {
     auto args = base::parse_args(std::vector<std::string>(argv + 1, argv + argc),
-                                 {"", "", {"home", "listen", "io-threads", "port-file"}, {}});
+                                 {"", "", {"home", "listen", "io-threads", "port-file"}, {}, {}});
     if (args.has("help")) {
       std::cout << usage;
       return 0;

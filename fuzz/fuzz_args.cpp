@@ -18,8 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   argv.push_back(cur);
-  for (const auto& spec : {cws::base::option_spec{"toiw", "lsczSa", {"home"}, {}},
-                           cws::base::option_spec{"to", "fpm", {"home"}, {"password-stdin"}}}) {
+  for (const auto& spec :
+       {cws::base::option_spec{"toiw", "lsczSa", {"home"}, {}, {{"long", 'l'}, {"force", 'f'}}},
+        cws::base::option_spec{"to", "fpm", {"home"}, {"password-stdin"}, {{"plus", 'p'}}}}) {
     try {
       auto args = cws::base::parse_args(argv, spec);
       for (const auto& p : args.positional) {

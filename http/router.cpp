@@ -238,6 +238,19 @@ routed route(const http_input& in, const router_limits& limits) {
     r.out = m == "POST" ? output::token : m == "GET" ? output::objects : output::none;
     return r;
   }
+  if (res->kind == resource_kind::rename) {
+    // xcatws.cgi: chdef -t node -o {node} -n <body.newNode>; the info lines as an array
+    call.op = operation::rename;
+    call.policy_command = "chdef";
+    r.out = output::names;
+    auto it
+      = std::find_if(body.begin(), body.end(), [](const auto& f) { return f.first == "newNode"; });
+    if (it == body.end() || it->second.empty()) {
+      return refuse(r, errc::missing_data, "Lack of operation data.");
+    }
+    call.new_name = it->second;
+    return r;
+  }
   if (const auto* format = query.find("format")) {
     if (*format != "detail") {
       return refuse(r, errc::bad_request, "format must be 'detail'.");

@@ -249,6 +249,23 @@ TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_wr
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
 }
 
+TEST_F(service_test, rename_a_node_as_xcatws_does) {
+  auto r = send("PUT", "/nodes/sn1/rename", R"({"newNode":"sn9"})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "[\"Changed the object name from sn1 to sn9.\"]\n");
+  EXPECT_EQ(get("/nodes/sn9/attrs/mgt").body, "{\"sn9\":{\"mgt\":\"ipmi\"}}\n");
+  EXPECT_EQ(run_tool(home(), "nodels service").out, "sn9\n");
+  r = send("PUT", "/nodes/sn9/rename", R"({"newNode":"cn1"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("A definition for 'cn1' already exists."), std::string::npos) << r.body;
+  r = send("PUT", "/nodes/sn9/rename", R"({"other":"x"})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, "{\"error\":\"Lack of operation data.\",\"errorcode\":3}\n");
+  EXPECT_EQ(send("GET", "/nodes/sn9/rename", "").status, 405u);
+  EXPECT_EQ(send("PUT", "/nodes/sn9/rename", R"({"newNode":"sn1"})").status, 200u);
+  EXPECT_EQ(run_tool(home(), "nodels service").out, "sn1\n");
+}
+
 TEST_F(service_test, groups_policy_and_globalconf_writes) {
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"vmmemory":"2048"})").status, 200u);
   EXPECT_EQ(get("/nodes/cn2/attrs/vmmemory").body, "{\"cn2\":{\"vmmemory\":\"4096\"}}\n");
