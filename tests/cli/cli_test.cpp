@@ -67,6 +67,13 @@ class cli_test : public ::testing::Test {
     return run_in(home_->path, cmd, input);
   }
 
+  /// Runs `cmd` and expects it refused: exit status 1 and `error` in its message.
+  static void expect_refused(const std::string& cmd, const std::string& error) {
+    auto r = run(cmd);
+    EXPECT_EQ(r.rc, 1) << cmd;
+    EXPECT_NE(r.err.find(error), std::string::npos) << cmd << ": " << r.err;
+  }
+
   static cws::test::temp_dir* home_;
 };
 
@@ -233,24 +240,15 @@ TEST_F(cli_test, dynamic_groups_select_their_members_at_read_time) {
   EXPECT_EQ(run("nodels rack1").out, "node2\nnode3\nnode4\n");
 
   // refused, and nothing changes
-  struct bad {
-    const char* cmd;
-    const char* error;
-  };
-  for (const auto& b : std::vector<bad>{
-         {"mkdef -t group -o g2 -d", "The '-d' option must be used with the '-w' option."},
-         {"mkdef -t group -o g2 -w mgt==kvm",
-          "The '-w' option can only be used with '-d' to define a dynamic group."},
-         {"mkdef -t group -o g2 -d -w mgt==kvm members=node1", "comes from its '-w' selections"},
-         {"mkdef -t group -o g2 -d -w mgt", "'mgt' is not attr==val"},
-         {"mkdef -t group -o g2 -d -w 'os=~('", "Invalid regular expression '('"},
-         {"mkdef -o node9 -d -w mgt==kvm groups=all", "only be used with '-t group'"},
-         {"chdef -t group rack1 members=node1", "'rack1' is a dynamic group"},
-       }) {
-    r = run(b.cmd);
-    EXPECT_EQ(r.rc, 1) << b.cmd;
-    EXPECT_NE(r.err.find(b.error), std::string::npos) << b.cmd << ": " << r.err;
-  }
+  expect_refused("mkdef -t group -o g2 -d", "The '-d' option must be used with the '-w' option.");
+  expect_refused("mkdef -t group -o g2 -w mgt==kvm",
+                 "The '-w' option can only be used with '-d' to define a dynamic group.");
+  expect_refused("mkdef -t group -o g2 -d -w mgt==kvm members=node1",
+                 "comes from its '-w' selections");
+  expect_refused("mkdef -t group -o g2 -d -w mgt", "'mgt' is not attr==val");
+  expect_refused("mkdef -t group -o g2 -d -w 'os=~('", "Invalid regular expression '('");
+  expect_refused("mkdef -o node9 -d -w mgt==kvm groups=all", "only be used with '-t group'");
+  expect_refused("chdef -t group rack1 members=node1", "'rack1' is a dynamic group");
   EXPECT_EQ(run("lsdef -t group -o g2").rc, 1);
   EXPECT_EQ(run("nodels rack1").out, "node2\nnode3\nnode4\n");
   run("rmdef -t group rack1");
@@ -301,22 +299,13 @@ TEST_F(cli_test, chdef_n_renames_one_object_with_its_attributes_and_groups) {
 
   // refused, nothing changes
   run("mkdef node8 groups=all");
-  struct bad {
-    const char* cmd;
-    const char* error;
-  };
-  for (const auto& b : std::vector<bad>{
-         {"chdef -o node7 -n node8", "A definition for 'node8' already exists."},
-         {"chdef -o nosuch -n node9", "Could not find an object named 'nosuch' of type 'node'."},
-         {"chdef -t group -o rack1 -n rack2", "Objects of type 'group' cannot be renamed"},
-         {"chdef -o node7,node8 -n node9", "The -n option renames one object"},
-         {"chdef -o node7 -n node9 os=sles", "The -n option renames one object"},
-         {"chdef -o node7 -n 'a,b'", "is not valid"},
-       }) {
-    r = run(b.cmd);
-    EXPECT_EQ(r.rc, 1) << b.cmd;
-    EXPECT_NE(r.err.find(b.error), std::string::npos) << b.cmd << ": " << r.err;
-  }
+  expect_refused("chdef -o node7 -n node8", "A definition for 'node8' already exists.");
+  expect_refused("chdef -o nosuch -n node9",
+                 "Could not find an object named 'nosuch' of type 'node'.");
+  expect_refused("chdef -t group -o rack1 -n rack2", "Objects of type 'group' cannot be renamed");
+  expect_refused("chdef -o node7,node8 -n node9", "The -n option renames one object");
+  expect_refused("chdef -o node7 -n node9 os=sles", "The -n option renames one object");
+  expect_refused("chdef -o node7 -n 'a,b'", "is not valid");
   EXPECT_EQ(run("nodels all").out, "node7\nnode8\n");
 }
 
