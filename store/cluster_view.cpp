@@ -166,7 +166,8 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
       }
     }
     for (auto& [k, v] : out) {
-      if (!is_nodelist_attribute(k)) {
+      // (the cheap test first: this runs for every attribute of every node listed)
+      if (regex_value::is_expression(v) && !is_nodelist_attribute(k)) {
         v = for_node(name, std::move(v));
       }
     }
