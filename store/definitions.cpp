@@ -208,6 +208,19 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
       attrs[a.name] = merged;
     }
   }
+  if (tg.type == object_type::network) {
+    // xCAT's networks check: a network is its address and mask, never one without
+    for (const char* key : {"net", "mask"}) {
+      auto it = attrs.find(key);
+      if (it == attrs.end() || it->second.empty()) {
+        out.errors.push_back(std::string{key} + " value should not be empty for xCAT network "
+                             + "object " + *tg.name + ".");
+      }
+    }
+    if (!out.ok()) {
+      throw rejected{out}; // the whole command writes nothing
+    }
+  }
   t.put(tg.type, *tg.name, attrs);
 }
 

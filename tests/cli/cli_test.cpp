@@ -309,6 +309,19 @@ TEST_F(cli_test, chdef_n_renames_one_object_with_its_attributes_and_groups) {
   EXPECT_EQ(run("nodels all").out, "node7\nnode8\n");
 }
 
+TEST_F(cli_test, a_network_needs_its_net_and_mask) {
+  expect_refused("mkdef -t network -o net1 net=10.0.0.0",
+                 "Error: mask value should not be empty for xCAT network object net1.");
+  expect_refused("mkdef -t network -o net1,net2 net=10.0.0.0 mask=255.0.0.0 gateway=10.0.0.1 "
+                 "mtu=9000 net=",
+                 "net value should not be empty for xCAT network object net1.");
+  EXPECT_EQ(run("lsdef -t network").rc, 1); // nothing was written
+  ASSERT_EQ(run("mkdef -t network -o net1 net=10.0.0.0 mask=255.0.0.0").rc, 0);
+  expect_refused("chdef -t network -o net1 mask=", "mask value should not be empty");
+  EXPECT_EQ(run("lsdef -t network -o net1 -i mask -c").out, "net1: mask=255.0.0.0\n");
+  run("rmdef -t network net1");
+}
+
 TEST_F(cli_test, lsdef_errors) {
   auto r = run("lsdef nosuch");
   EXPECT_EQ(r.rc, 1);
@@ -525,7 +538,7 @@ TEST_F(stanza_cli_test, nodes_only_listing_restores_on_an_empty_store) {
 TEST_F(stanza_cli_test, a_bad_stanza_changes_nothing) {
   auto h = fresh_home();
   const std::string good = "n1:\n  objtype=node\n  groups=all\n"
-                           "net1:\n  objtype=network\n  net=10.0.0.0\n";
+                           "net1:\n  objtype=network\n  net=10.0.0.0\n  mask=255.0.0.0\n";
   struct bad_case {
     const char* tool;
     std::string stanza;
@@ -539,7 +552,7 @@ TEST_F(stanza_cli_test, a_bad_stanza_changes_nothing) {
     {"chdef -z", "n2:\n  groups=all\n",
      "Error: No objtype value was specified for 'n2'. Cannot create object definition.\n"},
     {"mkdef -z", "n2\n",
-     "Error: Line 7 of the stanza input is neither a 'name:' header nor an 'attr=value' line: "
+     "Error: Line 8 of the stanza input is neither a 'name:' header nor an 'attr=value' line: "
      "'n2'.\n"},
     {"mkdef -z", "n2:\n  objtype=node\n",
      "Error: Attribute 'groups' is not specified for node 'n2', skipping to the next node.\n"
