@@ -57,16 +57,10 @@ std::optional<std::vector<std::string>> cluster_view::group(std::string_view nam
     if (type != rec->end() && type->second == "dynamic" && where != rec->end()) {
       // dynamic group: nodes passing every `attr<op>value` of wherevals (`::`-separated)
       std::vector<selector> sels;
-      std::string_view w = where->second;
-      for (size_t pos = 0; pos <= w.size();) {
-        auto end = w.find("::", pos);
-        if (end == std::string_view::npos) {
-          end = w.size();
-        }
-        if (auto s = selector::parse(w.substr(pos, end - pos))) {
+      for (auto one : split_wherevals(where->second)) {
+        if (auto s = selector::parse(one)) {
           sels.push_back(std::move(*s));
         }
-        pos = end + 2;
       }
       std::vector<std::string> out;
       for (const auto& n : nodes()) {

@@ -345,9 +345,7 @@ std::string not_found_message(std::string_view name, object_type t) {
 }
 
 std::string check_wherevals(std::string_view w) {
-  for (size_t pos = 0; pos <= w.size();) {
-    auto end = std::min(w.find("::", pos), w.size());
-    auto one = w.substr(pos, end - pos);
+  for (auto one : split_wherevals(w)) {
     try {
       if (!selector::parse(one)) {
         return "'" + std::string{one} + "' is not attr==val, attr!=val, attr=~re or attr!~re.";
@@ -355,7 +353,6 @@ std::string check_wherevals(std::string_view w) {
     } catch (const error& e) {
       return e.what();
     }
-    pos = end + 2;
   }
   return {};
 }

@@ -1,5 +1,7 @@
 #include "store/selector.hpp"
 
+#include <algorithm>
+
 #include <re2/re2.h>
 
 #include "store/error.hpp"
@@ -22,6 +24,16 @@ std::shared_ptr<const re2::RE2> compile_regex(std::string_view pattern, size_t m
                 "Invalid regular expression '" + std::string{pattern} + "': " + re->error()};
   }
   return re;
+}
+
+std::vector<std::string_view> split_wherevals(std::string_view w) {
+  std::vector<std::string_view> out;
+  for (size_t pos = 0; pos <= w.size();) {
+    auto end = std::min(w.find("::", pos), w.size());
+    out.push_back(w.substr(pos, end - pos));
+    pos = end + 2;
+  }
+  return out;
 }
 
 std::optional<selector> selector::parse(std::string_view text, size_t max_regex, bool columns) {

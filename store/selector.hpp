@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace re2 {
 class RE2;
@@ -38,6 +39,10 @@ class selector {
   std::string value_;
   std::shared_ptr<const re2::RE2> re_;
 };
+
+/// The selections of a dynamic group's `wherevals` (`attr<op>value` joined by `::`, as xCAT's
+/// nodegroup table holds them; a selection may contain commas).
+std::vector<std::string_view> split_wherevals(std::string_view wherevals);
 
 /// Compiles `pattern` with RE2 (linear time: no pattern can hang the process).
 /// @throws cws::store::error (bad_noderange) when it is longer than `max_len` or invalid.
