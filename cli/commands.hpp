@@ -76,5 +76,14 @@ int revoke(const std::vector<std::string>& args, io& streams);
 int rmuser(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);
 int noderange(const std::vector<std::string>& args, io& streams);
+int tabdump(const std::vector<std::string>& args, io& streams);
+int gettab(const std::vector<std::string>& args, io& streams);
+/// chtab and tabch (the same command in clusterws).
+int chtab(const std::vector<std::string>& args, io& streams);
+int nodech(const std::vector<std::string>& args, io& streams);
+int nodeadd(const std::vector<std::string>& args, io& streams);
+int noderm(const std::vector<std::string>& args, io& streams);
+int tabrestore(const std::vector<std::string>& args, io& streams);
+int tabprune(const std::vector<std::string>& args, io& streams);
 
 } // namespace cws::cli

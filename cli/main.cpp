@@ -18,9 +18,10 @@ int main(int argc, char** argv) {
       std::cout
         << "Usage: clusterctl COMMAND [ARGS]\n"
            "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser\n"
-           "          noderange\n"
+           "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
+           "          tabrestore tabprune\n"
            "Each command takes --help. The definition tools are also installed under\n"
-           "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh).\n";
+           "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh, and the table tools).\n";
       return args.empty() ? 1 : 0;
     }
     name = args.front();

@@ -94,15 +94,6 @@ std::string make_ssh_key(const std::filesystem::path& dir) {
   return std::system(cmd.c_str()) == 0 ? key : std::string{};
 }
 
-bool valid_user(std::string_view u) {
-  if (u.empty() || u.size() > 32 || !(std::islower(u[0]) || u[0] == '_')) {
-    return false;
-  }
-  return std::all_of(u.begin(), u.end(), [](char c) {
-    return std::islower(c) || std::isdigit(c) || c == '_' || c == '-' || c == '.';
-  });
-}
-
 /// Sets `user`'s password hash; the user's tokens go with the old password.
 size_t set_password(store::database& db, const std::string& user, const std::string& hash) {
   size_t revoked = 0;
@@ -215,7 +206,7 @@ int passwd(const std::vector<std::string>& argv, io& streams) {
                    "Without either, asks twice on the terminal.\n";
     return 0;
   }
-  if (args.positional.size() != 1 || !valid_user(args.positional.front())) {
+  if (args.positional.size() != 1 || !store::is_user_name(args.positional.front())) {
     throw usage_error(args.positional.empty() ? "No user name was provided."
                                               : "Invalid user name.");
   }

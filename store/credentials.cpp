@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -129,6 +130,15 @@ std::string random_hex(size_t n) {
     throw error{store_errc::database, "the system random generator failed"};
   }
   return to_hex(reinterpret_cast<const unsigned char*>(buf.data()), n);
+}
+
+bool is_user_name(std::string_view u) {
+  if (u.empty() || u.size() > 32 || !(std::islower(u[0]) || u[0] == '_')) {
+    return false;
+  }
+  return std::all_of(u.begin(), u.end(), [](char c) {
+    return std::islower(c) || std::isdigit(c) || c == '_' || c == '-' || c == '.';
+  });
 }
 
 } // namespace cws::store

@@ -19,6 +19,10 @@ bool is_password_hash(std::string_view stored);
 /// password holding a NUL (crypt(3) would check only what comes before it).
 bool verify_password(std::string_view password, std::string_view stored);
 
+/// True if `name` may name an API user: 1 to 32 of `a-z 0-9 _ - .`, starting with a letter
+/// or `_` (the portable user names of useradd).
+bool is_user_name(std::string_view name);
+
 /// Compares two byte strings in time independent of where they differ.
 bool constant_time_equal(std::string_view a, std::string_view b);
 

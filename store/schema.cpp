@@ -10,8 +10,9 @@ namespace cws::store {
 namespace {
 
 // xcat-compat.md §5.2: node attributes by table, in Schema order, as `attr(column)` where the
-// column name differs. Conditional (only_if) variants are listed once per table.
-constexpr std::string_view node_tables[][2] = {
+// column name differs and `attr[only_if]` where a condition applies to one entry; the third
+// field is a condition for every entry of the table.
+constexpr std::string_view node_tables[][3] = {
   {"nodelist", "node groups status statustime appstatus appstatustime primarysn hidden "
                "updatestatus updatestatustime zonename usercomment(comments)"},
   {"nodetype", "nodetype arch supportedarchs os profile provmethod"},
@@ -30,15 +31,20 @@ constexpr std::string_view node_tables[][2] = {
   {"vpd", "serial mtm side"},
   {"mac", "interface mac"},
   {"chain", "chain ondiscover currstate currchain"},
-  {"ppchcp", "username password"},
-  {"ppc", "hcp id pprofile parent hwtype(nodetype) supernode sfp"},
-  {"zvm", "hwtype(nodetype) hcp userid"},
-  {"mp", "hwtype(nodetype) mpa slotid(id) id"},
-  {"ppcdirect", "passwd.HMC(password) passwd.hscroot(password) passwd.admin(password) "
-                "passwd.general(password) passwd.celogin(password)"},
-  {"ipmi", "bmc bmcport bmcusername(username) bmcpassword(password) bmcvlantag(taggedvlan)"},
-  {"mpa", "username password displayname slots urlpath"},
-  {"openbmc", "bmc bmcusername(username) bmcpassword(password) consport bmcvlantag(taggedvlan)"},
+  {"ppchcp", "username password", "nodetype=ivm|hmc|ppc"},
+  {"ppc", "hcp id pprofile[mgt=hmc|ivm|fsp] parent[mgt=hmc|ivm|bpa|fsp] "
+          "hwtype(nodetype)[mgt=fsp|bpa|ivm|hmc] supernode sfp"},
+  {"zvm", "hwtype(nodetype) hcp userid", "mgt=zvm"},
+  {"mp", "hwtype(nodetype)[mgt=blade|ipmi|openbmc] mpa slotid(id)[mgt=fsp|ipmi] id[mgt=blade]"},
+  {"ppcdirect",
+   "passwd.HMC(password) passwd.hscroot(password) passwd.admin(password) "
+   "passwd.general(password) passwd.celogin(password)",
+   "mgt=fsp|bpa"},
+  {"ipmi", "bmc bmcport bmcusername(username) bmcpassword(password) bmcvlantag(taggedvlan)",
+   "mgt=ipmi"},
+  {"mpa", "username password displayname slots urlpath", "nodetype=mm"},
+  {"openbmc", "bmc bmcusername(username) bmcpassword(password) consport bmcvlantag(taggedvlan)",
+   "mgt=openbmc"},
   {"nodepos", "rack unit(u) chassis slot room height"},
   {"nics", "nicips nichostnamesuffixes nichostnameprefixes nictypes niccustomscripts "
            "nicnetworks nicaliases nicextraparams nicdevices nicsadapter"},
@@ -53,20 +59,26 @@ constexpr std::string_view node_tables[][2] = {
          "vmbootorder(bootorder) vmvirtflags(virtflags) vmmaster(master) vmvncport(vncport) "
          "vmtextconsole(textconsole) vmbeacon(beacon) vmcluster(cluster)"},
   {"hypervisor", "hosttype(type) hostinterface(interface) hostmanager(mgr) hostcluster(cluster)"},
-  {"websrv", "webport(port) username password"},
+  {"websrv", "webport(port) username password", "nodetype=websrv"},
   {"pduoutlet", "pdu"},
   {"switch", "switch switchport(port) switchvlan(vlan) switchinterface(interface)"},
   {"hosts", "ip hostnames otherinterfaces"},
   {"prescripts", "prescripts-begin(begin) prescripts-end(end)"},
   {"cfgmgt", "cfgmgr cfgserver cfgmgtroles(roles)"},
-  {"mic", "michost(host) micid(id) hwtype(nodetype) micbridge(bridge) miconboot(onboot) "
-          "micvlog(vlog) micpowermgt(powermgt)"},
+  {"mic",
+   "michost(host) micid(id) hwtype(nodetype) micbridge(bridge) miconboot(onboot) "
+   "micvlog(vlog) micpowermgt(powermgt)",
+   "mgt=mic"},
   {"hwinv", "cputype cpucount memory disksize"},
-  {"pdu", "nodetype pdutype outlet username password snmpversion community snmpuser authtype "
-          "authkey privtype privkey seclevel"},
-  {"switches", "snmpusername(username) snmppassword(password) snmpversion snmpprivacy(privacy) "
-               "snmpauth(auth) linkports username(sshusername) password(sshpassword) protocol "
-               "switchtype"},
+  {"pdu",
+   "nodetype pdutype outlet username password snmpversion community snmpuser authtype "
+   "authkey privtype privkey seclevel",
+   "nodetype=pdu"},
+  {"switches",
+   "snmpusername(username) snmppassword(password) snmpversion snmpprivacy(privacy) "
+   "snmpauth(auth) linkports username(sshusername) password(sshpassword) protocol "
+   "switchtype",
+   "nodetype=switch"},
 };
 
 /// Node attributes clusterws adds to xCAT's: the SSH port nodeshell connects to.
@@ -109,6 +121,7 @@ void for_each_word(std::string_view words, F&& fn) {
 }
 
 struct schema_tables {
+  std::vector<attribute_entry> entries;
   std::vector<std::string_view> node_order;
   std::unordered_set<std::string_view> node;
   std::unordered_set<std::string_view> nodelist;
@@ -119,21 +132,28 @@ struct schema_tables {
   std::unordered_map<std::string, std::string_view> columns;
 
   schema_tables() {
-    for (const auto& [table, entries] : node_tables) {
-      for_each_word(entries, [&, table = table](std::string_view entry) {
-        auto paren = entry.find('(');
-        auto attr = entry.substr(0, paren);
-        auto column = paren == std::string_view::npos
-                        ? attr
-                        : entry.substr(paren + 1, entry.size() - paren - 2);
-        if (node.insert(attr).second) {
-          node_order.push_back(attr);
-        }
-        if (table == "nodelist") {
-          nodelist.insert(attr);
-        }
-        columns.emplace(std::string{table} + "." + std::string{column}, attr);
-      });
+    for (const auto& [table, words, table_only_if] : node_tables) {
+      for_each_word(words,
+                    [&, table = table, table_only_if = table_only_if](std::string_view entry) {
+                      auto only_if = table_only_if;
+                      if (auto bracket = entry.find('['); bracket != std::string_view::npos) {
+                        only_if = entry.substr(bracket + 1, entry.size() - bracket - 2);
+                        entry = entry.substr(0, bracket);
+                      }
+                      auto paren = entry.find('(');
+                      auto attr = entry.substr(0, paren);
+                      auto column = paren == std::string_view::npos
+                                      ? attr
+                                      : entry.substr(paren + 1, entry.size() - paren - 2);
+                      entries.push_back({attr, table, column, only_if});
+                      if (node.insert(attr).second) {
+                        node_order.push_back(attr);
+                      }
+                      if (table == "nodelist") {
+                        nodelist.insert(attr);
+                      }
+                      columns.emplace(std::string{table} + "." + std::string{column}, attr);
+                    });
     }
     for (auto attr : node_order) {
       if (nodelist.count(attr) == 0) {
@@ -230,6 +250,10 @@ bool is_valid_attribute(object_type t, std::string_view attr) {
 std::string invalid_attribute_message(std::string_view attr, object_type t) {
   return "'" + std::string{attr} + "' is not a valid attribute name for an object type of '"
          + std::string{type_name(t)} + "'.";
+}
+
+const std::vector<attribute_entry>& node_attribute_entries() {
+  return tables().entries;
 }
 
 const std::vector<std::string_view>& node_attributes() {

@@ -44,6 +44,20 @@ std::string invalid_attribute_message(std::string_view attr, object_type t);
 /// accepts `sshport` on nodes and groups (the port nodeshell connects to).
 const std::vector<std::string_view>& node_attributes();
 
+/// One entry of xCAT's node definition (Schema.pm defspec): attribute `attr` is held in column
+/// `column` of table `table` when `only_if` holds (`mgt=ipmi|openbmc`: the attribute's value
+/// has one of the words; "" always).
+struct attribute_entry {
+  std::string_view attr;
+  std::string_view table;
+  std::string_view column;
+  std::string_view only_if;
+};
+
+/// Every node attribute entry, in Schema order (an attribute held in several tables under
+/// different conditions has several entries).
+const std::vector<attribute_entry>& node_attribute_entries();
+
 /// Node attributes held in xCAT's nodelist table: a node's own, never inherited from groups.
 bool is_nodelist_attribute(std::string_view attr);
 
