@@ -8,6 +8,9 @@ bool is_write(operation op) {
     case operation::change:
     case operation::remove:
     case operation::rename:
+    case operation::table_set_nodes:
+    case operation::table_set_rows:
+    case operation::table_delete_rows:
     case operation::token_create:
     case operation::token_revoke: return true;
     default: return false;

@@ -29,6 +29,13 @@ enum class operation : uint8_t {
   token_list,   ///< the caller's own tokens (handles, never ids)
   nodeshell,    ///< run a command on a noderange
   rename,       ///< chdef -n: one object gets a new name (`new_name`)
+  // xCAT's table API (/tables, api/tables.hpp): `tables`, a noderange or keys in `target`,
+  // columns in `attrs`, values in `changes`
+  table_nodes,       ///< getTablesNodesAttribs: nodes' rows, inherited values resolved
+  table_rows,        ///< getTablesAllRowAttribs, getAttribs (first row matching the keys)
+  table_set_nodes,   ///< setNodesAttribs: `table.column` changes on every node
+  table_set_rows,    ///< setAttribs: the rows matching the keys, or a new one
+  table_delete_rows, ///< delEntries: every row matching the keys
 };
 
 /// True for operations that write the database.
@@ -69,6 +76,8 @@ struct api_call {
   /// make/change: the attribute changes, in order.
   std::vector<store::attr_change> changes;
   store::list_mode mode = store::list_mode::set;
+  /// table_*: the tables named.
+  std::vector<std::string> tables;
   /// rename: the object's new name.
   std::string new_name;
   /// nodeshell: the command line, the fanout (0: configured) and command timeout in

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "api/object_pages.hpp"
+#include "api/tables.hpp"
 #include "base/text.hpp"
 #include "store/credentials.hpp"
 #include "store/error.hpp"
@@ -205,6 +206,8 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
         return r;
       }
       case operation::token_list: return list_own_tokens(txn, auth);
+      case operation::table_nodes:
+      case operation::table_rows: return read_tables(view, call, auth, opts);
       default: return api_result::failure({"This operation is not a read."});
     }
   } catch (const store::error& e) {
@@ -227,6 +230,10 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
     api_result r;
     r.names = store::rename_object(t, call.type, call.target, call.new_name).info;
     return r;
+  }
+  if (call.op == operation::table_set_nodes || call.op == operation::table_set_rows
+      || call.op == operation::table_delete_rows) {
+    return write_tables(t, call, opts);
   }
   store::cluster_view view{t};
   std::vector<std::string> names;

@@ -377,6 +377,21 @@ response_text render(const routed& req, const api::api_result& res) {
       w.end_object();
       return {201, finish(w, pretty)};
     case output::nodeshell: return render_nodeshell(req, res);
+    case output::tables: {
+      w.begin_object();
+      for (const auto& t : req.call->tables) {
+        w.key(t);
+        w.begin_array();
+        for (const auto& o : res.objects) {
+          if (o.name == t) {
+            write_attrs(w, o.encoded, false);
+          }
+        }
+        w.end_array();
+      }
+      w.end_object();
+      return {status, finish(w, pretty)};
+    }
     case output::per_node:
       w.begin_object();
       for (const auto& n : res.nodes) {

@@ -39,7 +39,7 @@ bool scalar_text(simdjson::dom::element v, std::string& out) {
 
 } // namespace
 
-request_body parse_request_body(const std::string& body, size_t max_depth) {
+request_body parse_request_body(const std::string& body, size_t max_depth, bool tables) {
   request_body out;
   // one parser per io thread: parsers are not thread-safe and allocation is costly
   thread_local simdjson::dom::parser parser;
@@ -75,6 +75,16 @@ request_body parse_request_body(const std::string& body, size_t max_depth) {
       return out;
     }
     std::string text;
+    if (tables && field.value.is_object()) {
+      for (auto sub : field.value.get_object()) {
+        if (!scalar_text(sub.value, text)) {
+          out.error = "The value of '" + key + "." + std::string{sub.key} + "' must be a string.";
+          return out;
+        }
+        out.fields.emplace_back(key + "." + std::string{sub.key}, std::move(text));
+      }
+      continue;
+    }
     if (field.value.is_array()) {
       char sep = list_separator(key);
       if (sep == 0) {

@@ -19,7 +19,9 @@ struct request_body {
 
 /// Parses `body` (simdjson DOM: the whole text is validated, trailing content rejected).
 /// Refuses nesting deeper than `max_depth`, duplicate keys, non-objects, and values of a kind
-/// an attribute cannot hold (objects, arrays where no list is meant).
-request_body parse_request_body(const std::string& body, size_t max_depth);
+/// an attribute cannot hold (objects, arrays where no list is meant). With `tables` a value
+/// may be an object of scalars, read as fields `key.sub` (`{"nodehm":{"mgt":"ipmi"}}`: the
+/// body of PUT /tables/{t}/nodes/{nr}).
+request_body parse_request_body(const std::string& body, size_t max_depth, bool tables = false);
 
 } // namespace cws::http

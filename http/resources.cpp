@@ -45,6 +45,12 @@ constexpr route_row table[] = {
   {"globalconf", object_type::site, "attrs/{attrs}", resource_kind::site_attrs, "GET PUT DELETE"},
   {"tokens", object_type::token, "", resource_kind::tokens, "GET POST"},
   {"tokens", object_type::token, "{name}", resource_kind::token, "POST DELETE"},
+  {"tables", object_type::node, "{tables}/nodes/{name}", resource_kind::table_nodes, "GET PUT"},
+  {"tables", object_type::node, "{tables}/nodes/{name}/{attrs}", resource_kind::table_nodes, "GET"},
+  {"tables", object_type::site, "{tables}/rows", resource_kind::table_rows, "GET"},
+  {"tables", object_type::site, "{tables}/rows/{name}", resource_kind::table_rows,
+   "GET PUT DELETE"},
+  {"tables", object_type::site, "{tables}/rows/{name}/{attrs}", resource_kind::table_rows, "GET"},
 };
 
 /// Matches `segments` (after the collection) against `pattern`, filling `out`.
@@ -58,12 +64,14 @@ bool matches(std::string_view pattern, const std::vector<std::string>& segments,
       return false;
     }
     const auto& seg = segments[i++];
-    if (part == "{name}" || part == "{attrs}") {
+    if (part == "{name}" || part == "{attrs}" || part == "{tables}") {
       if (seg.empty()) {
         return false;
       }
       if (part == "{name}") {
         out.target = seg;
+      } else if (part == "{tables}") {
+        out.tables = base::split_list(seg);
       } else {
         std::string list = seg;
         std::replace(list.begin(), list.end(), ';', ',');
@@ -92,7 +100,7 @@ bool resource::allows(std::string_view method) const {
 
 const std::vector<std::string>& collections() {
   static const std::vector<std::string> names{"globalconf", "groups", "networks", "nodes",
-                                              "osimages",   "policy", "tokens"};
+                                              "osimages",   "policy", "tables",   "tokens"};
   return names;
 }
 

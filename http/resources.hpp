@@ -11,16 +11,18 @@ namespace cws::http {
 
 /// What a resource path names; each kind is turned into calls in one place (router.cpp).
 enum class resource_kind {
-  collection, ///< /nodes, /groups, ...: the names
-  object,     ///< /nodes/{noderange}, /groups/{name}, ...
-  attrs,      ///< /{collection}/{name}/attrs/{a,b}
-  nodels,     ///< /nodes/{noderange}/nodels
-  nodeshell,  ///< /nodes/{noderange}/nodeshell
-  rename,     ///< /nodes/{node}/rename
-  site,       ///< /globalconf
-  site_attrs, ///< /globalconf/attrs/{a,b}
-  tokens,     ///< /tokens
-  token,      ///< /tokens/{id}
+  collection,  ///< /nodes, /groups, ...: the names
+  object,      ///< /nodes/{noderange}, /groups/{name}, ...
+  attrs,       ///< /{collection}/{name}/attrs/{a,b}
+  nodels,      ///< /nodes/{noderange}/nodels
+  nodeshell,   ///< /nodes/{noderange}/nodeshell
+  rename,      ///< /nodes/{node}/rename
+  site,        ///< /globalconf
+  site_attrs,  ///< /globalconf/attrs/{a,b}
+  tokens,      ///< /tokens
+  token,       ///< /tokens/{id}
+  table_nodes, ///< /tables/{t,...}/nodes/{noderange}[/{cols}]
+  table_rows,  ///< /tables/{t,...}/rows[/{keys}[/{cols}]]
 };
 
 /// A path matched against the resource table.
@@ -29,8 +31,10 @@ struct resource {
   store::object_type type = store::object_type::node;
   /// The `{name}` segment: a noderange, an object name, a token id.
   std::string target;
-  /// The `{attrs}` segment, split (`,` or `;`).
+  /// The `{attrs}` (or `{cols}`) segment, split (`,` or `;`).
   std::vector<std::string> attrs;
+  /// The `{tables}` segment, split.
+  std::vector<std::string> tables;
   /// The methods the resource has, e.g. "GET PUT POST DELETE".
   std::string_view methods;
 

@@ -123,6 +123,53 @@ void build_nodeshell(routed& r, const query_params& query, const fields& attrs) 
   }
 }
 
+/// /tables (xcatws.cgi's tablenodehdl and tablerowhdl): the operation and the xCAT command
+/// that policy rows name for it.
+void build_table(routed& r, const resource& res, const std::string& m, const fields& attrs) {
+  auto& call = *r.call;
+  call.tables = res.tables;
+  r.out = m == "GET" ? output::tables : output::none;
+  if (res.kind == resource_kind::table_nodes) {
+    if (call.target == "ALLNODES") {
+      call.target.clear();
+    }
+    if (m == "GET") {
+      call.op = operation::table_nodes;
+      call.policy_command
+        = call.target.empty() ? "getTablesAllNodeAttribs" : "getTablesNodesAttribs";
+      return;
+    }
+    call.op = operation::table_set_nodes;
+    call.policy_command = "setNodesAttribs";
+    for (const auto& [k, v] : attrs) {
+      auto table = k.substr(0, k.find('.'));
+      if (std::find(res.tables.begin(), res.tables.end(), table) == res.tables.end()
+          || k.find('.') == std::string::npos) {
+        refuse(r, errc::bad_request, "The table " + table + " is NOT in the URI.");
+        return;
+      }
+      call.changes.push_back({k, v});
+    }
+  } else if (m == "GET") {
+    call.op = operation::table_rows;
+    call.policy_command = call.target.empty() ? "getTablesAllRowAttribs" : "getAttribs";
+    return;
+  } else {
+    call.op = m == "PUT" ? operation::table_set_rows : operation::table_delete_rows;
+    call.policy_command = m == "PUT" ? "setAttribs" : "delEntries";
+    if (res.tables.size() > 1) {
+      refuse(r, errc::bad_request, "currently you can only specify keys for a single table.");
+      return;
+    }
+    for (const auto& [k, v] : attrs) {
+      call.changes.push_back({k, v});
+    }
+  }
+  if (call.changes.empty() && m == "PUT") {
+    refuse(r, errc::missing_data, "Lack of operation data.");
+  }
+}
+
 /// The operation, policy command and output of a definition resource and method.
 void build_definition(routed& r, const resource& res, const std::string& m, fields attrs) {
   auto& call = *r.call;
@@ -216,7 +263,8 @@ routed route(const http_input& in, const router_limits& limits) {
   fields body;
   bool has_body = m == "PUT" || m == "POST" || in.content_type.find("json") != std::string::npos;
   if (has_body && !in.body.empty()) {
-    auto parsed = parse_request_body(in.body, limits.max_json_depth);
+    auto parsed
+      = parse_request_body(in.body, limits.max_json_depth, res->kind == resource_kind::table_nodes);
     if (!parsed.error.empty()) {
       return refuse(r, errc::bad_request, parsed.error);
     }
@@ -258,7 +306,9 @@ routed route(const http_input& in, const router_limits& limits) {
     call.detail = true;
   }
   auto attrs = attributes(body, query, m == "PUT" || m == "POST");
-  if (res->kind == resource_kind::nodeshell) {
+  if (res->kind == resource_kind::table_nodes || res->kind == resource_kind::table_rows) {
+    build_table(r, *res, m, attrs);
+  } else if (res->kind == resource_kind::nodeshell) {
     build_nodeshell(r, query, attrs);
   } else {
     build_definition(r, *res, m, std::move(attrs));

@@ -33,6 +33,7 @@ enum class output {
   token,     ///< {"token":{"id":...,"expire":...}}
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
+  tables,    ///< {"table":[{column:value,...},...],...}
 };
 
 /// An HTTP answer: status and body.

@@ -1,0 +1,24 @@
+#pragma once
+
+// xCAT's table API over the store (xcat-compat.md §1 "tables"): the reads and writes of
+// /tables, on the table view of store/tables.hpp.
+
+#include "api/auth.hpp"
+#include "api/call.hpp"
+#include "api/result.hpp"
+#include "store/cluster_view.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::api {
+
+/// table_nodes and table_rows: one object_record per row, named after its table, in the
+/// order of `call.tables`. passwd.password is shown to root only.
+api_result read_tables(const store::cluster_view& view, const api_call& call,
+                       const authorization& auth, const store::noderange_options& opts);
+
+/// table_set_nodes, table_set_rows and table_delete_rows in `t`.
+/// @throws store::rejected (or store::error) to roll it back.
+api_result write_tables(store::write_txn& t, const api_call& call,
+                        const store::noderange_options& opts);
+
+} // namespace cws::api
