@@ -56,6 +56,12 @@ store::attr_map row_map(const table_def& t, const store::table_row& row,
 api_result read_tables(const store::cluster_view& view, const api_call& call,
                        const authorization& auth, const store::noderange_options& opts) {
   api_result r;
+  if (call.tables.empty()) {
+    for (const auto& t : store::table_catalog()) {
+      r.names.push_back(t.name);
+    }
+    return r;
+  }
   auto tables = call_tables(call, r);
   if (!r.ok()) {
     return r;

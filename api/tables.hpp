@@ -12,7 +12,8 @@
 namespace cws::api {
 
 /// table_nodes and table_rows: one object_record per row, named after its table, in the
-/// order of `call.tables`. passwd.password is shown to root only.
+/// order of `call.tables` (no tables: the names of every table). passwd.password is shown to
+/// root only.
 api_result read_tables(const store::cluster_view& view, const api_call& call,
                        const authorization& auth, const store::noderange_options& opts);
 

@@ -45,6 +45,7 @@ constexpr route_row table[] = {
   {"globalconf", object_type::site, "attrs/{attrs}", resource_kind::site_attrs, "GET PUT DELETE"},
   {"tokens", object_type::token, "", resource_kind::tokens, "GET POST"},
   {"tokens", object_type::token, "{name}", resource_kind::token, "POST DELETE"},
+  {"tables", object_type::site, "", resource_kind::table_rows, "GET"},
   {"tables", object_type::node, "{tables}/nodes/{name}", resource_kind::table_nodes, "GET PUT"},
   {"tables", object_type::node, "{tables}/nodes/{name}/{attrs}", resource_kind::table_nodes, "GET"},
   {"tables", object_type::site, "{tables}/rows", resource_kind::table_rows, "GET"},

@@ -150,6 +150,11 @@ void build_table(routed& r, const resource& res, const std::string& m, const fie
       }
       call.changes.push_back({k, v});
     }
+  } else if (res.tables.empty()) { // GET /tables: the table names (tabdump without a table)
+    call.op = operation::table_rows;
+    call.policy_command = "tabdump";
+    r.out = output::names;
+    return;
   } else if (m == "GET") {
     call.op = operation::table_rows;
     call.policy_command = call.target.empty() ? "getTablesAllRowAttribs" : "getAttribs";

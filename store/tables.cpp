@@ -683,6 +683,7 @@ std::string csv_line(const table_row& row) {
 }
 
 std::string parse_csv(std::string_view text, const table_def& t, csv_table& out) {
+  out = {};
   auto lines = base::output_lines(text);
   size_t n = 0;
   while (n < lines.size() && base::trim(lines[n]).empty()) {

@@ -617,3 +617,95 @@ TEST_F(stanza_cli_test, input_over_the_size_limit_is_refused) {
 }
 
 } // namespace
+
+namespace {
+
+// -- the table tools ----------------------------------------------------------------------
+
+TEST_F(cli_test, tabdump_lists_tables_and_dumps_rows_as_xcat_csv) {
+  ASSERT_EQ(run("mkdef 'tn[1-2]' groups=compute,all mgt=ipmi").rc, 0);
+  auto list = run("tabdump");
+  EXPECT_EQ(list.rc, 0);
+  EXPECT_NE(list.out.find("\nnodelist\n"), std::string::npos) << list.out;
+  auto r = run("tabdump nodehm");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "#node,power,mgt,cons,termserver,termport,conserver,serialport,serialspeed,"
+                   "serialflow,getmac,cmdmapping,consoleondemand,consoleenabled,comments,disable\n"
+                   "\"tn1\",,\"ipmi\",,,,,,,,,,,,,\n"
+                   "\"tn2\",,\"ipmi\",,,,,,,,,,,,,\n");
+  r = run("tabdump -w node==tn2 -w groups=~^comp nodelist");
+  EXPECT_EQ(r.out, "#node,groups,status,statustime,appstatus,appstatustime,primarysn,hidden,"
+                   "updatestatus,updatestatustime,zonename,comments,disable\n"
+                   "\"tn2\",\"compute,all\",,,,,,,,,,,\n");
+  r = run("tabdump -d ipmi");
+  EXPECT_NE(r.out.find("username:\tThe node attribute bmcusername.\n"), std::string::npos)
+    << r.out;
+  expect_refused("tabdump nosuch", "No such table: nosuch");
+}
+
+TEST_F(cli_test, chtab_nodech_gettab_change_what_lsdef_shows) {
+  ASSERT_EQ(run("nodeadd 'tn[1-3]' groups=compute,all hosts.ip=10.9.0.1").rc, 0);
+  EXPECT_EQ(run("lsdef tn2 -i ip,groups -c").out, "tn2: groups=compute,all\ntn2: ip=10.9.0.1\n");
+  ASSERT_EQ(run("chtab node=tn1 nodehm.mgt=kvm nodetype.os=rhels9").rc, 0);
+  EXPECT_EQ(run("lsdef tn1 -i mgt,os -c").out, "tn1: mgt=kvm\ntn1: os=rhels9\n");
+  EXPECT_EQ(run("gettab node=tn1 nodehm.mgt").out, "kvm\n");
+  EXPECT_EQ(run("gettab -H node=tn1 nodehm.mgt nodetype.os").out,
+            "nodehm.mgt: kvm\nnodetype.os: rhels9\n");
+  // nodech: ,= adds, ^= removes, table.column==value selects the nodes changed
+  ASSERT_EQ(run("nodech 'tn[1-3]' groups,=rack1").rc, 0);
+  EXPECT_EQ(run("nodels rack1").out, "tn1\ntn2\ntn3\n");
+  ASSERT_EQ(run("nodech 'tn[1-3]' nodehm.mgt==kvm groups^=rack1").rc, 0);
+  EXPECT_EQ(run("nodels rack1").out, "tn2\ntn3\n");
+  // lsdef's change is the table's
+  ASSERT_EQ(run("chdef tn3 power=ipmi").rc, 0);
+  EXPECT_EQ(run("gettab node=tn3 nodehm.power").out, "ipmi\n");
+  // delete a node table row, then the node (its nodelist row)
+  ASSERT_EQ(run("nodech -d tn3 nodehm").rc, 0);
+  EXPECT_EQ(run("lsdef tn3 -i power -c").out, "tn3: power=\n");
+  ASSERT_EQ(run("chtab -d node=tn3 nodelist").rc, 0);
+  EXPECT_EQ(run("nodels").out, "tn1\ntn2\n");
+  ASSERT_EQ(run("noderm tn2").rc, 0);
+  EXPECT_EQ(run("nodels").out, "tn1\n");
+}
+
+TEST_F(cli_test, table_tool_refusals_change_nothing) {
+  ASSERT_EQ(run("mkdef tn1 groups=all mgt=ipmi").rc, 0);
+  expect_refused("nodech tn1 nodehm.bogus=1", "nodehm.bogus not a valid table.column description");
+  expect_refused("nodech tn1 noderes.discoverynics=eth0",
+                 "clusterws does not keep noderes.discoverynics");
+  expect_refused("nodech tn1 nodehm.mgt=kvm 'nodetype.os=a\nb'",
+                 "The value of 'os' cannot contain a line break.");
+  expect_refused("nodech nosuch nodehm.mgt=kvm", "nosuch");
+  expect_refused("chtab -d node=tn1 nodehm.mgt", ". and = not valid in delete mode.");
+  expect_refused("nodeadd tn5 hosts.ip=1.2.3.4", "groups=<groupnames>");
+  expect_refused("chtab key=ipmi,username=ADMIN passwd.password=x",
+                 "clusterws keeps only the key=xcat rows of passwd");
+  expect_refused("tabprune nodelist -a", "Table nodelist not supported");
+  expect_refused("tabprune auditlog -a", "clusterws keeps no auditlog table");
+  EXPECT_EQ(run("lsdef tn1 -i mgt,os -c").out, "tn1: mgt=ipmi\ntn1: os=\n");
+  EXPECT_EQ(run("nodels").out, "tn1\n");
+}
+
+TEST_F(cli_test, tabrestore_replaces_a_table_from_tabdump_output) {
+  ASSERT_EQ(run("mkdef 'tn[1-3]' groups=all mgt=ipmi").rc, 0);
+  cws::test::temp_dir dir;
+  auto file = (dir.path / "nodehm.csv").string();
+  ASSERT_EQ(run("tabdump -f '" + file + "' nodehm").rc, 0);
+  auto saved = cws::test::slurp(file);
+  ASSERT_EQ(run("chtab node=tn1 nodehm.mgt=kvm nodehm.power=x").rc, 0);
+  ASSERT_EQ(run("chdef tn2 mgt=").rc, 0);
+  auto r = run("tabrestore '" + file + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("tabdump nodehm").out, saved);
+  // a bad line: nothing of the file is written
+  std::ofstream{file} << "#node,mgt\n\"tn1\",\"kvm\"\n\"tn2\",\"ipmi\",extra\n";
+  expect_refused("tabrestore '" + file + "'", "Too many fields on line 3");
+  EXPECT_EQ(run("tabdump nodehm").out, saved);
+  // -a adds rows and keeps the others
+  std::ofstream{file} << "#node,power\n\"tn3\",\"ipmi\"\n";
+  ASSERT_EQ(run("tabrestore -a '" + file + "'").rc, 0);
+  EXPECT_EQ(run("lsdef tn3 -i mgt,power -c").out, "tn3: mgt=ipmi\ntn3: power=ipmi\n");
+  EXPECT_EQ(run("gettab node=tn1 nodehm.mgt").out, "ipmi\n");
+}
+
+} // namespace

@@ -67,7 +67,7 @@ TEST_F(service_test, resource_list_and_alias) {
   auto r = client.get("/clusterws");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "[\"globalconf\",\"groups\",\"networks\",\"nodes\",\"osimages\",\"policy\","
-                    "\"tokens\"]\n");
+                    "\"tables\",\"tokens\"]\n");
   EXPECT_EQ(r.headers["Content-Type"], "application/json");
   EXPECT_EQ(client.get("/xcatws/nodes?userName=root&userPW=rootpw").body, get("/nodes").body);
 }
@@ -266,6 +266,51 @@ TEST_F(service_test, rename_a_node_as_xcatws_does) {
   EXPECT_EQ(run_tool(home(), "nodels service").out, "sn1\n");
 }
 
+TEST_F(service_test, tables_routes_in_xcat_shapes_over_the_same_store) {
+  // nodes: values as the node reads them (compute's mgt inherited), name for the key
+  auto r = get("/tables/nodehm,vm/nodes/cn1-cn2");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.body, "{\"nodehm\":[{\"mgt\":\"kvm\",\"name\":\"cn1\"},{\"mgt\":\"kvm\","
+                    "\"name\":\"cn2\"}],\"vm\":[{\"memory\":\"4096\",\"name\":\"cn1\"},"
+                    "{\"memory\":\"4096\",\"name\":\"cn2\"}]}\n");
+  EXPECT_EQ(get("/tables/nodetype/nodes/sn1/os").body,
+            "{\"nodetype\":[{\"name\":\"sn1\",\"os\":\"sles15\"}]}\n");
+  // PUT nodes: {"table":{column:value}}; a table not in the URI is a 400
+  r = send("PUT", "/tables/nodehm/nodes/cn3", R"({"nodehm":{"power":"ipmi"}})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(run_tool(home(), "lsdef cn3 -i power -c").out, "cn3: power=ipmi\n");
+  r = send("PUT", "/tables/nodehm/nodes/cn3", R"({"vm":{"memory":"1"}})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, "{\"error\":\"The table vm is NOT in the URI.\",\"errorcode\":\"2\"}\n");
+  // rows: setAttribs creates or changes, getAttribs answers the first match, delEntries
+  EXPECT_EQ(send("PUT", "/tables/site/rows/key=tabletest", R"({"value":"7"})").status, 200u);
+  EXPECT_EQ(get("/tables/site/rows/key=tabletest").body,
+            "{\"site\":[{\"key\":\"tabletest\",\"value\":\"7\"}]}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef -t site -i tabletest -c").out, "clustersite: tabletest=7\n");
+  EXPECT_EQ(send("DELETE", "/tables/site/rows/key=tabletest", "").status, 200u);
+  r = get("/tables/site/rows/key=tabletest");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, "{\"error\":[\"No table rows matched specified keys or attributes\"],"
+                    "\"errorcode\":\"1\"}\n");
+  r = get("/tables/nosuch/rows");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("No such table: nosuch"), std::string::npos);
+  r = get("/tables");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_NE(r.body.find("\"nodelist\",\"nodepos\""), std::string::npos) << r.body;
+  EXPECT_EQ(get("/tables/site,nodehm/rows/key=x").status, 400u);
+  // passwd: hashes for root only
+  r = get("/tables/passwd/rows/username=root");
+  EXPECT_NE(r.body.find("$y$"), std::string::npos) << r.body;
+  ASSERT_EQ(run_tool(home(), "mkdef -t policy -o 6.7 name=alice rule=allow").rc, 0);
+  r = client.get("/clusterws/tables/passwd/rows/username=root?userName=alice&userPW=alicepw");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body.find("$y$"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("********"), std::string::npos) << r.body;
+  run_tool(home(), "rmdef -t policy -o 6.7");
+  run_tool(home(), "chdef cn3 power=");
+}
+
 TEST_F(service_test, groups_policy_and_globalconf_writes) {
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"vmmemory":"2048"})").status, 200u);
   EXPECT_EQ(get("/nodes/cn2/attrs/vmmemory").body, "{\"cn2\":{\"vmmemory\":\"4096\"}}\n");
@@ -408,6 +453,11 @@ TEST_F(service_test, authorization_matrix_every_route_every_identity) {
       {"PUT", "/globalconf/attrs/" + n, "{\"" + n + "\":\"1\"}"},
       {"DELETE", "/globalconf/attrs/" + n, ""},
       {"POST", "/tokens", ""},
+      {"GET", "/tables/nodehm/nodes/cn1", ""},
+      {"PUT", "/tables/nodehm/nodes/cn1", R"({"nodehm":{"power":"ipmi"}})"},
+      {"GET", "/tables/site/rows/key=domain", ""},
+      {"PUT", "/tables/site/rows/key=" + n, R"({"value":"1"})"},
+      {"DELETE", "/tables/site/rows/key=" + n, ""},
     };
     for (const auto& r : routes) {
       auto url = "/clusterws" + r.path + (id.query.empty() ? "" : "?" + id.query);
