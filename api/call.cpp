@@ -11,6 +11,7 @@ bool is_write(operation op) {
     case operation::table_set_nodes:
     case operation::table_set_rows:
     case operation::table_delete_rows:
+    case operation::make_networks:
     case operation::token_create:
     case operation::token_revoke: return true;
     default: return false;

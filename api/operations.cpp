@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "api/makenetworks.hpp"
 #include "api/object_pages.hpp"
 #include "api/tables.hpp"
 #include "base/text.hpp"
@@ -229,6 +230,12 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
   if (call.op == operation::rename) {
     api_result r;
     r.names = store::rename_object(t, call.type, call.target, call.new_name).info;
+    return r;
+  }
+  if (call.op == operation::make_networks) {
+    api_result r;
+    r.created = true;
+    r.messages = make_networks(t, network_objects(host_networks())).info;
     return r;
   }
   if (call.op == operation::table_set_nodes || call.op == operation::table_set_rows

@@ -246,12 +246,17 @@ int report(const store::outcome& out, io& streams) {
 
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
   static const std::pair<std::string_view, command_fn> table[] = {
-    {"lsdef", lsdef},         {"nodels", nodels},   {"mkdef", mkdef},   {"chdef", chdef},
-    {"rmdef", rmdef},         {"xdsh", xdsh},       {"init", init},     {"passwd", passwd},
-    {"noderange", noderange}, {"tokens", tokens},   {"revoke", revoke}, {"rmuser", rmuser},
-    {"tabdump", tabdump},     {"gettab", gettab},   {"chtab", chtab},   {"tabch", chtab},
-    {"nodech", nodech},       {"nodeadd", nodeadd}, {"noderm", noderm}, {"tabrestore", tabrestore},
-    {"tabprune", tabprune},
+    {"lsdef", lsdef},         {"nodels", nodels},
+    {"mkdef", mkdef},         {"chdef", chdef},
+    {"rmdef", rmdef},         {"xdsh", xdsh},
+    {"init", init},           {"passwd", passwd},
+    {"noderange", noderange}, {"tokens", tokens},
+    {"revoke", revoke},       {"rmuser", rmuser},
+    {"tabdump", tabdump},     {"gettab", gettab},
+    {"chtab", chtab},         {"tabch", chtab},
+    {"nodech", nodech},       {"nodeadd", nodeadd},
+    {"noderm", noderm},       {"tabrestore", tabrestore},
+    {"tabprune", tabprune},   {"makenetworks", makenetworks},
   };
   static const std::string_view definition_tools[] = {"lsdef", "nodels", "mkdef", "chdef", "rmdef"};
   bool definition_tool = std::find(std::begin(definition_tools), std::end(definition_tools), name)
@@ -277,7 +282,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
   streams.err
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
-       "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune\n";
+       "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
+       "makenetworks\n";
   return 1;
 }
 

@@ -85,5 +85,6 @@ int nodeadd(const std::vector<std::string>& args, io& streams);
 int noderm(const std::vector<std::string>& args, io& streams);
 int tabrestore(const std::vector<std::string>& args, io& streams);
 int tabprune(const std::vector<std::string>& args, io& streams);
+int makenetworks(const std::vector<std::string>& args, io& streams);
 
 } // namespace cws::cli

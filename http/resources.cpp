@@ -32,7 +32,7 @@ constexpr route_row table[] = {
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
   {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
-  {"networks", object_type::network, "", resource_kind::collection, "GET"},
+  {"networks", object_type::network, "", resource_kind::collection, "GET POST"},
   {"networks", object_type::network, "{name}", resource_kind::object, "GET PUT POST DELETE"},
   {"networks", object_type::network, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
   {"osimages", object_type::osimage, "", resource_kind::collection, "GET"},

@@ -208,6 +208,10 @@ void build_definition(routed& r, const resource& res, const std::string& m, fiel
     if (call.detail && res.type == object_type::node) {
       r.out = output::per_node;
     }
+  } else if (res.kind == resource_kind::collection) { // POST /networks (xcatws.cgi)
+    call.op = operation::make_networks;
+    call.policy_command = "makenetworks";
+    return;
   } else if (m == "PUT" || res.type == object_type::policy) {
     call.op = operation::change; // POST on policy is chdef in xCAT too
     call.policy_command = "chdef";

@@ -709,3 +709,58 @@ TEST_F(cli_test, tabrestore_replaces_a_table_from_tabdump_output) {
 }
 
 } // namespace
+
+namespace {
+
+/// A network namespace of the test's own with two veth interfaces, removed at the end.
+struct test_netns {
+  std::string name = "cws-mknet-" + std::to_string(::getpid());
+  bool ok = false;
+
+  test_netns() {
+    std::string ns = " -n " + name + " ";
+    std::string cmd = "ip netns add " + name + " && ip" + ns
+                      + "link add v0 type veth peer name v1 && ip" + ns
+                      + "addr add 10.99.0.1/24 dev v0 && ip" + ns
+                      + "addr add 172.30.4.9/16 dev v1 && ip" + ns + "link set v0 up && ip" + ns
+                      + "link set v1 up && ip" + ns + "link set v0 mtu 9000 && ip" + ns
+                      + "route add default via 10.99.0.254";
+    ok = std::system(cmd.c_str()) == 0;
+  }
+
+  ~test_netns() {
+    std::system(("ip netns del " + name + " 2>/dev/null").c_str());
+  }
+};
+
+TEST_F(cli_test, makenetworks_defines_the_hosts_networks_as_xcat_names_them) {
+  test_netns ns;
+  ASSERT_TRUE(ns.ok) << "cannot create a network namespace (root and iproute2 needed)";
+  auto r = run("ip netns exec " + ns.name + " makenetworks -d");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "# <xCAT data object stanza file>\n"
+                   "\n10_99_0_0-255_255_255_0:\n    objtype=network\n    gateway=10.99.0.254\n"
+                   "    mask=255.255.255.0\n    mgtifname=v0\n    mtu=9000\n    net=10.99.0.0\n"
+                   "\n172_30_0_0-255_255_0_0:\n    objtype=network\n    mask=255.255.0.0\n"
+                   "    mgtifname=v1\n    mtu=1500\n    net=172.30.0.0\n");
+  // written: the same definitions; a second run finds them and creates nothing
+  ASSERT_EQ(run("ip netns exec " + ns.name + " makenetworks").rc, 0);
+  EXPECT_EQ(run("lsdef -t network -i gateway,mgtifname -c").out,
+            "10_99_0_0-255_255_255_0: gateway=10.99.0.254\n"
+            "10_99_0_0-255_255_255_0: mgtifname=v0\n"
+            "172_30_0_0-255_255_0_0: gateway=\n"
+            "172_30_0_0-255_255_0_0: mgtifname=v1\n");
+  ASSERT_EQ(run("chdef -t network -o 172_30_0_0-255_255_0_0 -n site-b").rc, 0);
+  r = run("ip netns exec " + ns.name + " makenetworks");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.err.find("Warning: A network definition called 'site-b' already exists that "
+                       "contains the same net and mask values. Cannot create a definition for "
+                       "'172_30_0_0-255_255_0_0'."),
+            std::string::npos)
+    << r.err;
+  EXPECT_EQ(run("lsdef -t network").out,
+            "10_99_0_0-255_255_255_0  (network)\nsite-b  (network)\n");
+  run("rmdef -t network -o 10_99_0_0-255_255_255_0,site-b");
+}
+
+} // namespace

@@ -311,6 +311,32 @@ TEST_F(service_test, tables_routes_in_xcat_shapes_over_the_same_store) {
   run_tool(home(), "chdef cn3 power=");
 }
 
+TEST_F(service_test, post_networks_defines_the_service_hosts_networks) {
+  // the networks makenetworks -d computes on this host are the ones POST /networks writes
+  auto expected = run_tool(home(), "makenetworks -d").out;
+  std::vector<std::string> names;
+  std::istringstream lines{expected};
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == ':') {
+      names.push_back(line.substr(0, line.size() - 1));
+    }
+  }
+  ASSERT_FALSE(names.empty()) << "this host has no IPv4 network besides loopback";
+  auto r = send("POST", "/networks", "");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  for (const auto& n : names) {
+    auto got = get("/networks/" + n);
+    EXPECT_EQ(got.status, 200u) << n;
+    EXPECT_NE(got.body.find("\"mgtifname\""), std::string::npos) << got.body;
+  }
+  EXPECT_EQ(send("POST", "/networks", "").status, 201u); // again: nothing new, no error
+  std::string list;
+  for (const auto& n : names) {
+    list += (list.empty() ? "" : ",") + n;
+  }
+  EXPECT_EQ(run_tool(home(), "rmdef -t network -o " + list).rc, 0);
+}
+
 TEST_F(service_test, groups_policy_and_globalconf_writes) {
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"vmmemory":"2048"})").status, 200u);
   EXPECT_EQ(get("/nodes/cn2/attrs/vmmemory").body, "{\"cn2\":{\"vmmemory\":\"4096\"}}\n");
