@@ -110,6 +110,14 @@ void refuse_static_members(const session& s, const change_args& c) {
   }
 }
 
+/// xCAT's refusal of --template by the tools that do not take it (chdef, rmdef).
+void refuse_template(const std::vector<std::string>& argv, std::string_view tool) {
+  auto rest = argv;
+  if (base::take_optional_value(rest, "template")) {
+    throw usage_error("The option '--template' can not be used with '" + std::string{tool} + "'.");
+  }
+}
+
 /// chdef -n NEW: renames the one object named, nothing else on the line.
 int rename(const change_args& probe, io& streams) {
   std::string from = probe.args.value("o");
@@ -280,14 +288,19 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
 
 // -- mkdef / chdef / rmdef ------------------------------------------------------------
 
-int mkdef(const std::vector<std::string>& argv, io& streams) {
+int mkdef(const std::vector<std::string>& argv_in, io& streams) {
+  auto argv = argv_in;
+  auto from = base::take_optional_value(argv, "template");
   auto probe = parse_change(argv, "fzdV", nullptr);
   if (probe.args.has("help")) {
     streams.out
       << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
       << "       mkdef -t group -o NAME -d -w attr==val [-w attr=~re ...] [attr=value ...]\n"
+      << "       mkdef [-t TYPE] --template TEMPLATE [-o NAMES | NAMES] [-f] [attr=value ...]\n"
       << "       mkdef -z [-f] < STANZAFILE\n"
       << "Creates object definitions. -f replaces existing definitions.\n"
+      << "  --template T  start from xCAT's shipped template T (lsdef --template) or from\n"
+      << "             the existing object T; attr=value replaces the template's value\n"
       << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
       << "  -d         a dynamic group: its members are the nodes matching every -w\n"
       << "  -w SEL     attr==val, attr!=val, attr=~re or attr!~re (repeatable)\n"
@@ -295,6 +308,12 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
     return 0;
   }
   bool force = probe.args.has("f");
+  if (from && from->empty()) {
+    throw usage_error("no object definition template specified for mkdef --template!");
+  }
+  if (from && probe.args.has("z")) {
+    throw usage_error("The file input can not be used with --template option!");
+  }
   if (probe.args.has("z")) {
     return change_from_stanzas(
       probe.args, "mkdef", streams,
@@ -306,12 +325,14 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
   auto c = parse_change(argv, "fzdV", &s);
   dynamic_group(c, "mkdef");
   c.req.force = force;
+  c.req.template_name = from.value_or("");
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::make_objects(t, c.req); }),
     streams);
 }
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
+  refuse_template(argv, "chdef");
   auto probe = parse_change(argv, "pmfzdV", nullptr);
   if (!probe.args.value("n").empty()) {
     return rename(probe, streams);
@@ -362,6 +383,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
 }
 
 int rmdef(const std::vector<std::string>& argv, io& streams) {
+  refuse_template(argv, "rmdef");
   auto args = parse_args(argv, definition_options("to", "V"));
   if (args.has("help")) {
     streams.out << "Usage: rmdef [-t TYPE] [-o NAMES | NAMES]\n"

@@ -43,6 +43,8 @@ constexpr route_row table[] = {
   {"policy", object_type::policy, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
   {"globalconf", object_type::site, "", resource_kind::site, "GET"},
   {"globalconf", object_type::site, "attrs/{attrs}", resource_kind::site_attrs, "GET PUT DELETE"},
+  {"templates", object_type::node, "node", resource_kind::templates, "GET"},
+  {"templates", object_type::node, "node/all", resource_kind::template_names, "GET"},
   {"tokens", object_type::token, "", resource_kind::tokens, "GET POST"},
   {"tokens", object_type::token, "{name}", resource_kind::token, "POST DELETE"},
 };
@@ -91,8 +93,8 @@ bool resource::allows(std::string_view method) const {
 }
 
 const std::vector<std::string>& collections() {
-  static const std::vector<std::string> names{"globalconf", "groups", "networks", "nodes",
-                                              "osimages",   "policy", "tokens"};
+  static const std::vector<std::string> names{"globalconf", "groups", "networks",  "nodes",
+                                              "osimages",   "policy", "templates", "tokens"};
   return names;
 }
 

@@ -165,16 +165,20 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
         v = for_node(name, std::move(v));
       }
     }
-    for (const char* list : {"postscripts", "postbootscripts"}) {
-      if (xcatdefaults_) { // lsdef -z leaves them out (DBobjectdefs.pm defls)
-        out[list] = prepend(txn_.meta(std::string{"xcatdefaults."} + list), out[list]);
-      }
-    }
-    for (auto it = out.begin(); it != out.end();) {
-      it = it->second.empty() ? out.erase(it) : std::next(it);
-    }
+    finish_node(out);
   }
   return out;
+}
+
+void cluster_view::finish_node(attr_map& attrs) const {
+  for (const char* list : {"postscripts", "postbootscripts"}) {
+    if (xcatdefaults_) { // lsdef -z leaves them out (DBobjectdefs.pm defls)
+      attrs[list] = prepend(txn_.meta(std::string{"xcatdefaults."} + list), attrs[list]);
+    }
+  }
+  for (auto it = attrs.begin(); it != attrs.end();) {
+    it = it->second.empty() ? attrs.erase(it) : std::next(it);
+  }
 }
 
 } // namespace cws::store

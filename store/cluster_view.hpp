@@ -35,6 +35,10 @@ class cluster_view : public node_universe {
   /// or nullopt if it does not exist.
   std::optional<attr_map> display(object_type t, std::string_view name) const;
 
+  /// Finishes a node's attributes as lsdef shows them: the xcatdefaults postscripts in front
+  /// of its own (unless this view leaves them out), empty values removed.
+  void finish_node(attr_map& attrs) const;
+
   /// True if the object exists (a group exists if defined or used by any node).
   bool exists(object_type t, std::string_view name) const;
 

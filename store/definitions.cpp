@@ -8,6 +8,7 @@
 #include "store/error.hpp"
 #include "store/policy.hpp"
 #include "store/regex_value.hpp"
+#include "store/templates.hpp"
 
 namespace cws::store {
 
@@ -421,6 +422,12 @@ std::string check_object_name(object_type t, std::string_view name) {
 }
 
 outcome make_objects(write_txn& t, const change_request& req) {
+  if (!req.template_name.empty()) {
+    change_request from_template = req;
+    from_template.attrs = template_changes(t, req);
+    from_template.template_name.clear();
+    return make_objects(t, from_template);
+  }
   if (req.attrs.empty()) {
     outcome out;
     std::string msg = "No object definitions have been created or modified: no attributes were "
@@ -539,9 +546,6 @@ outcome apply(database& db, const std::function<outcome(write_txn&)>& change) {
   return out;
 }
 
-namespace {
-
-/// The valid attributes of `only`; an error for each invalid one.
 std::vector<std::string> wanted_attributes(object_type t, const std::vector<std::string>* only,
                                            std::vector<std::string>& errors) {
   std::vector<std::string> wanted;
@@ -557,7 +561,37 @@ std::vector<std::string> wanted_attributes(object_type t, const std::vector<std:
   return wanted;
 }
 
-} // namespace
+bool select_attributes(attr_map& attrs, const std::vector<std::string>* wanted,
+                       const std::vector<selector>& where) {
+  bool pass = std::all_of(where.begin(), where.end(), [&](const selector& s) {
+    auto it = attrs.find(s.attribute());
+    return it != attrs.end() && s.matches(it->second);
+  });
+  if (!pass || wanted == nullptr) {
+    return pass;
+  }
+  attr_map picked;
+  for (const auto& a : *wanted) {
+    if (a.rfind("nic", 0) != 0) {
+      auto it = attrs.find(a);
+      picked[a] = it == attrs.end() ? std::string{} : it->second;
+      continue;
+    }
+    // xCAT's expandnicsattr prints a line per nic that has a value, none for the others
+    std::string per_nic = a + ".";
+    for (auto it = attrs.lower_bound(a); it != attrs.end(); ++it) {
+      bool same = it->first == a;
+      if (!same && it->first.compare(0, per_nic.size(), per_nic) != 0) {
+        break;
+      }
+      if ((same || a.find('.') == std::string::npos) && !it->second.empty()) {
+        picked.insert(*it);
+      }
+    }
+  }
+  attrs = std::move(picked);
+  return true;
+}
 
 std::vector<std::string> listing_errors(const cluster_view& view, object_type t,
                                         const std::vector<std::string>& names,
@@ -586,24 +620,9 @@ std::vector<std::string> list_objects(const cluster_view& view, object_type t,
     auto attrs = view.display(t, n);
     if (!attrs) {
       errors.push_back(not_found_message(n, t));
-      continue;
+    } else if (select_attributes(*attrs, only != nullptr ? &wanted : nullptr, where)) {
+      sink({n, std::move(*attrs)});
     }
-    bool pass = std::all_of(where.begin(), where.end(), [&](const selector& s) {
-      auto it = attrs->find(s.attribute());
-      return it != attrs->end() && s.matches(it->second);
-    });
-    if (!pass) {
-      continue;
-    }
-    if (only != nullptr) {
-      attr_map picked;
-      for (const auto& a : wanted) {
-        auto it = attrs->find(a);
-        picked[a] = it == attrs->end() ? std::string{} : it->second;
-      }
-      attrs = std::move(picked);
-    }
-    sink({n, std::move(*attrs)});
   }
   return errors;
 }

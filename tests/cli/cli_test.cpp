@@ -254,6 +254,97 @@ TEST_F(cli_test, dynamic_groups_select_their_members_at_read_time) {
   run("rmdef -t group rack1");
 }
 
+TEST_F(cli_test, lsdef_template_shows_xcats_shipped_node_templates) {
+  auto r = run("lsdef --template");
+  EXPECT_EQ(r.out, "cec-template  (node)\ncumulusswitch  (node)\nhmc-template  (node)\n"
+                   "onieswitch  (node)\nppc64le-openbmc-template  (node)\n"
+                   "ppc64le-template  (node)\nppc64lekvmguest-template  (node)\n"
+                   "switch-template  (node)\nx86_64-template  (node)\n"
+                   "x86_64kvmguest-template  (node)\n");
+  r = run("lsdef -t node --template hmc-template");
+  EXPECT_EQ(r.out, "Object name: hmc-template\n"
+                   "    groups=hmc\n"
+                   "    hwtype=hmc\n"
+                   "    ip=MANDATORY:the ip address of the hmc\n"
+                   "    mgt=hmc\n"
+                   "    nodetype=hmc\n"
+                   "    password=MANDATORY:the password of the hmc\n"
+                   "    postbootscripts=otherpkgs\n"
+                   "    postscripts=syslog,remoteshell,syncfiles\n"
+                   "    usercomment=the template for hmc definition\n"
+                   "    username=MANDATORY:the username on the hmc\n");
+  r = run("lsdef --template cec-template -z");
+  EXPECT_EQ(r.out, "# <xCAT data object stanza file>\n\ncec-template:\n    objtype=node\n"
+                   "    groups=cec,all\n"
+                   "    hcp=MANDATORY:The hardware control point(HMC) for the node\n"
+                   "    hwtype=cec\n    mgt=hmc\n"
+                   "    mtm=MANDATORY:The machine type and model number of the node\n"
+                   "    nodetype=ppc\n    serial=MANDATORY:The serial number of the node\n"
+                   "    usercomment=the cec definition template\n");
+  EXPECT_EQ(run("lsdef --template x86_64-template -i bmc,hcp -c").out,
+            "x86_64-template: bmc=MANDATORY:The hostname or ip address of the BMC adapater\n"
+            "x86_64-template: hcp=\n");
+  EXPECT_EQ(run("lsdef --template -w mgt==kvm").out,
+            "ppc64lekvmguest-template  (node)\nx86_64kvmguest-template  (node)\n");
+  EXPECT_EQ(run("lsdef --template -a").out.substr(0, 20), "cec-template (node)\n");
+  r = run("lsdef --template x86_64-template,nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Error: Could not find nosuch in xCAT templates.\n");
+  expect_refused("lsdef -t group --template",
+                 "Could not find any object definition templates of type 'group'.");
+  expect_refused("lsdef --template x86_64-template node1", "Cannot combine '--template'");
+}
+
+TEST_F(cli_test, mkdef_template_makes_nodes_from_a_shipped_template_or_an_existing_node) {
+  auto r = run("mkdef --template x86_64-template cn1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: The attribute \"bmc\" must be specified!\n"
+                   "Error: The attribute \"ip\" must be specified!\n");
+  EXPECT_EQ(run("lsdef cn1").rc, 1);
+  r = run("mkdef --template x86_64-template 'cn[1-2]' ip=10.0.0.1 bmc=cn-bmc mac= "
+          "groups=compute,all");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "2 object definitions have been created or modified.\n");
+  EXPECT_EQ(run("lsdef cn2").out, "Object name: cn2\n"
+                                  "    arch=x86_64\n"
+                                  "    bmc=cn-bmc\n"
+                                  "    cons=ipmi\n"
+                                  "    getmac=ipmi\n"
+                                  "    groups=compute,all\n"
+                                  "    ip=10.0.0.1\n"
+                                  "    mgt=ipmi\n"
+                                  "    netboot=xnba\n"
+                                  "    postbootscripts=otherpkgs\n"
+                                  "    postscripts=syslog,remoteshell,syncfiles\n"
+                                  "    serialport=0\n"
+                                  "    serialspeed=115200\n"
+                                  "    usercomment=the system X node definition\n");
+
+  // a user template: an existing node, with what it inherits from its groups
+  run("mkdef -t group rack1 vmmemory=2048");
+  run("chdef cn1 groups=rack1,all");
+  r = run("mkdef -t node --template cn1 cn3 ip=10.0.0.3");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("lsdef cn3 -i ip,bmc,groups,vmmemory -c").out,
+            "cn3: bmc=cn-bmc\ncn3: groups=rack1,all\ncn3: ip=10.0.0.3\ncn3: vmmemory=2048\n");
+
+  expect_refused("mkdef --template cn1 cn1", "The template node cannot be the same as the node "
+                                             "to create.");
+  expect_refused("mkdef --template nosuch cn4 groups=all",
+                 "Could not find the template object named 'nosuch' of type 'node'.");
+  expect_refused("mkdef --template cn1,cn2 cn4",
+                 "Only 1 template object definition should be specified for mkdef!");
+  expect_refused("mkdef --template", "no object definition template specified for mkdef "
+                                     "--template!");
+  expect_refused("mkdef -z --template x86_64-template",
+                 "The file input can not be used with --template option!");
+  expect_refused("chdef --template cn1 cn2 mgt=kvm",
+                 "The option '--template' can not be used with 'chdef'.");
+  expect_refused("rmdef --template cn1", "The option '--template' can not be used with 'rmdef'.");
+  EXPECT_EQ(run("lsdef cn4").rc, 1);
+}
+
 TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
   for (const char* tool : {"lsdef", "nodels", "mkdef", "chdef", "rmdef"}) {
     auto r = run(std::string{tool} + " -v");

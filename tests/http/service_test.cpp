@@ -67,7 +67,7 @@ TEST_F(service_test, resource_list_and_alias) {
   auto r = client.get("/clusterws");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "[\"globalconf\",\"groups\",\"networks\",\"nodes\",\"osimages\",\"policy\","
-                    "\"tokens\"]\n");
+                    "\"templates\",\"tokens\"]\n");
   EXPECT_EQ(r.headers["Content-Type"], "application/json");
   EXPECT_EQ(client.get("/xcatws/nodes?userName=root&userPW=rootpw").body, get("/nodes").body);
 }
@@ -247,6 +247,54 @@ TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_wr
     << r.body;
   EXPECT_EQ(get("/nodes/cn1/attrs/bmc").body, "{\"cn1\":{\"bmc\":\"10.1.0.2\"}}\n");
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
+}
+
+TEST_F(service_test, templates_are_listed_shown_and_used_as_xcatws_does) {
+  auto r = get("/templates/node/all");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body.substr(0, 33), "[\"cec-template\",\"cumulusswitch\",\"");
+  r = send("GET", "/templates/node", R"({"options":{"--template":"switch-template"}})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body,
+            "{\"switch-template\":{\"groups\":\"switch\",\"ip\":\"OPTIONAL:the ip address of "
+            "the switch\",\"mac\":\"OPTIONAL:the MAC address of the switch\",\"mgt\":"
+            "\"switch\",\"nodetype\":\"switch\",\"postbootscripts\":\"otherpkgs\","
+            "\"postscripts\":\"syslog,remoteshell,syncfiles\",\"switchtype\":\"OPTIONAL:"
+            "The type of switch. It is used to identify the file name that implements the "
+            "functions for this swithc. The valid values are: Mellanox, Cisco, BNT and "
+            "Juniper.\",\"usercomment\":\"the switch definition template\"}}\n");
+  r = send("GET", "/templates/node", R"({"options":{"--template":"nosuch"}})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body,
+            "{\"error\":[\"Could not find nosuch in xCAT templates.\"],\"errorcode\":\"1\"}\n");
+
+  // POST /nodes with options: mkdef --template
+  r = send("POST", "/nodes/tk1", R"({"options":{"--template":"x86_64kvmguest-template"}})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("The attribute \\\"ip\\\" must be specified!"), std::string::npos)
+    << r.body;
+  r = send("POST", "/nodes/tk1",
+           R"({"options":{"--template":"x86_64kvmguest-template"},"ip":"10.1.0.1",)"
+           R"("vmhost":"hv1","vmnics":"br0","groups":"all"})");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(get("/nodes/tk1/attrs/vmhost,vmmemory,ip").body,
+            "{\"tk1\":{\"ip\":\"10.1.0.1\",\"vmhost\":\"hv1\",\"vmmemory\":\"4096\"}}\n");
+  r = send("POST", "/nodes/tk2", R"({"options":{"--template":"tk1"},"ip":"10.1.0.2"})");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(get("/nodes/tk2/attrs/vmhost,ip").body,
+            "{\"tk2\":{\"ip\":\"10.1.0.2\",\"vmhost\":\"hv1\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef tk2 -i vmnics -c").out, "tk2: vmnics=br0\n");
+
+  // options elsewhere, or ones clusterws does not take, are refused before anything is done
+  r = send("PUT", "/nodes/tk1", R"({"options":{"--template":"tk2"},"mgt":"ipmi"})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, "{\"error\":\"'options' is not accepted on this resource.\","
+                    "\"errorcode\":\"2\"}\n");
+  r = send("POST", "/nodes/tk3", R"({"options":{"-f":""},"groups":"all"})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_NE(r.body.find("The option '-f' is not supported."), std::string::npos);
+  EXPECT_EQ(get("/nodes/tk1/attrs/mgt").body, "{\"tk1\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(send("DELETE", "/nodes/tk1,tk2", "").status, 200u);
 }
 
 TEST_F(service_test, rename_a_node_as_xcatws_does) {

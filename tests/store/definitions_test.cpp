@@ -16,13 +16,13 @@ class definitions_test : public ::testing::Test {
 
   outcome mk(object_type t, std::vector<std::string> names, std::vector<attr_change> attrs,
              bool force = false) {
-    change_request r{t, std::move(names), std::move(attrs), list_mode::set, force};
+    change_request r{t, std::move(names), std::move(attrs), list_mode::set, force, {}};
     return apply(db, [&](write_txn& t) { return make_objects(t, r); });
   }
 
   outcome ch(std::vector<std::string> names, std::vector<attr_change> attrs,
              list_mode mode = list_mode::set, object_type t = object_type::node) {
-    change_request r{t, std::move(names), std::move(attrs), mode, false};
+    change_request r{t, std::move(names), std::move(attrs), mode, false, {}};
     return apply(db, [&](write_txn& t) { return change_objects(t, r); });
   }
 
@@ -182,8 +182,8 @@ TEST_F(definitions_test, dynamic_group) {
 }
 
 TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
-  change_request r{
-    object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set, false};
+  change_request r{object_type::site, {},    {{"tftpdir", "/tftpboot"}, {"custom", "1"}},
+                   list_mode::set,    false, {}};
   auto chg = [&] {
     return apply(db, [&](write_txn& t) { return change_objects(t, r); });
   };
@@ -231,7 +231,8 @@ TEST_F(definitions_test, policy_rules_and_token_days_are_checked_when_written) {
   EXPECT_EQ(out.errors[0],
             "The policy rule 'disallow' is not valid: use allow, accept, trusted or deny.");
   EXPECT_TRUE(mk(object_type::policy, {"7"}, {{"name", "eve"}, {"rule", "Deny"}}).ok());
-  change_request site{object_type::site, {}, {{"tokenexpiredays", "1e15"}}, list_mode::set, false};
+  change_request site{object_type::site, {},    {{"tokenexpiredays", "1e15"}},
+                      list_mode::set,    false, {}};
   auto chg = [&] {
     return apply(db, [&](write_txn& t) { return change_objects(t, site); });
   };
