@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 
@@ -202,8 +203,9 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
 option_spec definition_options(std::string_view values, std::string_view flags) {
   // xCAT's DBobjectdefs.pm and nodels: GetOptions names of the boolean options
   static const std::pair<std::string_view, char> xcat_names[]
-    = {{"all", 'a'},   {"compress", 'c'}, {"dynamic", 'd'}, {"force", 'f'},  {"long", 'l'},
-       {"minus", 'm'}, {"plus", 'p'},     {"short", 's'},   {"stanza", 'z'}, {"verbose", 'V'}};
+    = {{"all", 'a'},    {"compress", 'c'}, {"dynamic", 'd'}, {"force", 'f'},
+       {"long", 'l'},   {"minus", 'm'},    {"plus", 'p'},    {"short", 's'},
+       {"stanza", 'z'}, {"verbose", 'V'},  {"blame", 'b'},   {"with-fieldname", 'H'}};
   option_spec spec{values, flags, {"home"}, {}, {}};
   for (const auto& a : xcat_names) {
     spec.long_aliases.push_back(a);
@@ -222,7 +224,17 @@ session session::open(const parsed_args& args) {
     home, std::make_unique<store::database>(home.db()), api::load_settings(home.config()), {}};
   s.noderange = api::noderange_limits(s.settings);
   s.noderange.allow_files = true; // the CLI runs as its caller: `^file` reads their file
+  apply_node_affixes(s.noderange);
   return s;
+}
+
+void apply_node_affixes(store::noderange_options& opts) {
+  if (const char* prefix = std::getenv("XCAT_NODE_PREFIX")) {
+    opts.digit_prefix = prefix;
+  }
+  if (const char* suffix = std::getenv("XCAT_NODE_SUFFIX")) {
+    opts.digit_suffix = suffix;
+  }
 }
 
 std::vector<std::string> session::names(object_type t, std::string_view spec) const {

@@ -193,12 +193,13 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
 }
 
 int nodels(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, definition_options("", "HS"));
+  auto args = parse_args(argv, definition_options("", "HSb"));
   if (args.has("help")) {
-    streams.out << "Usage: nodels [-H] [-S] [NODERANGE] [table.column | selector ...]\n"
+    streams.out << "Usage: nodels [-b] [-H] [-S] [NODERANGE] [table.column | selector ...]\n"
                    "Lists the nodes of a noderange (default all), ASCII-sorted.\n"
                    "  table.column  show that value (also groups, tags, mgt, or an attribute)\n"
                    "  selector      keep nodes where table.column==|!=|=~|!~ value\n"
+                   "  -b, --blame   name the group a value is inherited from\n"
                    "  -H            always label values with their column\n"
                    "  -S            include hidden nodes\n"
                    "  --home DIR    state directory\n";
@@ -263,7 +264,12 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
       if (label) {
         streams.out << c.label << ": ";
       }
-      streams.out << view.attribute(n, c.attr) << '\n';
+      std::string group;
+      streams.out << view.attribute(n, c.attr, group);
+      if (args.has("b") && !group.empty()) {
+        streams.out << " (inherited from group " << group << ')'; // tabutils.pm nodels
+      }
+      streams.out << '\n';
     }
   }
   return rc;

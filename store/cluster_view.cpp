@@ -95,8 +95,8 @@ std::string cluster_view::for_node(std::string_view node, std::string value) con
   return it->second ? it->second->evaluate(node) : value;
 }
 
-std::string cluster_view::inherited(std::string_view node, record_view own,
-                                    std::string_view attr) const {
+std::string cluster_view::inherited(std::string_view node, record_view own, std::string_view attr,
+                                    std::string* group) const {
   if (auto v = own.find(attr)) {
     return is_nodelist_attribute(attr) ? std::string{*v} : for_node(node, std::string{*v});
   }
@@ -107,7 +107,11 @@ std::string cluster_view::inherited(std::string_view node, record_view own,
   for (const auto& g : base::split_list(own.find("groups").value_or(""))) {
     if (const attr_map* rec = group_record(g)) {
       if (auto it = rec->find(attr); it != rec->end()) {
-        return for_node(node, it->second);
+        auto value = for_node(node, it->second);
+        if (group != nullptr && !value.empty()) {
+          *group = g;
+        }
+        return value;
       }
     }
   }
@@ -116,7 +120,14 @@ std::string cluster_view::inherited(std::string_view node, record_view own,
 
 std::string cluster_view::attribute(std::string_view node, std::string_view attr) const {
   auto own = txn_.get(object_type::node, node);
-  return own ? inherited(node, *own, attr) : std::string{};
+  return own ? inherited(node, *own, attr, nullptr) : std::string{};
+}
+
+std::string cluster_view::attribute(std::string_view node, std::string_view attr,
+                                    std::string& group) const {
+  group.clear();
+  auto own = txn_.get(object_type::node, node);
+  return own ? inherited(node, *own, attr, &group) : std::string{};
 }
 
 bool cluster_view::hidden(std::string_view name) const {

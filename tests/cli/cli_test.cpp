@@ -490,6 +490,34 @@ TEST_F(cli_test, nodels_formats_and_selectors) {
   EXPECT_NE(r.err.find("more than 1000000"), std::string::npos);
 }
 
+TEST_F(cli_test, nodels_blame_names_the_group_a_value_comes_from) {
+  run("mkdef -t group rack1 mgt=ipmi 'bmc=/\\z/-bmc/'");
+  run("mkdef node[1-2] groups=rack1,all");
+  run("chdef node2 mgt=kvm");
+  EXPECT_EQ(run("nodels node[1-2] nodehm.mgt -b").out,
+            "node1: ipmi (inherited from group rack1)\nnode2: kvm\n");
+  EXPECT_EQ(run("nodels node1 mgt bmc vm.memory groups --blame").out,
+            "node1: mgt: ipmi (inherited from group rack1)\n"
+            "node1: bmc: node1-bmc (inherited from group rack1)\n"
+            "node1: vm.memory: \n"
+            "node1: groups: rack1,all\n");
+  EXPECT_EQ(run("nodels node[1-2] mgt").out, "node1: ipmi\nnode2: kvm\n"); // only with -b
+}
+
+TEST_F(cli_test, bare_digits_take_xcat_node_prefix_and_suffix_from_the_environment) {
+  run("mkdef cn1-ib,cn2-ib,node3 groups=all");
+  EXPECT_EQ(run("XCAT_NODE_PREFIX=cn XCAT_NODE_SUFFIX=-ib nodels 1-2").out, "cn1-ib\ncn2-ib\n");
+  EXPECT_EQ(run("XCAT_NODE_PREFIX=cn XCAT_NODE_SUFFIX=-ib lsdef 1+1").out,
+            "Object name: cn1-ib\n    groups=all\n    postbootscripts=otherpkgs\n"
+            "    postscripts=syslog,remoteshell,syncfiles\nObject name: cn2-ib\n    groups=all\n"
+            "    postbootscripts=otherpkgs\n    postscripts=syslog,remoteshell,syncfiles\n");
+  EXPECT_EQ(run("nodels 3").out, "node3\n"); // without them: node
+  EXPECT_EQ(run("XCAT_NODE_PREFIX=cn XCAT_NODE_SUFFIX=-ib clusterctl noderange 7-8").out,
+            "cn7-ib cn8-ib\n");
+  auto r = run("XCAT_NODE_PREFIX=cn nodels 1");
+  EXPECT_EQ(r.err, "Error: Invalid nodes and/or groups in noderange: cn1\n");
+}
+
 TEST_F(cli_test, rmdef_reports_and_is_all_or_nothing) {
   run("mkdef node[1-2] groups=all");
   auto r = run("rmdef node1,nosuch");
