@@ -190,6 +190,19 @@ TEST_F(cli_test, mkdef_lsdef_long_short_and_stanza) {
   EXPECT_EQ(r.out, "Object name: compute\n    members=node2,node3\n");
 }
 
+TEST_F(cli_test, lsdef_z_alone_is_the_full_stanza_listing_and_with_s_the_names) {
+  // DBobjectdefs.pm defls: -z asks for the long form as -l does; -s keeps only `name:`
+  run("mkdef node[1-2] groups=all mgt=kvm");
+  auto full = run("lsdef -z");
+  EXPECT_EQ(full.out, "# <xCAT data object stanza file>\n\nnode1:\n    objtype=node\n"
+                      "    groups=all\n    mgt=kvm\n\nnode2:\n    objtype=node\n"
+                      "    groups=all\n    mgt=kvm\n");
+  EXPECT_EQ(run("lsdef -l -z").out, full.out);
+  EXPECT_EQ(run("lsdef -s -z").out, "# <xCAT data object stanza file>\n\nnode1:\n\nnode2:\n");
+  EXPECT_EQ(run("lsdef node1 -z -i mgt -c").out,
+            "# <xCAT data object stanza file>\n\nnode1:\n    objtype=node\nnode1: mgt=kvm\n");
+}
+
 TEST_F(cli_test, regex_group_rows_give_each_node_its_own_value_wherever_it_is_read) {
   auto r = run(R"(mkdef -t group rack1 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
                R"('vmmemory=|\D+(\d+)|(sprintf("%04d",$1*2))|')");
