@@ -99,6 +99,34 @@ TEST_F(service_test, globalconf_groups_and_nodes) {
   EXPECT_EQ(get("/nodes", "&xyz=1").status, 200u); // unknown parameters ignored
 }
 
+TEST_F(service_test, unset_attributes_read_as_xcatws_renders_lsdef_i) {
+  // defout: `    bmc=` is an attribute with an empty value ...
+  EXPECT_EQ(get("/nodes/cn2/attrs/bmc").body, "{\"cn2\":{\"bmc\":\"\"}}\n");
+  // ... an unset nic attribute prints no line at all, so neither it nor an object left
+  // without attributes is in the answer
+  ASSERT_EQ(send("PUT", "/nodes/cn1", R"({"nicips.eth0":"10.9.0.1"})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn1,cn2/attrs/nicips.eth0").body,
+            "{\"cn1\":{\"nicips.eth0\":\"10.9.0.1\"}}\n");
+  EXPECT_EQ(get("/nodes/cn1/attrs/nicips").body, "{\"cn1\":{\"nicips.eth0\":\"10.9.0.1\"}}\n");
+  auto r = get("/nodes/cn2/attrs/nicips.eth0");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(get("/nodes/cn2/attrs/nicips.eth0,mgt").body, "{\"cn2\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef cn1,cn2 -i nicips.eth0,mgt").out,
+            "Object name: cn1\n    mgt=kvm\n    nicips.eth0=10.9.0.1\n"
+            "Object name: cn2\n    mgt=kvm\n");
+  // ver=1.0: an empty list is no array, it is left out
+  ASSERT_EQ(run_tool(home(), "mkdef -t group lonely mgt=kvm").rc, 0);
+  EXPECT_EQ(get("/groups/lonely/attrs/members").body, "{\"lonely\":{\"members\":\"\"}}\n");
+  EXPECT_EQ(get("/groups/lonely/attrs/members,mgt", "&ver=1.0").body,
+            "{\"lonely\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(get("/groups/lonely/attrs/members", "&ver=1.0").body, "");
+  EXPECT_EQ(get("/groups/compute/attrs/members", "&ver=1.0").body,
+            "{\"compute\":{\"members\":[\"cn1\",\"cn2\",\"cn3\"]}}\n");
+  run_tool(home(), "rmdef -t group lonely");
+  run_tool(home(), "chdef cn1 nicips.eth0=");
+}
+
 TEST_F(service_test, pretty_and_xcoll) {
   EXPECT_EQ(get("/nodes/cn1/attrs/os,arch", "&pretty=1").body,
             "{\n   \"cn1\":{\n      \"arch\":\"x86_64\",\n      \"os\":\"rhels9\"\n   }\n}\n\n");
