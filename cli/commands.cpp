@@ -58,8 +58,10 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
 
 /// mkdef/chdef -d -w: a dynamic group is its selections, stored as `grouptype=dynamic` and
 /// `wherevals` (`::`-separated, as xCAT's nodegroup table has them). Refuses what xCAT
-/// refuses: -d without -w, -w without -d, static members on a dynamic group.
-void dynamic_group(change_args& c, std::string_view tool) {
+/// refuses: -d without -w, -w without -d, static members on a dynamic group. With chdef -p/-m
+/// (`mode`) the selections are added to or removed from those of the dynamic group (one
+/// that exists, or with -p a new one).
+void dynamic_group(change_args& c, std::string_view tool, store::list_mode mode, const session& s) {
   auto where = c.args.all("w");
   bool dynamic = c.args.has("d");
   if (!dynamic) {
@@ -89,7 +91,20 @@ void dynamic_group(change_args& c, std::string_view tool) {
   for (const auto& w : where) {
     wherevals += (wherevals.empty() ? "" : "::") + w;
   }
-  c.req.attrs.push_back({"grouptype", "dynamic"});
+  if (mode != store::list_mode::set) {
+    auto txn = s.db->read();
+    for (const auto& g : c.req.names) {
+      auto rec = txn.get(object_type::group, g);
+      if (rec && rec->find("grouptype").value_or("") != "dynamic") {
+        throw usage_error("'" + g
+                          + "' is not a dynamic group: -p and -m with -d -w change the "
+                            "selections of a dynamic group.");
+      }
+    }
+  }
+  if (mode != store::list_mode::remove) { // (-m leaves grouptype as it is: dynamic)
+    c.req.attrs.push_back({"grouptype", "dynamic"});
+  }
   c.req.attrs.push_back({"wherevals", wherevals});
 }
 
@@ -335,7 +350,7 @@ int mkdef(const std::vector<std::string>& argv_in, io& streams) {
   }
   auto s = session::open(probe.args);
   auto c = parse_change(argv, "fzdV", &s);
-  dynamic_group(c, "mkdef");
+  dynamic_group(c, "mkdef", store::list_mode::set, s);
   c.req.force = force;
   c.req.template_name = from.value_or("");
   return report(
@@ -351,14 +366,15 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   }
   if (probe.args.has("help")) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
-                << "       chdef -t group -o NAME -d -w attr==val [-w ...] [attr=value ...]\n"
+                << "       chdef -t group -o NAME -d [-p | -m] -w attr==val [-w ...]\n"
                 << "       chdef [-t TYPE] -o NAME -n NEWNAME\n"
                 << "       chdef -z [-p | -m] < STANZAFILE\n"
                 << "Changes object definitions, creating missing ones. attr= clears.\n"
                 << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
                 << "  -p         add the values to comma lists\n"
                 << "  -m         remove the values from comma lists\n"
-                << "  -d -w SEL  make the group dynamic with these selections (replacing any)\n"
+                << "  -d -w SEL  make the group dynamic with these selections (replacing any;\n"
+                << "             with -p / -m add them to or remove them from its selections)\n"
                 << "  -n NEW     rename the one object named (not groups or the site)\n"
                 << change_help;
     return 0;
@@ -384,7 +400,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   }
   auto s = session::open(probe.args);
   auto c = parse_change(argv, "pmfzdV", &s);
-  dynamic_group(c, "chdef");
+  dynamic_group(c, "chdef", mode, s);
   if (!c.args.has("d")) {
     refuse_static_members(s, c);
   }

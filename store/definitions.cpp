@@ -112,14 +112,30 @@ bool validate(const std::vector<target>& targets, outcome& out) {
   return out.errors.empty();
 }
 
+/// The items of a list value: comma-separated, or `::`-separated for `selections` (a dynamic
+/// group's wherevals, whose selections may hold commas: DBobjUtils.pm's setobjdefs).
+std::vector<std::string> list_items(std::string_view value, bool selections) {
+  if (!selections) {
+    return base::split_list(value);
+  }
+  std::vector<std::string> out;
+  for (auto one : split_wherevals(value)) {
+    if (!base::trim(one).empty()) {
+      out.emplace_back(base::trim(one));
+    }
+  }
+  return out;
+}
+
 /// The new value of `attr` after applying `value` in `mode`.
 std::string apply_list(list_mode mode, const std::string& old, const std::string& value,
-                       const std::string& attr, const std::string& obj, outcome& out) {
+                       const std::string& attr, const std::string& obj, bool selections,
+                       outcome& out) {
   if (mode == list_mode::set) {
     return value;
   }
-  auto items = base::split_list(old);
-  for (const auto& item : base::split_list(value)) {
+  auto items = list_items(old, selections);
+  for (const auto& item : list_items(value, selections)) {
     auto it = std::find(items.begin(), items.end(), item);
     if (mode == list_mode::append) {
       if (it == items.end()) {
@@ -132,7 +148,14 @@ std::string apply_list(list_mode mode, const std::string& old, const std::string
                              + "' definition.");
     }
   }
-  return base::join_list(items);
+  if (!selections) {
+    return base::join_list(items);
+  }
+  std::string joined;
+  for (const auto& item : items) {
+    joined += (joined.empty() ? "" : "::") + item;
+  }
+  return joined;
 }
 
 /// Adds (or removes) group `g` to (from) node `n`'s groups list.
@@ -202,12 +225,19 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
       }
       continue;
     }
-    auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, out);
+    bool selections = dynamic && a.name == "wherevals";
+    auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, selections, out);
     if (merged.empty()) {
       attrs.erase(a.name);
     } else {
       attrs[a.name] = merged;
     }
+  }
+  if (dynamic && attrs.count("wherevals") == 0) {
+    // xCAT's defmk/defch: a dynamic group is its selections (chdef -m must not take them all)
+    out.errors.push_back("The 'where' attributes and values were not provided for dynamic group '"
+                         + *tg.name + "'.");
+    throw rejected{out};
   }
   if (tg.type == object_type::network) {
     // xCAT's networks check: a network is its address and mask, never one without

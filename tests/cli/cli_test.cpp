@@ -358,6 +358,37 @@ TEST_F(cli_test, mkdef_template_makes_nodes_from_a_shipped_template_or_an_existi
   EXPECT_EQ(run("lsdef cn4").rc, 1);
 }
 
+TEST_F(cli_test, chdef_d_p_and_m_add_and_remove_a_dynamic_groups_selections) {
+  run("mkdef 'node[1-3]' groups=all mgt=kvm os=sles15");
+  run("chdef node3 os=rhels9");
+  ASSERT_EQ(run("mkdef -t group -o rack1 -d -w mgt==kvm").rc, 0);
+  EXPECT_EQ(run("nodels rack1").out, "node1\nnode2\nnode3\n");
+  // -p adds selections (once each), joined with '::' as xCAT's setobjdefs does for wherevals
+  auto r = run("chdef -t group -o rack1 -d -p -w 'os=~^sles,x|^sles' -w mgt==kvm");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("lsdef -t group -o rack1 -i grouptype,wherevals -c").out,
+            "rack1: grouptype=dynamic\nrack1: wherevals=mgt==kvm::os=~^sles,x|^sles\n");
+  EXPECT_EQ(run("nodels rack1").out, "node1\nnode2\n");
+  // -m removes them; one that is not there is a warning
+  r = run("chdef -t group -o rack1 -d -m -w mgt==kvm -w arch==x86_64");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "Warning: arch==x86_64 is not in the attribute of 'wherevals' for the 'rack1' "
+                   "definition.\n");
+  EXPECT_EQ(run("lsdef -t group -o rack1 -i grouptype,wherevals -c").out,
+            "rack1: grouptype=dynamic\nrack1: wherevals=os=~^sles,x|^sles\n");
+  // refused, changing nothing: the last selection, a static group, a bad selection
+  expect_refused("chdef -t group -o rack1 -d -m -w 'os=~^sles,x|^sles'",
+                 "The 'where' attributes and values were not provided for dynamic group 'rack1'.");
+  run("mkdef -t group -o static1 mgt=ipmi");
+  expect_refused("chdef -t group -o static1 -d -p -w mgt==kvm", "'static1' is not a dynamic group");
+  expect_refused("chdef -t group -o rack1 -d -p -w 'os=~('", "Invalid regular expression '('");
+  EXPECT_EQ(run("lsdef -t group -o rack1 -i wherevals -c").out,
+            "rack1: wherevals=os=~^sles,x|^sles\n");
+  EXPECT_EQ(run("lsdef -t group -o static1 -i grouptype,wherevals -c").out,
+            "static1: grouptype=\nstatic1: wherevals=\n");
+  run("rmdef -t group static1");
+}
+
 TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
   for (const char* tool : {"lsdef", "nodels", "mkdef", "chdef", "rmdef"}) {
     auto r = run(std::string{tool} + " -v");

@@ -264,4 +264,20 @@ TEST_F(definitions_test, lsdef_listing_with_selected_attributes) {
                         "Could not find an object named 'n9' of type 'node'."}));
 }
 
+TEST_F(definitions_test, plus_and_minus_use_double_colons_in_a_dynamic_groups_wherevals) {
+  ASSERT_TRUE(mk(object_type::group, {"g"},
+                 {{"grouptype", "dynamic"}, {"wherevals", "mgt==kvm"}, {"usercomment", "a,b"}})
+                .ok());
+  ASSERT_TRUE(ch({"g"}, {{"wherevals", "os=~a,b::mgt==kvm"}, {"usercomment", "c"}},
+                 list_mode::append, object_type::group)
+                .ok());
+  auto g = show(object_type::group, "g");
+  EXPECT_EQ(g->at("wherevals"), "mgt==kvm::os=~a,b"); // a selection may hold commas
+  EXPECT_EQ(g->at("usercomment"), "a,b,c");           // other lists stay comma lists
+  auto out = ch({"g"}, {{"wherevals", "mgt==kvm::os=~a,b"}}, list_mode::remove, object_type::group);
+  EXPECT_EQ(out.errors.front(),
+            "The 'where' attributes and values were not provided for dynamic group 'g'.");
+  EXPECT_EQ(show(object_type::group, "g")->at("wherevals"), "mgt==kvm::os=~a,b");
+}
+
 } // namespace
