@@ -123,6 +123,9 @@ std::string arguments(const api_call& call) {
   if (!call.target.empty()) {
     args += " -o " + call.target;
   }
+  if (!call.template_name.empty()) {
+    args += " --template " + call.template_name;
+  }
   for (const auto& c : call.changes) {
     args += " " + c.name + "=" + c.value;
   }

@@ -17,18 +17,20 @@ namespace cws::api {
 
 /// The operations of the API.
 enum class operation : uint8_t {
-  list,         ///< names of every object of a type
-  show,         ///< objects as lsdef shows them (optionally some attributes)
-  nodels,       ///< node names of a verified noderange
-  make,         ///< mkdef
-  change,       ///< chdef
-  remove,       ///< rmdef (a node range: one write with a per-node status)
-  site_show,    ///< the clustersite object (optionally some keys)
-  token_create, ///< a new API token for the caller
-  token_revoke, ///< delete a token
-  token_list,   ///< the caller's own tokens (handles, never ids)
-  nodeshell,    ///< run a command on a noderange
-  rename,       ///< chdef -n: one object gets a new name (`new_name`)
+  list,          ///< names of every object of a type
+  show,          ///< objects as lsdef shows them (optionally some attributes)
+  nodels,        ///< node names of a verified noderange
+  make,          ///< mkdef
+  change,        ///< chdef
+  remove,        ///< rmdef (a node range: one write with a per-node status)
+  site_show,     ///< the clustersite object (optionally some keys)
+  token_create,  ///< a new API token for the caller
+  token_revoke,  ///< delete a token
+  token_list,    ///< the caller's own tokens (handles, never ids)
+  nodeshell,     ///< run a command on a noderange
+  rename,        ///< chdef -n: one object gets a new name (`new_name`)
+  template_list, ///< names of xCAT's shipped templates (lsdef --template -a)
+  template_show, ///< shipped templates as lsdef shows them (lsdef --template NAMES)
   // xCAT's table API (/tables, api/tables.hpp): `tables`, a noderange or keys in `target`,
   // columns in `attrs`, values in `changes`
   table_nodes,       ///< getTablesNodesAttribs: nodes' rows, inherited values resolved
@@ -81,6 +83,9 @@ struct api_call {
   std::vector<std::string> tables;
   /// rename: the object's new name.
   std::string new_name;
+  /// make: the template the objects are made from (mkdef --template); template_show: the
+  /// templates to show, a comma list (empty: all).
+  std::string template_name;
   /// nodeshell: the command line, the fanout (0: configured) and command timeout in
   /// milliseconds (-1: configured; 0: none).
   std::string command;

@@ -10,6 +10,7 @@
 #include "base/text.hpp"
 #include "store/credentials.hpp"
 #include "store/error.hpp"
+#include "store/templates.hpp"
 #include "store/tokens.hpp"
 
 namespace cws::api {
@@ -206,6 +207,23 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
         }
         return r;
       }
+      case operation::template_list:
+        for (const auto& t : store::shipped_templates()) {
+          if (t.type == call.type) {
+            r.names.push_back(t.name);
+          }
+        }
+        return r;
+      case operation::template_show: {
+        auto found = store::list_templates(view, call.type, base::split_list(call.template_name));
+        if (!found.errors.empty()) {
+          return api_result::failure(std::move(found.errors));
+        }
+        for (auto& o : found.objects) {
+          r.objects.emplace_back(std::move(o.name), o.attrs);
+        }
+        return r;
+      }
       case operation::token_list: return list_own_tokens(txn, auth);
       case operation::table_nodes:
       case operation::table_rows: return read_tables(view, call, auth, opts);
@@ -259,7 +277,8 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
   if (node_delete && call.detail) {
     return remove_nodes_detailed(t, std::move(names));
   }
-  store::change_request req{call.type, std::move(names), call.changes, call.mode, false};
+  store::change_request req{call.type, std::move(names),  call.changes, call.mode,
+                            false,     call.template_name};
   store::outcome out;
   switch (call.op) {
     case operation::make: out = store::make_objects(t, req); break;

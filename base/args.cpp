@@ -75,6 +75,29 @@ parsed_args parse_args(const std::vector<std::string>& args, const option_spec& 
   return out;
 }
 
+std::optional<std::string> take_optional_value(std::vector<std::string>& args,
+                                               std::string_view name) {
+  std::optional<std::string> value;
+  std::string flag = "--" + std::string{name};
+  for (size_t i = 0; i < args.size() && args[i] != "--";) {
+    const std::string& a = args[i];
+    if (a.compare(0, flag.size() + 1, flag + "=") == 0) {
+      value = a.substr(flag.size() + 1);
+    } else if (a == flag) {
+      bool has_value = i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-';
+      value = has_value ? args[i + 1] : std::string{};
+      if (has_value) {
+        args.erase(args.begin() + static_cast<long>(i) + 1);
+      }
+    } else {
+      ++i;
+      continue;
+    }
+    args.erase(args.begin() + static_cast<long>(i));
+  }
+  return value;
+}
+
 bool split_assignment(std::string_view arg, std::string& name, std::string& value) {
   auto eq = arg.find('=');
   if (eq == std::string_view::npos) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -58,6 +59,13 @@ struct parsed_args {
 /// Parses `args` (without the program name). `-h`, `-?` and `--help` are always accepted.
 /// @throws usage_error for an unknown option or a missing value.
 parsed_args parse_args(const std::vector<std::string>& args, const option_spec& spec);
+
+/// Removes xCAT's optional-value option `--name` from `args` (Getopt::Long's `name:s`):
+/// `--name=VALUE`, `--name VALUE` (a VALUE not starting with `-`) or `--name` alone (value
+/// ""). Arguments after `--` are left alone. Returns the value of the last one, or nullopt if
+/// the option was not given.
+std::optional<std::string> take_optional_value(std::vector<std::string>& args,
+                                               std::string_view name);
 
 /// Splits `attr=value` as xCAT does (`^\s*(\S+?)\s*=\s*(\S*.*)$`); false if there is no `=`.
 bool split_assignment(std::string_view arg, std::string& name, std::string& value);

@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 
@@ -57,8 +58,10 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
 
 /// mkdef/chdef -d -w: a dynamic group is its selections, stored as `grouptype=dynamic` and
 /// `wherevals` (`::`-separated, as xCAT's nodegroup table has them). Refuses what xCAT
-/// refuses: -d without -w, -w without -d, static members on a dynamic group.
-void dynamic_group(change_args& c, std::string_view tool) {
+/// refuses: -d without -w, -w without -d, static members on a dynamic group. With chdef -p/-m
+/// (`mode`) the selections are added to or removed from those of the dynamic group (one
+/// that exists, or with -p a new one).
+void dynamic_group(change_args& c, std::string_view tool, store::list_mode mode, const session& s) {
   auto where = c.args.all("w");
   bool dynamic = c.args.has("d");
   if (!dynamic) {
@@ -88,7 +91,20 @@ void dynamic_group(change_args& c, std::string_view tool) {
   for (const auto& w : where) {
     wherevals += (wherevals.empty() ? "" : "::") + w;
   }
-  c.req.attrs.push_back({"grouptype", "dynamic"});
+  if (mode != store::list_mode::set) {
+    auto txn = s.db->read();
+    for (const auto& g : c.req.names) {
+      auto rec = txn.get(object_type::group, g);
+      if (rec && rec->find("grouptype").value_or("") != "dynamic") {
+        throw usage_error("'" + g
+                          + "' is not a dynamic group: -p and -m with -d -w change the "
+                            "selections of a dynamic group.");
+      }
+    }
+  }
+  if (mode != store::list_mode::remove) { // (-m leaves grouptype as it is: dynamic)
+    c.req.attrs.push_back({"grouptype", "dynamic"});
+  }
   c.req.attrs.push_back({"wherevals", wherevals});
 }
 
@@ -107,6 +123,14 @@ void refuse_static_members(const session& s, const change_args& c) {
                         + "' is a dynamic group: its members are the nodes that match its "
                           "selections (wherevals), and cannot be set.");
     }
+  }
+}
+
+/// xCAT's refusal of --template by the tools that do not take it (chdef, rmdef).
+void refuse_template(const std::vector<std::string>& argv, std::string_view tool) {
+  auto rest = argv;
+  if (base::take_optional_value(rest, "template")) {
+    throw usage_error("The option '--template' can not be used with '" + std::string{tool} + "'.");
   }
 }
 
@@ -194,8 +218,9 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
 option_spec definition_options(std::string_view values, std::string_view flags) {
   // xCAT's DBobjectdefs.pm and nodels: GetOptions names of the boolean options
   static const std::pair<std::string_view, char> xcat_names[]
-    = {{"all", 'a'},   {"compress", 'c'}, {"dynamic", 'd'}, {"force", 'f'},  {"long", 'l'},
-       {"minus", 'm'}, {"plus", 'p'},     {"short", 's'},   {"stanza", 'z'}, {"verbose", 'V'}};
+    = {{"all", 'a'},    {"compress", 'c'}, {"dynamic", 'd'}, {"force", 'f'},
+       {"long", 'l'},   {"minus", 'm'},    {"plus", 'p'},    {"short", 's'},
+       {"stanza", 'z'}, {"verbose", 'V'},  {"blame", 'b'},   {"with-fieldname", 'H'}};
   option_spec spec{values, flags, {"home"}, {}, {}};
   for (const auto& a : xcat_names) {
     spec.long_aliases.push_back(a);
@@ -214,7 +239,17 @@ session session::open(const parsed_args& args) {
     home, std::make_unique<store::database>(home.db()), api::load_settings(home.config()), {}};
   s.noderange = api::noderange_limits(s.settings);
   s.noderange.allow_files = true; // the CLI runs as its caller: `^file` reads their file
+  apply_node_affixes(s.noderange);
   return s;
+}
+
+void apply_node_affixes(store::noderange_options& opts) {
+  if (const char* prefix = std::getenv("XCAT_NODE_PREFIX")) {
+    opts.digit_prefix = prefix;
+  }
+  if (const char* suffix = std::getenv("XCAT_NODE_SUFFIX")) {
+    opts.digit_suffix = suffix;
+  }
 }
 
 std::vector<std::string> session::names(object_type t, std::string_view spec) const {
@@ -289,14 +324,19 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
 
 // -- mkdef / chdef / rmdef ------------------------------------------------------------
 
-int mkdef(const std::vector<std::string>& argv, io& streams) {
+int mkdef(const std::vector<std::string>& argv_in, io& streams) {
+  auto argv = argv_in;
+  auto from = base::take_optional_value(argv, "template");
   auto probe = parse_change(argv, "fzdV", nullptr);
   if (probe.args.has("help")) {
     streams.out
       << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
       << "       mkdef -t group -o NAME -d -w attr==val [-w attr=~re ...] [attr=value ...]\n"
+      << "       mkdef [-t TYPE] --template TEMPLATE [-o NAMES | NAMES] [-f] [attr=value ...]\n"
       << "       mkdef -z [-f] < STANZAFILE\n"
       << "Creates object definitions. -f replaces existing definitions.\n"
+      << "  --template T  start from xCAT's shipped template T (lsdef --template) or from\n"
+      << "             the existing object T; attr=value replaces the template's value\n"
       << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
       << "  -d         a dynamic group: its members are the nodes matching every -w\n"
       << "  -w SEL     attr==val, attr!=val, attr=~re or attr!~re (repeatable)\n"
@@ -304,6 +344,12 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
     return 0;
   }
   bool force = probe.args.has("f");
+  if (from && from->empty()) {
+    throw usage_error("no object definition template specified for mkdef --template!");
+  }
+  if (from && probe.args.has("z")) {
+    throw usage_error("The file input can not be used with --template option!");
+  }
   if (probe.args.has("z")) {
     return change_from_stanzas(
       probe.args, "mkdef", streams,
@@ -313,28 +359,31 @@ int mkdef(const std::vector<std::string>& argv, io& streams) {
   }
   auto s = session::open(probe.args);
   auto c = parse_change(argv, "fzdV", &s);
-  dynamic_group(c, "mkdef");
+  dynamic_group(c, "mkdef", store::list_mode::set, s);
   c.req.force = force;
+  c.req.template_name = from.value_or("");
   return report(
     store::apply(*s.db, [&](store::write_txn& t) { return store::make_objects(t, c.req); }),
     streams);
 }
 
 int chdef(const std::vector<std::string>& argv, io& streams) {
+  refuse_template(argv, "chdef");
   auto probe = parse_change(argv, "pmfzdV", nullptr);
   if (!probe.args.value("n").empty()) {
     return rename(probe, streams);
   }
   if (probe.args.has("help")) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
-                << "       chdef -t group -o NAME -d -w attr==val [-w ...] [attr=value ...]\n"
+                << "       chdef -t group -o NAME -d [-p | -m] -w attr==val [-w ...]\n"
                 << "       chdef [-t TYPE] -o NAME -n NEWNAME\n"
                 << "       chdef -z [-p | -m] < STANZAFILE\n"
                 << "Changes object definitions, creating missing ones. attr= clears.\n"
                 << "  -z         read the objects from stanzas on stdin (lsdef -z output)\n"
                 << "  -p         add the values to comma lists\n"
                 << "  -m         remove the values from comma lists\n"
-                << "  -d -w SEL  make the group dynamic with these selections (replacing any)\n"
+                << "  -d -w SEL  make the group dynamic with these selections (replacing any;\n"
+                << "             with -p / -m add them to or remove them from its selections)\n"
                 << "  -n NEW     rename the one object named (not groups or the site)\n"
                 << change_help;
     return 0;
@@ -360,7 +409,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   }
   auto s = session::open(probe.args);
   auto c = parse_change(argv, "pmfzdV", &s);
-  dynamic_group(c, "chdef");
+  dynamic_group(c, "chdef", mode, s);
   if (!c.args.has("d")) {
     refuse_static_members(s, c);
   }
@@ -371,6 +420,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
 }
 
 int rmdef(const std::vector<std::string>& argv, io& streams) {
+  refuse_template(argv, "rmdef");
   auto args = parse_args(argv, definition_options("to", "V"));
   if (args.has("help")) {
     streams.out << "Usage: rmdef [-t TYPE] [-o NAMES | NAMES]\n"

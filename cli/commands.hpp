@@ -57,6 +57,11 @@ struct session {
   std::vector<std::string> names(store::object_type t, std::string_view spec) const;
 };
 
+/// Sets the bare-digit prefix and suffix of `opts` from XCAT_NODE_PREFIX and XCAT_NODE_SUFFIX
+/// when they are set (NodeRange.pm reads them from the environment; `10` is then
+/// `<prefix>10<suffix>`).
+void apply_node_affixes(store::noderange_options& opts);
+
 /// Parses the `-t` option (default node).
 /// @throws usage_error for a type that is not a definition type.
 store::object_type parse_object_type(const std::string& text);

@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "store/selector.hpp"
+#include "store/templates.hpp"
 
 namespace cws::cli {
 
@@ -42,22 +43,66 @@ std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) 
   return out;
 }
 
+/// How lsdef prints objects (DBobjectdefs.pm defls).
+struct listing_form {
+  bool short_form = false;
+  bool stanza = false;
+  bool compress = false;
+  /// Several types: `Object name: x  (node)`.
+  bool typed_header = false;
+  std::string_view short_separator = "  ";
+};
+
+/// One object in lsdef's output: the short form (`name  (type)`, or `name:` in a stanza
+/// file), or its header and `attr=value` lines.
+void print_object(std::ostream& out, const store::listed_object& obj, object_type t,
+                  const listing_form& f) {
+  auto type = store::type_name(t);
+  if (f.short_form) {
+    if (f.stanza) {
+      out << '\n' << obj.name << ":\n";
+    } else {
+      out << obj.name << f.short_separator << '(' << type << ")\n";
+    }
+    return;
+  }
+  if (f.stanza) {
+    out << '\n' << obj.name << ":\n    objtype=" << type << '\n';
+  } else if (f.typed_header) {
+    out << "Object name: " << obj.name << "  (" << type << ")\n";
+  } else if (!f.compress) {
+    out << "Object name: " << obj.name << '\n';
+  }
+  for (const auto& [k, v] : obj.attrs) {
+    if (f.compress) {
+      out << obj.name << ": " << k << '=' << v << '\n';
+    } else {
+      out << "    " << k << '=' << v << '\n';
+    }
+  }
+}
+
 } // namespace
 
-int lsdef(const std::vector<std::string>& argv, io& streams) {
+int lsdef(const std::vector<std::string>& argv_in, io& streams) {
+  auto argv = argv_in;
+  auto templates = base::take_optional_value(argv, "template");
   auto args = parse_args(argv, definition_options("toiw", "lsczSaV"));
   if (args.has("help")) {
     streams.out
-      << "Usage: lsdef [-t TYPES] [-o NAMES | NODERANGE] [-l | -s | -z] [-i ATTRS [-c]]\n"
+      << "Usage: lsdef [-t TYPES | -a] [-o NAMES | NODERANGE] [-l | -s | -z] [-i ATTRS [-c]]\n"
          "             [-w ATTR==VAL ...] [-S]\n"
+         "       lsdef [-t TYPES | -a] [-l | -s | -z] [-i ATTRS [-c]] --template [NAMES]\n"
          "Lists object definitions (default type node; no names: all objects, short form).\n"
          "  -t TYPES  node, group, network, osimage, policy, site (comma list)\n"
+         "  -a        every type\n"
          "  -l        long form: Object name: X, then attr=value lines\n"
          "  -s        short form: name  (type)\n"
          "  -i ATTRS  only these attributes, shown even when empty; -c: one line each\n"
          "  -z        stanza form\n"
          "  -w EXPR   only objects where attr==val, attr!=val, attr=~re or attr!~re\n"
          "  -S        include hidden nodes\n"
+         "  --template [NAMES]  xCAT's shipped object templates instead (all, or these)\n"
          "  --home DIR state directory\n";
     return 0;
   }
@@ -67,14 +112,27 @@ int lsdef(const std::vector<std::string>& argv, io& streams) {
   if (args.has("c") && args.values.count("i") == 0) {
     throw usage_error("The flags '-c' and '-i' must be used together.");
   }
+  if (args.has("a") && args.values.count("t") > 0) {
+    throw usage_error("The flags '-a' and '-t' cannot be used together.");
+  }
   if (args.positional.size() > 1) {
     throw usage_error("Unexpected argument '" + args.positional.back() + "'.");
   }
-  std::vector<object_type> types;
-  for (const auto& t : base::split_list(args.value("t", "node"))) {
-    types.push_back(parse_object_type(t));
-  }
   std::string spec = args.value("o", args.positional.empty() ? "" : args.positional.front());
+  if (!spec.empty() && (args.has("a") || templates)) {
+    throw usage_error(templates ? "Cannot combine '--template' with object names: give the "
+                                  "template names to --template."
+                                : "Cannot use '-a' with '-o', a noderange or file input.");
+  }
+  std::vector<object_type> types;
+  if (args.has("a")) {
+    types = {object_type::node,    object_type::group,  object_type::network,
+             object_type::osimage, object_type::policy, object_type::site};
+  } else {
+    for (const auto& t : base::split_list(args.value("t", "node"))) {
+      types.push_back(parse_object_type(t));
+    }
+  }
   auto where = parse_where(args.all("w"));
   std::vector<std::string> only;
   for (const auto& i : args.all("i")) {
@@ -82,62 +140,66 @@ int lsdef(const std::vector<std::string>& argv, io& streams) {
       only.push_back(std::move(a));
     }
   }
-  bool stanza = args.has("z");
-  bool short_form = args.has("s") || (spec.empty() && !args.has("l") && only.empty() && !stanza);
-  bool typed_header = types.size() > 1;
+  const std::string& named = templates ? *templates : spec;
+  listing_form form;
+  form.stanza = args.has("z");
+  form.compress = args.has("c");
+  form.short_form
+    = args.has("s") || (named.empty() && !args.has("l") && only.empty() && !form.stanza);
+  form.typed_header = types.size() > 1;
+  form.short_separator = args.has("a") ? " " : "  "; // xCAT's lsdef -a: `name (type)`
 
   auto s = session::open(args);
   auto txn = s.db->read();
-  store::cluster_view view{txn, !stanza}; // -z: without the xcatdefaults postscripts
+  store::cluster_view view{txn, !form.stanza}; // -z: without the xcatdefaults postscripts
   int rc = 0;
-  if (stanza) {
+  if (form.stanza) {
     streams.out << "# <xCAT data object stanza file>\n";
   }
+  auto fail = [&](const std::string& message) {
+    streams.err << "Error: " << message << '\n';
+    rc = 1;
+  };
   for (auto t : types) {
-    auto names = spec.empty() ? all_names(view, t, args.has("S")) : s.names(t, spec);
-    if (spec.empty() && names.empty()) {
-      streams.err << "Error: Could not get objects of type '" << store::type_name(t) << "'.\n";
-      rc = 1;
-      continue;
+    store::listing found;
+    if (templates) {
+      found = store::list_templates(view, t, base::split_list(*templates),
+                                    only.empty() ? nullptr : &only, where);
+      if (templates->empty() && found.objects.empty() && found.errors.empty() && !args.has("a")) {
+        fail("Could not find any object definition templates of type '"
+             + std::string{store::type_name(t)} + "'.");
+      }
+    } else {
+      auto names = spec.empty() ? all_names(view, t, args.has("S")) : s.names(t, spec);
+      if (spec.empty() && names.empty()) {
+        if (!args.has("a")) { // xCAT's -a skips the types without objects
+          fail("Could not get objects of type '" + std::string{store::type_name(t)} + "'.");
+        }
+        continue;
+      }
+      found = store::list_objects(view, t, names, only.empty() ? nullptr : &only, where);
     }
-    auto found = store::list_objects(view, t, names, only.empty() ? nullptr : &only, where);
     for (const auto& e : found.errors) {
-      streams.err << "Error: " << e << '\n';
-      rc = 1;
+      fail(e);
+    }
+    if (templates && !found.errors.empty()) {
+      continue; // xCAT lists no template when one is missing
     }
     for (const auto& obj : found.objects) {
-      if (short_form) {
-        streams.out << obj.name << "  (" << store::type_name(t) << ")\n";
-      } else if (args.has("c")) {
-        for (const auto& [k, v] : obj.attrs) {
-          streams.out << obj.name << ": " << k << '=' << v << '\n';
-        }
-      } else {
-        if (stanza) {
-          streams.out << '\n' << obj.name << ":\n    objtype=" << store::type_name(t) << '\n';
-        } else {
-          streams.out << "Object name: " << obj.name;
-          if (typed_header) {
-            streams.out << "  (" << store::type_name(t) << ')';
-          }
-          streams.out << '\n';
-        }
-        for (const auto& [k, v] : obj.attrs) {
-          streams.out << "    " << k << '=' << v << '\n';
-        }
-      }
+      print_object(streams.out, obj, t, form);
     }
   }
   return rc;
 }
 
 int nodels(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, definition_options("", "HS"));
+  auto args = parse_args(argv, definition_options("", "HSb"));
   if (args.has("help")) {
-    streams.out << "Usage: nodels [-H] [-S] [NODERANGE] [table.column | selector ...]\n"
+    streams.out << "Usage: nodels [-b] [-H] [-S] [NODERANGE] [table.column | selector ...]\n"
                    "Lists the nodes of a noderange (default all), ASCII-sorted.\n"
                    "  table.column  show that value (also groups, tags, mgt, or an attribute)\n"
                    "  selector      keep nodes where table.column==|!=|=~|!~ value\n"
+                   "  -b, --blame   name the group a value is inherited from\n"
                    "  -H            always label values with their column\n"
                    "  -S            include hidden nodes\n"
                    "  --home DIR    state directory\n";
@@ -202,7 +264,12 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
       if (label) {
         streams.out << c.label << ": ";
       }
-      streams.out << view.attribute(n, c.attr) << '\n';
+      std::string group;
+      streams.out << view.attribute(n, c.attr, group);
+      if (args.has("b") && !group.empty()) {
+        streams.out << " (inherited from group " << group << ')'; // tabutils.pm nodels
+      }
+      streams.out << '\n';
     }
   }
   return rc;

@@ -31,6 +31,7 @@ int noderange(const std::vector<std::string>& argv, io& streams) {
   store::empty_universe universe;
   store::noderange_options opts;
   opts.verify = false;
+  apply_node_affixes(opts);
   std::vector<std::string> names;
   for (auto& in : inputs) {
     if (in.find_first_of("[],-:+@^/=~!()'\"") == std::string::npos

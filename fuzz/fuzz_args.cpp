@@ -1,4 +1,5 @@
-// libFuzzer: the lsdef/mkdef argument parser (options, bundles, attr=value) never crashes.
+// libFuzzer: the lsdef/mkdef argument parser (options, bundles, attr=value, the optional
+// value of --template) never crashes.
 
 #include <cstdint>
 #include <string>
@@ -18,6 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   argv.push_back(cur);
+  // --template takes an optional value: what is left is a command line as before
+  auto rest = argv;
+  auto value = cws::base::take_optional_value(rest, "template");
+  if (rest.size() > argv.size() || (value && rest.size() == argv.size())) {
+    __builtin_trap();
+  }
   for (const auto& spec :
        {cws::base::option_spec{"toiw", "lsczSa", {"home"}, {}, {{"long", 'l'}, {"force", 'f'}}},
         cws::base::option_spec{"to", "fpm", {"home"}, {"password-stdin"}, {{"plus", 'p'}}}}) {

@@ -28,10 +28,29 @@ char array_separator(const std::string& attr) {
   return attr.rfind("nicips.", 0) == 0 ? '|' : 0;
 }
 
+/// False for an attribute xcatws's defout leaves out: with ver=1.0, a list attribute whose
+/// value is empty (`split` gives no items, and defout then sets nothing).
+bool shown(std::string_view attr, std::string_view value, bool ver1) {
+  return !ver1 || !value.empty() || array_separator(std::string{attr}) == 0;
+}
+
+/// True if an object shows any attribute. defout makes an object's key only when it sets an
+/// attribute, so an object without one is not in the answer at all (`lsdef -i nicips.eth0`
+/// of a node without it prints only its `Object name:` line).
+bool shows_attributes(std::string_view encoded, bool ver1) {
+  bool any = false;
+  store::record_view{encoded}.for_each(
+    [&](std::string_view k, std::string_view v) { any = any || shown(k, v, ver1); });
+  return any;
+}
+
 /// An object's attributes, decoded straight into the writer.
 void write_attrs(json_writer& w, std::string_view encoded, bool ver1) {
   w.begin_object();
   store::record_view{encoded}.for_each([&](std::string_view k, std::string_view v) {
+    if (!shown(k, v, ver1)) {
+      return;
+    }
     w.key(k);
     char sep = ver1 ? array_separator(std::string{k}) : 0;
     if (sep == 0) {
@@ -253,8 +272,10 @@ std::string listing_writer::page(const std::vector<api::object_record>& objects)
   // pages are alike: room for one like the last, not a regrowth (and its copies) per page
   w_.reserve(last_page_ + last_page_ / 8);
   for (const auto& o : objects) {
-    w_.key(o.name);
-    write_attrs(w_, o.encoded, ver1_);
+    if (shows_attributes(o.encoded, ver1_)) {
+      w_.key(o.name);
+      write_attrs(w_, o.encoded, ver1_);
+    }
   }
   auto text = w_.take();
   last_page_ = text.size();
@@ -335,11 +356,6 @@ response_text render(const routed& req, const api::api_result& res) {
       w.end_array();
       return {status, finish(w, pretty)};
     case output::objects: {
-      bool any = std::any_of(res.objects.begin(), res.objects.end(),
-                             [](const auto& o) { return !o.encoded.empty(); });
-      if (!any) {
-        return {status, {}}; // xCAT: no attribute lines, no body
-      }
       std::vector<api::object_record> merged;
       if (req.render.xcoll) {
         merged = collate(res.objects);
@@ -349,7 +365,12 @@ response_text render(const routed& req, const api::api_result& res) {
       std::vector<const api::object_record*> order;
       order.reserve(objs.size());
       for (const auto& o : objs) {
-        order.push_back(&o);
+        if (shows_attributes(o.encoded, req.render.ver1)) {
+          order.push_back(&o);
+        }
+      }
+      if (order.empty()) {
+        return {status, {}}; // xCAT: no attribute lines, no body
       }
       std::sort(order.begin(), order.end(), [](auto a, auto b) { return a->name < b->name; });
       size_t estimate = 16;

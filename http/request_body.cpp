@@ -85,6 +85,22 @@ request_body parse_request_body(const std::string& body, size_t max_depth, bool 
       }
       continue;
     }
+    if (key == "options") {
+      simdjson::dom::object options;
+      if (field.value.get_object().get(options)) {
+        out.error = "The value of 'options' must be an object.";
+        return out;
+      }
+      out.has_options = true;
+      for (auto opt : options) {
+        if (!scalar_text(opt.value, text)) {
+          out.error = "The value of option '" + std::string{opt.key} + "' must be a string.";
+          return out;
+        }
+        out.options.emplace_back(std::string{opt.key}, std::move(text));
+      }
+      continue;
+    }
     if (field.value.is_array()) {
       char sep = list_separator(key);
       if (sep == 0) {

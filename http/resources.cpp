@@ -43,6 +43,8 @@ constexpr route_row table[] = {
   {"policy", object_type::policy, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
   {"globalconf", object_type::site, "", resource_kind::site, "GET"},
   {"globalconf", object_type::site, "attrs/{attrs}", resource_kind::site_attrs, "GET PUT DELETE"},
+  {"templates", object_type::node, "node", resource_kind::templates, "GET"},
+  {"templates", object_type::node, "node/all", resource_kind::template_names, "GET"},
   {"tokens", object_type::token, "", resource_kind::tokens, "GET POST"},
   {"tokens", object_type::token, "{name}", resource_kind::token, "POST DELETE"},
   {"tables", object_type::site, "", resource_kind::table_rows, "GET"},
@@ -100,8 +102,9 @@ bool resource::allows(std::string_view method) const {
 }
 
 const std::vector<std::string>& collections() {
-  static const std::vector<std::string> names{"globalconf", "groups", "networks", "nodes",
-                                              "osimages",   "policy", "tables",   "tokens"};
+  static const std::vector<std::string> names{"globalconf", "groups",    "networks",
+                                              "nodes",      "osimages",  "policy",
+                                              "tables",     "templates", "tokens"};
   return names;
 }
 

@@ -11,18 +11,20 @@ namespace cws::http {
 
 /// What a resource path names; each kind is turned into calls in one place (router.cpp).
 enum class resource_kind {
-  collection,  ///< /nodes, /groups, ...: the names
-  object,      ///< /nodes/{noderange}, /groups/{name}, ...
-  attrs,       ///< /{collection}/{name}/attrs/{a,b}
-  nodels,      ///< /nodes/{noderange}/nodels
-  nodeshell,   ///< /nodes/{noderange}/nodeshell
-  rename,      ///< /nodes/{node}/rename
-  site,        ///< /globalconf
-  site_attrs,  ///< /globalconf/attrs/{a,b}
-  tokens,      ///< /tokens
-  token,       ///< /tokens/{id}
-  table_nodes, ///< /tables/{t,...}/nodes/{noderange}[/{cols}]
-  table_rows,  ///< /tables/{t,...}/rows[/{keys}[/{cols}]]
+  collection,     ///< /nodes, /groups, ...: the names
+  object,         ///< /nodes/{noderange}, /groups/{name}, ...
+  attrs,          ///< /{collection}/{name}/attrs/{a,b}
+  nodels,         ///< /nodes/{noderange}/nodels
+  nodeshell,      ///< /nodes/{noderange}/nodeshell
+  rename,         ///< /nodes/{node}/rename
+  site,           ///< /globalconf
+  site_attrs,     ///< /globalconf/attrs/{a,b}
+  tokens,         ///< /tokens
+  token,          ///< /tokens/{id}
+  templates,      ///< /templates/node: shipped templates (body `options`: `--template NAMES`)
+  template_names, ///< /templates/node/all: their names
+  table_nodes,    ///< /tables/{t,...}/nodes/{noderange}[/{cols}]
+  table_rows,     ///< /tables/{t,...}/rows[/{keys}[/{cols}]]
 };
 
 /// A path matched against the resource table.

@@ -175,6 +175,38 @@ void build_table(routed& r, const resource& res, const std::string& m, const fie
   }
 }
 
+/// xcatws.cgi's `options` (command-line options of the request): only `--template`, on the
+/// resources whose command takes it (POST /nodes/{nr}: mkdef; /templates: lsdef). `-o`, `-l`
+/// and `-t` are dropped, as xcatws.cgi drops them. False (with the refusal set) otherwise.
+bool take_options(routed& r, const request_body& body, const resource& res, const std::string& m) {
+  if (!body.has_options) {
+    return true;
+  }
+  bool node_create
+    = res.kind == resource_kind::object && res.type == object_type::node && m == "POST";
+  bool templates
+    = res.kind == resource_kind::templates || res.kind == resource_kind::template_names;
+  if (!node_create && !templates) {
+    refuse(r, errc::bad_request, "'options' is not accepted on this resource.");
+    return false;
+  }
+  for (const auto& [k, v] : body.options) {
+    if (k == "-o" || k == "-l" || k == "-t") {
+      continue;
+    }
+    if (k != "--template") {
+      refuse(r, errc::bad_request, "The option '" + k + "' is not supported.");
+      return false;
+    }
+    if (node_create && v.empty()) {
+      refuse(r, errc::failed, "no object definition template specified for mkdef --template!");
+      return false;
+    }
+    r.call->template_name = v;
+  }
+  return true;
+}
+
 /// The operation, policy command and output of a definition resource and method.
 void build_definition(routed& r, const resource& res, const std::string& m, fields attrs) {
   auto& call = *r.call;
@@ -269,15 +301,18 @@ routed route(const http_input& in, const router_limits& limits) {
   }
 
   // -- body and credentials -------------------------------------------------------
-  fields body;
+  request_body parsed;
   bool has_body = m == "PUT" || m == "POST" || in.content_type.find("json") != std::string::npos;
   if (has_body && !in.body.empty()) {
-    auto parsed
+    parsed
       = parse_request_body(in.body, limits.max_json_depth, res->kind == resource_kind::table_nodes);
     if (!parsed.error.empty()) {
       return refuse(r, errc::bad_request, parsed.error);
     }
-    body = std::move(parsed.fields);
+  }
+  const fields& body = parsed.fields;
+  if (!take_options(r, parsed, *res, m)) {
+    return r;
   }
   auto& call = *r.call;
   call.client = in.client;
@@ -293,6 +328,14 @@ routed route(const http_input& in, const router_limits& limits) {
               : m == "GET" ? operation::token_list
                            : operation::token_revoke;
     r.out = m == "POST" ? output::token : m == "GET" ? output::objects : output::none;
+    return r;
+  }
+  if (res->kind == resource_kind::templates || res->kind == resource_kind::template_names) {
+    // xcatws.cgi: lsdef --template [NAMES] (objects), lsdef --template -a (names)
+    bool names = res->kind == resource_kind::template_names;
+    call.op = names ? operation::template_list : operation::template_show;
+    call.policy_command = "lsdef";
+    r.out = names ? output::names : output::objects;
     return r;
   }
   if (res->kind == resource_kind::rename) {

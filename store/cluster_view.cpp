@@ -95,8 +95,8 @@ std::string cluster_view::for_node(std::string_view node, std::string value) con
   return it->second ? it->second->evaluate(node) : value;
 }
 
-std::string cluster_view::inherited(std::string_view node, record_view own,
-                                    std::string_view attr) const {
+std::string cluster_view::inherited(std::string_view node, record_view own, std::string_view attr,
+                                    std::string* group) const {
   if (auto v = own.find(attr)) {
     return is_nodelist_attribute(attr) ? std::string{*v} : for_node(node, std::string{*v});
   }
@@ -107,7 +107,11 @@ std::string cluster_view::inherited(std::string_view node, record_view own,
   for (const auto& g : base::split_list(own.find("groups").value_or(""))) {
     if (const attr_map* rec = group_record(g)) {
       if (auto it = rec->find(attr); it != rec->end()) {
-        return for_node(node, it->second);
+        auto value = for_node(node, it->second);
+        if (group != nullptr && !value.empty()) {
+          *group = g;
+        }
+        return value;
       }
     }
   }
@@ -116,7 +120,14 @@ std::string cluster_view::inherited(std::string_view node, record_view own,
 
 std::string cluster_view::attribute(std::string_view node, std::string_view attr) const {
   auto own = txn_.get(object_type::node, node);
-  return own ? inherited(node, *own, attr) : std::string{};
+  return own ? inherited(node, *own, attr, nullptr) : std::string{};
+}
+
+std::string cluster_view::attribute(std::string_view node, std::string_view attr,
+                                    std::string& group) const {
+  group.clear();
+  auto own = txn_.get(object_type::node, node);
+  return own ? inherited(node, *own, attr, &group) : std::string{};
 }
 
 bool cluster_view::hidden(std::string_view name) const {
@@ -165,16 +176,20 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
         v = for_node(name, std::move(v));
       }
     }
-    for (const char* list : {"postscripts", "postbootscripts"}) {
-      if (xcatdefaults_) { // lsdef -z leaves them out (DBobjectdefs.pm defls)
-        out[list] = prepend(txn_.meta(std::string{"xcatdefaults."} + list), out[list]);
-      }
-    }
-    for (auto it = out.begin(); it != out.end();) {
-      it = it->second.empty() ? out.erase(it) : std::next(it);
-    }
+    finish_node(out);
   }
   return out;
+}
+
+void cluster_view::finish_node(attr_map& attrs) const {
+  for (const char* list : {"postscripts", "postbootscripts"}) {
+    if (xcatdefaults_) { // lsdef -z leaves them out (DBobjectdefs.pm defls)
+      attrs[list] = prepend(txn_.meta(std::string{"xcatdefaults."} + list), attrs[list]);
+    }
+  }
+  for (auto it = attrs.begin(); it != attrs.end();) {
+    it = it->second.empty() ? attrs.erase(it) : std::next(it);
+  }
 }
 
 } // namespace cws::store

@@ -29,11 +29,19 @@ class cluster_view : public node_universe {
   std::optional<std::vector<std::string>> group(std::string_view name) const override;
   std::string attribute(std::string_view node, std::string_view attr) const override;
 
+  /// attribute(), and in `group` the group the value is inherited from ("" for the node's
+  /// own value or an unset one): what nodels -b shows.
+  std::string attribute(std::string_view node, std::string_view attr, std::string& group) const;
+
   // -- listing ---------------------------------------------------------------
 
   /// The attributes lsdef shows for object `name` of type `t` (without the key attribute),
   /// or nullopt if it does not exist.
   std::optional<attr_map> display(object_type t, std::string_view name) const;
+
+  /// Finishes a node's attributes as lsdef shows them: the xcatdefaults postscripts in front
+  /// of its own (unless this view leaves them out), empty values removed.
+  void finish_node(attr_map& attrs) const;
 
   /// True if the object exists (a group exists if defined or used by any node).
   bool exists(object_type t, std::string_view name) const;
@@ -48,7 +56,8 @@ class cluster_view : public node_universe {
 
  private:
   const attr_map* group_record(std::string_view name) const;
-  std::string inherited(std::string_view node, record_view own, std::string_view attr) const;
+  std::string inherited(std::string_view node, record_view own, std::string_view attr,
+                        std::string* group) const;
   /// `value` as node `node` reads it: an xCAT expression (store/regex_value.hpp) evaluated.
   std::string for_node(std::string_view node, std::string value) const;
 

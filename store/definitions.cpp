@@ -8,6 +8,7 @@
 #include "store/error.hpp"
 #include "store/policy.hpp"
 #include "store/regex_value.hpp"
+#include "store/templates.hpp"
 
 namespace cws::store {
 
@@ -111,14 +112,30 @@ bool validate(const std::vector<target>& targets, outcome& out) {
   return out.errors.empty();
 }
 
+/// The items of a list value: comma-separated, or `::`-separated for `selections` (a dynamic
+/// group's wherevals, whose selections may hold commas: DBobjUtils.pm's setobjdefs).
+std::vector<std::string> list_items(std::string_view value, bool selections) {
+  if (!selections) {
+    return base::split_list(value);
+  }
+  std::vector<std::string> out;
+  for (auto one : split_wherevals(value)) {
+    if (!base::trim(one).empty()) {
+      out.emplace_back(base::trim(one));
+    }
+  }
+  return out;
+}
+
 /// The new value of `attr` after applying `value` in `mode`.
 std::string apply_list(list_mode mode, const std::string& old, const std::string& value,
-                       const std::string& attr, const std::string& obj, outcome& out) {
+                       const std::string& attr, const std::string& obj, bool selections,
+                       outcome& out) {
   if (mode == list_mode::set) {
     return value;
   }
-  auto items = base::split_list(old);
-  for (const auto& item : base::split_list(value)) {
+  auto items = list_items(old, selections);
+  for (const auto& item : list_items(value, selections)) {
     auto it = std::find(items.begin(), items.end(), item);
     if (mode == list_mode::append) {
       if (it == items.end()) {
@@ -131,7 +148,14 @@ std::string apply_list(list_mode mode, const std::string& old, const std::string
                              + "' definition.");
     }
   }
-  return base::join_list(items);
+  if (!selections) {
+    return base::join_list(items);
+  }
+  std::string joined;
+  for (const auto& item : items) {
+    joined += (joined.empty() ? "" : "::") + item;
+  }
+  return joined;
 }
 
 /// Adds (or removes) group `g` to (from) node `n`'s groups list.
@@ -201,12 +225,19 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
       }
       continue;
     }
-    auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, out);
+    bool selections = dynamic && a.name == "wherevals";
+    auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, selections, out);
     if (merged.empty()) {
       attrs.erase(a.name);
     } else {
       attrs[a.name] = merged;
     }
+  }
+  if (dynamic && attrs.count("wherevals") == 0) {
+    // xCAT's defmk/defch: a dynamic group is its selections (chdef -m must not take them all)
+    out.errors.push_back("The 'where' attributes and values were not provided for dynamic group '"
+                         + *tg.name + "'.");
+    throw rejected{out};
   }
   if (tg.type == object_type::network) {
     // xCAT's networks check: a network is its address and mask, never one without
@@ -421,6 +452,12 @@ std::string check_object_name(object_type t, std::string_view name) {
 }
 
 outcome make_objects(write_txn& t, const change_request& req) {
+  if (!req.template_name.empty()) {
+    change_request from_template = req;
+    from_template.attrs = template_changes(t, req);
+    from_template.template_name.clear();
+    return make_objects(t, from_template);
+  }
   if (req.attrs.empty()) {
     outcome out;
     std::string msg = "No object definitions have been created or modified: no attributes were "
@@ -539,9 +576,6 @@ outcome apply(database& db, const std::function<outcome(write_txn&)>& change) {
   return out;
 }
 
-namespace {
-
-/// The valid attributes of `only`; an error for each invalid one.
 std::vector<std::string> wanted_attributes(object_type t, const std::vector<std::string>* only,
                                            std::vector<std::string>& errors) {
   std::vector<std::string> wanted;
@@ -557,7 +591,37 @@ std::vector<std::string> wanted_attributes(object_type t, const std::vector<std:
   return wanted;
 }
 
-} // namespace
+bool select_attributes(attr_map& attrs, const std::vector<std::string>* wanted,
+                       const std::vector<selector>& where) {
+  bool pass = std::all_of(where.begin(), where.end(), [&](const selector& s) {
+    auto it = attrs.find(s.attribute());
+    return it != attrs.end() && s.matches(it->second);
+  });
+  if (!pass || wanted == nullptr) {
+    return pass;
+  }
+  attr_map picked;
+  for (const auto& a : *wanted) {
+    if (a.rfind("nic", 0) != 0) {
+      auto it = attrs.find(a);
+      picked[a] = it == attrs.end() ? std::string{} : it->second;
+      continue;
+    }
+    // xCAT's expandnicsattr prints a line per nic that has a value, none for the others
+    std::string per_nic = a + ".";
+    for (auto it = attrs.lower_bound(a); it != attrs.end(); ++it) {
+      bool same = it->first == a;
+      if (!same && it->first.compare(0, per_nic.size(), per_nic) != 0) {
+        break;
+      }
+      if ((same || a.find('.') == std::string::npos) && !it->second.empty()) {
+        picked.insert(*it);
+      }
+    }
+  }
+  attrs = std::move(picked);
+  return true;
+}
 
 std::vector<std::string> listing_errors(const cluster_view& view, object_type t,
                                         const std::vector<std::string>& names,
@@ -586,24 +650,9 @@ std::vector<std::string> list_objects(const cluster_view& view, object_type t,
     auto attrs = view.display(t, n);
     if (!attrs) {
       errors.push_back(not_found_message(n, t));
-      continue;
+    } else if (select_attributes(*attrs, only != nullptr ? &wanted : nullptr, where)) {
+      sink({n, std::move(*attrs)});
     }
-    bool pass = std::all_of(where.begin(), where.end(), [&](const selector& s) {
-      auto it = attrs->find(s.attribute());
-      return it != attrs->end() && s.matches(it->second);
-    });
-    if (!pass) {
-      continue;
-    }
-    if (only != nullptr) {
-      attr_map picked;
-      for (const auto& a : wanted) {
-        auto it = attrs->find(a);
-        picked[a] = it == attrs->end() ? std::string{} : it->second;
-      }
-      attrs = std::move(picked);
-    }
-    sink({n, std::move(*attrs)});
   }
   return errors;
 }

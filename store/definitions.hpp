@@ -31,6 +31,8 @@ struct change_request {
   list_mode mode = list_mode::set;
   /// mkdef -f: replace an existing definition instead of skipping it.
   bool force = false;
+  /// mkdef --template: the template the objects are made from (store/templates.hpp).
+  std::string template_name;
 };
 
 /// What a definition command reports: info lines (stdout), warnings, errors. Any error means
@@ -62,7 +64,8 @@ struct rejected : std::exception {
 };
 
 /// mkdef in transaction `t`: existing objects are skipped with a warning unless `force`
-/// replaces them. @throws rejected when nothing may be written.
+/// replaces them; with `req.template_name`, the template's attributes are the base
+/// (template_changes). @throws rejected when nothing may be written.
 outcome make_objects(write_txn& t, const change_request& req);
 
 /// chdef in transaction `t`, creating missing objects. @throws rejected.
@@ -122,6 +125,17 @@ std::vector<std::string> list_objects(const cluster_view& view, object_type t,
                                       const std::vector<std::string>* only,
                                       const std::vector<selector>& where,
                                       const std::function<void(listed_object&&)>& sink);
+
+/// The attributes of `only` that are valid for type `t`; an error for each invalid one.
+std::vector<std::string> wanted_attributes(object_type t, const std::vector<std::string>* only,
+                                           std::vector<std::string>& errors);
+
+/// lsdef's selection applied to the attributes `attrs` one object shows: false if they fail
+/// any of `where`. With `wanted` (the valid -i attributes) only those remain, an unset one as
+/// "", except nic attributes (`nicips.eth0`; `nicips` means every `nicips.*`), which xCAT's
+/// lsdef -i leaves out when unset.
+bool select_attributes(attr_map& attrs, const std::vector<std::string>* wanted,
+                       const std::vector<selector>& where);
 
 /// The errors lsdef would give for `names` and `only` (a missing object, an invalid
 /// attribute), without reading the objects: checked before a listing is streamed in pages.

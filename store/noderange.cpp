@@ -228,6 +228,7 @@ void expander::miss(std::string_view name) {
 void expander::generated(std::string name, name_list& out) {
   if (all_digits(name)) {
     name.insert(0, o_.digit_prefix);
+    name += o_.digit_suffix;
   }
   if (u_.is_node(name)) {
     out.push_back(std::move(name));
@@ -313,15 +314,17 @@ bool expander::increment(std::string_view a, name_list& out) {
   uint64_t first = std::stoull(std::string{start});
   uint64_t count = std::stoull(std::string{count_text});
   std::string prefix{head.substr(0, d)};
+  std::string suffix;
   if (prefix.empty()) {
-    prefix = o_.digit_prefix;
+    prefix = o_.digit_prefix; // NodeRange.pm: bare digits take both
+    suffix = o_.digit_suffix;
   }
   reserve(count + 1);
   perl_range pr{start, start};
   pr.width = start[0] == '0' ? start.size() : 0;
   out.reserve(out.size() + count + 1);
   for (uint64_t i = 0; i <= count; ++i) {
-    generated(pr.name(prefix, first + i, {}), out);
+    generated(pr.name(prefix, first + i, suffix), out);
   }
   return true;
 }

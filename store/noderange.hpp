@@ -54,8 +54,10 @@ struct noderange_options {
   size_t max_length = 64 * 1024;
   /// Allow `^/path/file` atoms (CLI only: the daemon must not read files for clients).
   bool allow_files = false;
-  /// Prefix for bare digits (`10` -> `node10`), XCAT_NODE_PREFIX.
+  /// Prefix and suffix for bare digits (`10` -> `node10`; also `10-12`, `10+2`): xCAT's
+  /// XCAT_NODE_PREFIX and XCAT_NODE_SUFFIX, which the CLI takes from its environment.
   std::string digit_prefix = "node";
+  std::string digit_suffix;
   /// A noderange always excluded (site.excludenodes).
   std::string exclude;
 };

@@ -190,6 +190,19 @@ TEST_F(cli_test, mkdef_lsdef_long_short_and_stanza) {
   EXPECT_EQ(r.out, "Object name: compute\n    members=node2,node3\n");
 }
 
+TEST_F(cli_test, lsdef_z_alone_is_the_full_stanza_listing_and_with_s_the_names) {
+  // DBobjectdefs.pm defls: -z asks for the long form as -l does; -s keeps only `name:`
+  run("mkdef node[1-2] groups=all mgt=kvm");
+  auto full = run("lsdef -z");
+  EXPECT_EQ(full.out, "# <xCAT data object stanza file>\n\nnode1:\n    objtype=node\n"
+                      "    groups=all\n    mgt=kvm\n\nnode2:\n    objtype=node\n"
+                      "    groups=all\n    mgt=kvm\n");
+  EXPECT_EQ(run("lsdef -l -z").out, full.out);
+  EXPECT_EQ(run("lsdef -s -z").out, "# <xCAT data object stanza file>\n\nnode1:\n\nnode2:\n");
+  EXPECT_EQ(run("lsdef node1 -z -i mgt -c").out,
+            "# <xCAT data object stanza file>\n\nnode1:\n    objtype=node\nnode1: mgt=kvm\n");
+}
+
 TEST_F(cli_test, regex_group_rows_give_each_node_its_own_value_wherever_it_is_read) {
   auto r = run(R"(mkdef -t group rack1 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
                R"('vmmemory=|\D+(\d+)|(sprintf("%04d",$1*2))|')");
@@ -252,6 +265,128 @@ TEST_F(cli_test, dynamic_groups_select_their_members_at_read_time) {
   EXPECT_EQ(run("lsdef -t group -o g2").rc, 1);
   EXPECT_EQ(run("nodels rack1").out, "node2\nnode3\nnode4\n");
   run("rmdef -t group rack1");
+}
+
+TEST_F(cli_test, lsdef_template_shows_xcats_shipped_node_templates) {
+  auto r = run("lsdef --template");
+  EXPECT_EQ(r.out, "cec-template  (node)\ncumulusswitch  (node)\nhmc-template  (node)\n"
+                   "onieswitch  (node)\nppc64le-openbmc-template  (node)\n"
+                   "ppc64le-template  (node)\nppc64lekvmguest-template  (node)\n"
+                   "switch-template  (node)\nx86_64-template  (node)\n"
+                   "x86_64kvmguest-template  (node)\n");
+  r = run("lsdef -t node --template hmc-template");
+  EXPECT_EQ(r.out, "Object name: hmc-template\n"
+                   "    groups=hmc\n"
+                   "    hwtype=hmc\n"
+                   "    ip=MANDATORY:the ip address of the hmc\n"
+                   "    mgt=hmc\n"
+                   "    nodetype=hmc\n"
+                   "    password=MANDATORY:the password of the hmc\n"
+                   "    postbootscripts=otherpkgs\n"
+                   "    postscripts=syslog,remoteshell,syncfiles\n"
+                   "    usercomment=the template for hmc definition\n"
+                   "    username=MANDATORY:the username on the hmc\n");
+  r = run("lsdef --template cec-template -z");
+  EXPECT_EQ(r.out, "# <xCAT data object stanza file>\n\ncec-template:\n    objtype=node\n"
+                   "    groups=cec,all\n"
+                   "    hcp=MANDATORY:The hardware control point(HMC) for the node\n"
+                   "    hwtype=cec\n    mgt=hmc\n"
+                   "    mtm=MANDATORY:The machine type and model number of the node\n"
+                   "    nodetype=ppc\n    serial=MANDATORY:The serial number of the node\n"
+                   "    usercomment=the cec definition template\n");
+  EXPECT_EQ(run("lsdef --template x86_64-template -i bmc,hcp -c").out,
+            "x86_64-template: bmc=MANDATORY:The hostname or ip address of the BMC adapater\n"
+            "x86_64-template: hcp=\n");
+  EXPECT_EQ(run("lsdef --template -w mgt==kvm").out,
+            "ppc64lekvmguest-template  (node)\nx86_64kvmguest-template  (node)\n");
+  EXPECT_EQ(run("lsdef --template -a").out.substr(0, 20), "cec-template (node)\n");
+  r = run("lsdef --template x86_64-template,nosuch");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Error: Could not find nosuch in xCAT templates.\n");
+  expect_refused("lsdef -t group --template",
+                 "Could not find any object definition templates of type 'group'.");
+  expect_refused("lsdef --template x86_64-template node1", "Cannot combine '--template'");
+}
+
+TEST_F(cli_test, mkdef_template_makes_nodes_from_a_shipped_template_or_an_existing_node) {
+  auto r = run("mkdef --template x86_64-template cn1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: The attribute \"bmc\" must be specified!\n"
+                   "Error: The attribute \"ip\" must be specified!\n");
+  EXPECT_EQ(run("lsdef cn1").rc, 1);
+  r = run("mkdef --template x86_64-template 'cn[1-2]' ip=10.0.0.1 bmc=cn-bmc mac= "
+          "groups=compute,all");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "2 object definitions have been created or modified.\n");
+  EXPECT_EQ(run("lsdef cn2").out, "Object name: cn2\n"
+                                  "    arch=x86_64\n"
+                                  "    bmc=cn-bmc\n"
+                                  "    cons=ipmi\n"
+                                  "    getmac=ipmi\n"
+                                  "    groups=compute,all\n"
+                                  "    ip=10.0.0.1\n"
+                                  "    mgt=ipmi\n"
+                                  "    netboot=xnba\n"
+                                  "    postbootscripts=otherpkgs\n"
+                                  "    postscripts=syslog,remoteshell,syncfiles\n"
+                                  "    serialport=0\n"
+                                  "    serialspeed=115200\n"
+                                  "    usercomment=the system X node definition\n");
+
+  // a user template: an existing node, with what it inherits from its groups
+  run("mkdef -t group rack1 vmmemory=2048");
+  run("chdef cn1 groups=rack1,all");
+  r = run("mkdef -t node --template cn1 cn3 ip=10.0.0.3");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("lsdef cn3 -i ip,bmc,groups,vmmemory -c").out,
+            "cn3: bmc=cn-bmc\ncn3: groups=rack1,all\ncn3: ip=10.0.0.3\ncn3: vmmemory=2048\n");
+
+  expect_refused("mkdef --template cn1 cn1", "The template node cannot be the same as the node "
+                                             "to create.");
+  expect_refused("mkdef --template nosuch cn4 groups=all",
+                 "Could not find the template object named 'nosuch' of type 'node'.");
+  expect_refused("mkdef --template cn1,cn2 cn4",
+                 "Only 1 template object definition should be specified for mkdef!");
+  expect_refused("mkdef --template", "no object definition template specified for mkdef "
+                                     "--template!");
+  expect_refused("mkdef -z --template x86_64-template",
+                 "The file input can not be used with --template option!");
+  expect_refused("chdef --template cn1 cn2 mgt=kvm",
+                 "The option '--template' can not be used with 'chdef'.");
+  expect_refused("rmdef --template cn1", "The option '--template' can not be used with 'rmdef'.");
+  EXPECT_EQ(run("lsdef cn4").rc, 1);
+}
+
+TEST_F(cli_test, chdef_d_p_and_m_add_and_remove_a_dynamic_groups_selections) {
+  run("mkdef 'node[1-3]' groups=all mgt=kvm os=sles15");
+  run("chdef node3 os=rhels9");
+  ASSERT_EQ(run("mkdef -t group -o rack1 -d -w mgt==kvm").rc, 0);
+  EXPECT_EQ(run("nodels rack1").out, "node1\nnode2\nnode3\n");
+  // -p adds selections (once each), joined with '::' as xCAT's setobjdefs does for wherevals
+  auto r = run("chdef -t group -o rack1 -d -p -w 'os=~^sles,x|^sles' -w mgt==kvm");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(run("lsdef -t group -o rack1 -i grouptype,wherevals -c").out,
+            "rack1: grouptype=dynamic\nrack1: wherevals=mgt==kvm::os=~^sles,x|^sles\n");
+  EXPECT_EQ(run("nodels rack1").out, "node1\nnode2\n");
+  // -m removes them; one that is not there is a warning
+  r = run("chdef -t group -o rack1 -d -m -w mgt==kvm -w arch==x86_64");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "Warning: arch==x86_64 is not in the attribute of 'wherevals' for the 'rack1' "
+                   "definition.\n");
+  EXPECT_EQ(run("lsdef -t group -o rack1 -i grouptype,wherevals -c").out,
+            "rack1: grouptype=dynamic\nrack1: wherevals=os=~^sles,x|^sles\n");
+  // refused, changing nothing: the last selection, a static group, a bad selection
+  expect_refused("chdef -t group -o rack1 -d -m -w 'os=~^sles,x|^sles'",
+                 "The 'where' attributes and values were not provided for dynamic group 'rack1'.");
+  run("mkdef -t group -o static1 mgt=ipmi");
+  expect_refused("chdef -t group -o static1 -d -p -w mgt==kvm", "'static1' is not a dynamic group");
+  expect_refused("chdef -t group -o rack1 -d -p -w 'os=~('", "Invalid regular expression '('");
+  EXPECT_EQ(run("lsdef -t group -o rack1 -i wherevals -c").out,
+            "rack1: wherevals=os=~^sles,x|^sles\n");
+  EXPECT_EQ(run("lsdef -t group -o static1 -i grouptype,wherevals -c").out,
+            "static1: grouptype=\nstatic1: wherevals=\n");
+  run("rmdef -t group static1");
 }
 
 TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
@@ -397,6 +532,34 @@ TEST_F(cli_test, nodels_formats_and_selectors) {
   r = run("nodels 'node[1-99999999]'");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("more than 1000000"), std::string::npos);
+}
+
+TEST_F(cli_test, nodels_blame_names_the_group_a_value_comes_from) {
+  run("mkdef -t group rack1 mgt=ipmi 'bmc=/\\z/-bmc/'");
+  run("mkdef node[1-2] groups=rack1,all");
+  run("chdef node2 mgt=kvm");
+  EXPECT_EQ(run("nodels node[1-2] nodehm.mgt -b").out,
+            "node1: ipmi (inherited from group rack1)\nnode2: kvm\n");
+  EXPECT_EQ(run("nodels node1 mgt bmc vm.memory groups --blame").out,
+            "node1: mgt: ipmi (inherited from group rack1)\n"
+            "node1: bmc: node1-bmc (inherited from group rack1)\n"
+            "node1: vm.memory: \n"
+            "node1: groups: rack1,all\n");
+  EXPECT_EQ(run("nodels node[1-2] mgt").out, "node1: ipmi\nnode2: kvm\n"); // only with -b
+}
+
+TEST_F(cli_test, bare_digits_take_xcat_node_prefix_and_suffix_from_the_environment) {
+  run("mkdef cn1-ib,cn2-ib,node3 groups=all");
+  EXPECT_EQ(run("XCAT_NODE_PREFIX=cn XCAT_NODE_SUFFIX=-ib nodels 1-2").out, "cn1-ib\ncn2-ib\n");
+  EXPECT_EQ(run("XCAT_NODE_PREFIX=cn XCAT_NODE_SUFFIX=-ib lsdef 1+1").out,
+            "Object name: cn1-ib\n    groups=all\n    postbootscripts=otherpkgs\n"
+            "    postscripts=syslog,remoteshell,syncfiles\nObject name: cn2-ib\n    groups=all\n"
+            "    postbootscripts=otherpkgs\n    postscripts=syslog,remoteshell,syncfiles\n");
+  EXPECT_EQ(run("nodels 3").out, "node3\n"); // without them: node
+  EXPECT_EQ(run("XCAT_NODE_PREFIX=cn XCAT_NODE_SUFFIX=-ib clusterctl noderange 7-8").out,
+            "cn7-ib cn8-ib\n");
+  auto r = run("XCAT_NODE_PREFIX=cn nodels 1");
+  EXPECT_EQ(r.err, "Error: Invalid nodes and/or groups in noderange: cn1\n");
 }
 
 TEST_F(cli_test, rmdef_reports_and_is_all_or_nothing) {

@@ -286,8 +286,36 @@ TEST(resources, every_row_matches_only_its_shape) {
   EXPECT_FALSE(kind({"globalconf", "x"}));
   EXPECT_EQ(kind({"tokens", "abc"})->type, cws::store::object_type::token);
   for (const auto& c : collections()) {
-    EXPECT_TRUE(kind({c})) << c; // everything GET / lists exists
+    // everything GET / lists exists (templates under /templates/node, as in xcatws)
+    EXPECT_TRUE(c == "templates" ? kind({c, "node"}) : kind({c})) << c;
   }
+  EXPECT_FALSE(kind({"templates"}));
+}
+
+TEST(router, templates_and_options_become_template_calls) {
+  auto t = go("GET", "/clusterws/templates/node/all?userName=root&userPW=x");
+  ASSERT_FALSE(t.answer);
+  EXPECT_EQ(t.call->op, operation::template_list);
+  EXPECT_EQ(t.call->policy_command, "lsdef");
+  t = go("GET", "/clusterws/templates/node", R"({"options":{"--template":"a,b","-t":"x"}})");
+  ASSERT_FALSE(t.answer);
+  EXPECT_EQ(t.call->op, operation::template_show);
+  EXPECT_EQ(t.call->template_name, "a,b");
+  t = go("POST", "/clusterws/nodes/n1", R"({"options":{"--template":"x86_64-template"},"ip":"1"})");
+  ASSERT_FALSE(t.answer);
+  EXPECT_EQ(t.call->op, operation::make);
+  EXPECT_EQ(t.call->template_name, "x86_64-template");
+  ASSERT_EQ(t.call->changes.size(), 1u); // options are not an attribute
+  EXPECT_EQ(t.call->changes[0].name, "ip");
+  t = go("POST", "/clusterws/nodes/n1", R"({"options":{"--template":""}})");
+  ASSERT_TRUE(t.answer);
+  EXPECT_EQ(t.answer->status, 403u);
+  t = go("POST", "/clusterws/nodes/n1", R"({"options":"--template x"})");
+  ASSERT_TRUE(t.answer);
+  EXPECT_EQ(t.answer->body,
+            "{\"error\":\"The value of 'options' must be an object.\",\"errorcode\":\"2\"}\n");
+  EXPECT_EQ(go("PUT", "/clusterws/templates/node").answer->status, 405u);
+  EXPECT_EQ(go("GET", "/clusterws/templates/group").answer->status, 404u);
 }
 
 } // namespace

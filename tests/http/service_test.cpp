@@ -67,7 +67,7 @@ TEST_F(service_test, resource_list_and_alias) {
   auto r = client.get("/clusterws");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "[\"globalconf\",\"groups\",\"networks\",\"nodes\",\"osimages\",\"policy\","
-                    "\"tables\",\"tokens\"]\n");
+                    "\"tables\",\"templates\",\"tokens\"]\n");
   EXPECT_EQ(r.headers["Content-Type"], "application/json");
   EXPECT_EQ(client.get("/xcatws/nodes?userName=root&userPW=rootpw").body, get("/nodes").body);
 }
@@ -97,6 +97,34 @@ TEST_F(service_test, globalconf_groups_and_nodes) {
   EXPECT_EQ(get("/groups/compute/attrs/members").body,
             "{\"compute\":{\"members\":\"cn1,cn2,cn3\"}}\n");
   EXPECT_EQ(get("/nodes", "&xyz=1").status, 200u); // unknown parameters ignored
+}
+
+TEST_F(service_test, unset_attributes_read_as_xcatws_renders_lsdef_i) {
+  // defout: `    bmc=` is an attribute with an empty value ...
+  EXPECT_EQ(get("/nodes/cn2/attrs/bmc").body, "{\"cn2\":{\"bmc\":\"\"}}\n");
+  // ... an unset nic attribute prints no line at all, so neither it nor an object left
+  // without attributes is in the answer
+  ASSERT_EQ(send("PUT", "/nodes/cn1", R"({"nicips.eth0":"10.9.0.1"})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn1,cn2/attrs/nicips.eth0").body,
+            "{\"cn1\":{\"nicips.eth0\":\"10.9.0.1\"}}\n");
+  EXPECT_EQ(get("/nodes/cn1/attrs/nicips").body, "{\"cn1\":{\"nicips.eth0\":\"10.9.0.1\"}}\n");
+  auto r = get("/nodes/cn2/attrs/nicips.eth0");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(get("/nodes/cn2/attrs/nicips.eth0,mgt").body, "{\"cn2\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef cn1,cn2 -i nicips.eth0,mgt").out,
+            "Object name: cn1\n    mgt=kvm\n    nicips.eth0=10.9.0.1\n"
+            "Object name: cn2\n    mgt=kvm\n");
+  // ver=1.0: an empty list is no array, it is left out
+  ASSERT_EQ(run_tool(home(), "mkdef -t group lonely mgt=kvm").rc, 0);
+  EXPECT_EQ(get("/groups/lonely/attrs/members").body, "{\"lonely\":{\"members\":\"\"}}\n");
+  EXPECT_EQ(get("/groups/lonely/attrs/members,mgt", "&ver=1.0").body,
+            "{\"lonely\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(get("/groups/lonely/attrs/members", "&ver=1.0").body, "");
+  EXPECT_EQ(get("/groups/compute/attrs/members", "&ver=1.0").body,
+            "{\"compute\":{\"members\":[\"cn1\",\"cn2\",\"cn3\"]}}\n");
+  run_tool(home(), "rmdef -t group lonely");
+  run_tool(home(), "chdef cn1 nicips.eth0=");
 }
 
 TEST_F(service_test, pretty_and_xcoll) {
@@ -247,6 +275,54 @@ TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_wr
     << r.body;
   EXPECT_EQ(get("/nodes/cn1/attrs/bmc").body, "{\"cn1\":{\"bmc\":\"10.1.0.2\"}}\n");
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
+}
+
+TEST_F(service_test, templates_are_listed_shown_and_used_as_xcatws_does) {
+  auto r = get("/templates/node/all");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body.substr(0, 33), "[\"cec-template\",\"cumulusswitch\",\"");
+  r = send("GET", "/templates/node", R"({"options":{"--template":"switch-template"}})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body,
+            "{\"switch-template\":{\"groups\":\"switch\",\"ip\":\"OPTIONAL:the ip address of "
+            "the switch\",\"mac\":\"OPTIONAL:the MAC address of the switch\",\"mgt\":"
+            "\"switch\",\"nodetype\":\"switch\",\"postbootscripts\":\"otherpkgs\","
+            "\"postscripts\":\"syslog,remoteshell,syncfiles\",\"switchtype\":\"OPTIONAL:"
+            "The type of switch. It is used to identify the file name that implements the "
+            "functions for this swithc. The valid values are: Mellanox, Cisco, BNT and "
+            "Juniper.\",\"usercomment\":\"the switch definition template\"}}\n");
+  r = send("GET", "/templates/node", R"({"options":{"--template":"nosuch"}})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body,
+            "{\"error\":[\"Could not find nosuch in xCAT templates.\"],\"errorcode\":\"1\"}\n");
+
+  // POST /nodes with options: mkdef --template
+  r = send("POST", "/nodes/tk1", R"({"options":{"--template":"x86_64kvmguest-template"}})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("The attribute \\\"ip\\\" must be specified!"), std::string::npos)
+    << r.body;
+  r = send("POST", "/nodes/tk1",
+           R"({"options":{"--template":"x86_64kvmguest-template"},"ip":"10.1.0.1",)"
+           R"("vmhost":"hv1","vmnics":"br0","groups":"all"})");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(get("/nodes/tk1/attrs/vmhost,vmmemory,ip").body,
+            "{\"tk1\":{\"ip\":\"10.1.0.1\",\"vmhost\":\"hv1\",\"vmmemory\":\"4096\"}}\n");
+  r = send("POST", "/nodes/tk2", R"({"options":{"--template":"tk1"},"ip":"10.1.0.2"})");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(get("/nodes/tk2/attrs/vmhost,ip").body,
+            "{\"tk2\":{\"ip\":\"10.1.0.2\",\"vmhost\":\"hv1\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef tk2 -i vmnics -c").out, "tk2: vmnics=br0\n");
+
+  // options elsewhere, or ones clusterws does not take, are refused before anything is done
+  r = send("PUT", "/nodes/tk1", R"({"options":{"--template":"tk2"},"mgt":"ipmi"})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, "{\"error\":\"'options' is not accepted on this resource.\","
+                    "\"errorcode\":\"2\"}\n");
+  r = send("POST", "/nodes/tk3", R"({"options":{"-f":""},"groups":"all"})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_NE(r.body.find("The option '-f' is not supported."), std::string::npos);
+  EXPECT_EQ(get("/nodes/tk1/attrs/mgt").body, "{\"tk1\":{\"mgt\":\"kvm\"}}\n");
+  EXPECT_EQ(send("DELETE", "/nodes/tk1,tk2", "").status, 200u);
 }
 
 TEST_F(service_test, rename_a_node_as_xcatws_does) {

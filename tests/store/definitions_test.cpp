@@ -16,13 +16,13 @@ class definitions_test : public ::testing::Test {
 
   outcome mk(object_type t, std::vector<std::string> names, std::vector<attr_change> attrs,
              bool force = false) {
-    change_request r{t, std::move(names), std::move(attrs), list_mode::set, force};
+    change_request r{t, std::move(names), std::move(attrs), list_mode::set, force, {}};
     return apply(db, [&](write_txn& t) { return make_objects(t, r); });
   }
 
   outcome ch(std::vector<std::string> names, std::vector<attr_change> attrs,
              list_mode mode = list_mode::set, object_type t = object_type::node) {
-    change_request r{t, std::move(names), std::move(attrs), mode, false};
+    change_request r{t, std::move(names), std::move(attrs), mode, false, {}};
     return apply(db, [&](write_txn& t) { return change_objects(t, r); });
   }
 
@@ -182,8 +182,8 @@ TEST_F(definitions_test, dynamic_group) {
 }
 
 TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
-  change_request r{
-    object_type::site, {}, {{"tftpdir", "/tftpboot"}, {"custom", "1"}}, list_mode::set, false};
+  change_request r{object_type::site, {},    {{"tftpdir", "/tftpboot"}, {"custom", "1"}},
+                   list_mode::set,    false, {}};
   auto chg = [&] {
     return apply(db, [&](write_txn& t) { return change_objects(t, r); });
   };
@@ -231,7 +231,8 @@ TEST_F(definitions_test, policy_rules_and_token_days_are_checked_when_written) {
   EXPECT_EQ(out.errors[0],
             "The policy rule 'disallow' is not valid: use allow, accept, trusted or deny.");
   EXPECT_TRUE(mk(object_type::policy, {"7"}, {{"name", "eve"}, {"rule", "Deny"}}).ok());
-  change_request site{object_type::site, {}, {{"tokenexpiredays", "1e15"}}, list_mode::set, false};
+  change_request site{object_type::site, {},    {{"tokenexpiredays", "1e15"}},
+                      list_mode::set,    false, {}};
   auto chg = [&] {
     return apply(db, [&](write_txn& t) { return change_objects(t, site); });
   };
@@ -261,6 +262,22 @@ TEST_F(definitions_test, lsdef_listing_with_selected_attributes) {
   EXPECT_EQ(l.errors, (std::vector<std::string>{
                         "'bogus' is not a valid attribute name for an object type of 'node'.",
                         "Could not find an object named 'n9' of type 'node'."}));
+}
+
+TEST_F(definitions_test, plus_and_minus_use_double_colons_in_a_dynamic_groups_wherevals) {
+  ASSERT_TRUE(mk(object_type::group, {"g"},
+                 {{"grouptype", "dynamic"}, {"wherevals", "mgt==kvm"}, {"usercomment", "a,b"}})
+                .ok());
+  ASSERT_TRUE(ch({"g"}, {{"wherevals", "os=~a,b::mgt==kvm"}, {"usercomment", "c"}},
+                 list_mode::append, object_type::group)
+                .ok());
+  auto g = show(object_type::group, "g");
+  EXPECT_EQ(g->at("wherevals"), "mgt==kvm::os=~a,b"); // a selection may hold commas
+  EXPECT_EQ(g->at("usercomment"), "a,b,c");           // other lists stay comma lists
+  auto out = ch({"g"}, {{"wherevals", "mgt==kvm::os=~a,b"}}, list_mode::remove, object_type::group);
+  EXPECT_EQ(out.errors.front(),
+            "The 'where' attributes and values were not provided for dynamic group 'g'.");
+  EXPECT_EQ(show(object_type::group, "g")->at("wherevals"), "mgt==kvm::os=~a,b");
 }
 
 } // namespace

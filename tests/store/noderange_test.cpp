@@ -171,6 +171,18 @@ TEST_F(noderange_test, bare_digits_take_the_node_prefix) {
   EXPECT_EQ(expand("7"), "node7");
 }
 
+TEST_F(noderange_test, bare_digits_take_xcats_prefix_and_suffix_options) {
+  // XCAT_NODE_PREFIX / XCAT_NODE_SUFFIX as the CLI passes them: digits alone, in a range and
+  // in an increment without a prefix; a name with a prefix keeps its own
+  noderange_options opts;
+  opts.digit_prefix = "f1n";
+  EXPECT_EQ(expand("1-2,3", opts), "f1n1,f1n2,f1n3");
+  opts.digit_prefix = "node";
+  opts.digit_suffix = "-x";
+  opts.verify = false;
+  EXPECT_EQ(expand("1-2,5+1,node9+1", opts), "node1-x,node10,node2-x,node5-x,node6-x,node9");
+}
+
 TEST_F(noderange_test, exclusions_apply_last) {
   EXPECT_EQ(expand("exnode1-exnode5,-exnode3,-exnode4"), "exnode1,exnode2,exnode5");
   EXPECT_EQ(expand("node1-node10,-node3-node5,node4"),

@@ -45,11 +45,14 @@ class tables_test : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(apply(db, [](write_txn& t) {
-                  change_request g{object_type::group, {"compute"}, {{"mgt", "ipmi"}}};
+                  change_request g;
+                  g.type = object_type::group;
+                  g.names = {"compute"};
+                  g.attrs = {{"mgt", "ipmi"}};
                   change_objects(t, g);
-                  change_request n{object_type::node,
-                                   {"n1", "n2"},
-                                   {{"groups", "compute,all"}, {"bmc", "10.0.0.1"}}};
+                  change_request n;
+                  n.names = {"n1", "n2"};
+                  n.attrs = {{"groups", "compute,all"}, {"bmc", "10.0.0.1"}};
                   return make_objects(t, n);
                 }).ok());
   }
