@@ -45,8 +45,14 @@ change_args parse_change(const std::vector<std::string>& argv, std::string_view 
     }
   }
   if (s != nullptr) {
-    if (spec.empty() && c.req.type != object_type::site) {
+    bool selecting = !c.args.all("w").empty() && !c.args.has("d");
+    if (spec.empty() && c.req.type != object_type::site && !selecting) {
       throw usage_error("No object names were provided.");
+    }
+    if (spec.empty() && selecting) { // chdef -w without names: every object of the type
+      auto txn = s->db->read();
+      c.req.names = c.req.type == object_type::group ? txn.group_names() : txn.names(c.req.type);
+      return c;
     }
     c.req.names = s->names(c.req.type, spec);
     if (auto msg = store::check_change_target(c.req.type, spec, c.req.names); !msg.empty()) {
@@ -65,12 +71,16 @@ void dynamic_group(change_args& c, std::string_view tool, store::list_mode mode,
   auto where = c.args.all("w");
   bool dynamic = c.args.has("d");
   if (!dynamic) {
-    if (!where.empty()) {
-      throw usage_error(tool == "mkdef"
-                          ? "The '-w' option can only be used with '-d' to define a dynamic group."
-                          : "chdef -w (selecting the objects to change) is not supported; name the "
-                            "objects, or give a noderange (attr==val works there). With '-d' it "
-                            "changes a dynamic group's selections.");
+    if (!where.empty() && tool == "mkdef") {
+      throw usage_error("The '-w' option can only be used with '-d' to define a dynamic group.");
+    }
+    if (!where.empty()) { // chdef -w: only the objects whose attributes pass every selection
+      auto txn = s.db->read();
+      store::cluster_view view{txn};
+      std::vector<std::string> kept;
+      store::list_objects(view, c.req.type, c.req.names, nullptr, parse_where(where),
+                          [&](store::listed_object&& o) { kept.push_back(std::move(o.name)); });
+      c.req.names = std::move(kept);
     }
     return;
   }
@@ -385,6 +395,8 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
                 << "  -d -w SEL  make the group dynamic with these selections (replacing any;\n"
                 << "             with -p / -m add them to or remove them from its selections)\n"
                 << "  -n NEW     rename the one object named (not groups or the site)\n"
+                << "  -w SEL     change only the objects (named, or all of the type) where\n"
+                << "             attr==val, attr!=val, attr=~re or attr!~re (repeatable)\n"
                 << change_help;
     return 0;
   }
@@ -412,6 +424,10 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   dynamic_group(c, "chdef", mode, s);
   if (!c.args.has("d")) {
     refuse_static_members(s, c);
+  }
+  if (!c.args.has("d") && !c.args.all("w").empty() && c.req.names.empty()) {
+    streams.err << "Warning: No objects match the '-w' selections; nothing was changed.\n";
+    return 0;
   }
   c.req.mode = mode;
   return report(

@@ -12,6 +12,7 @@
 #include "store/definitions.hpp"
 #include "store/home.hpp"
 #include "store/noderange.hpp"
+#include "store/selector.hpp"
 
 namespace cws::cli {
 
@@ -65,6 +66,10 @@ void apply_node_affixes(store::noderange_options& opts);
 /// Parses the `-t` option (default node).
 /// @throws usage_error for a type that is not a definition type.
 store::object_type parse_object_type(const std::string& text);
+
+/// Parses lsdef's and chdef's `-w` selections (attribute names taken as they are).
+/// @throws usage_error for one that is not `attr<op>value`.
+std::vector<store::selector> parse_where(const std::vector<std::string>& exprs);
 
 /// Prints an outcome: warnings and errors on stderr, info on stdout. Returns the exit status.
 int report(const store::outcome& out, io& streams);

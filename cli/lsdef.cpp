@@ -6,6 +6,7 @@
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "store/selector.hpp"
+#include "store/tables.hpp"
 #include "store/templates.hpp"
 
 namespace cws::cli {
@@ -29,18 +30,6 @@ std::vector<std::string> all_names(const store::cluster_view& view, object_type 
                 names.end());
   }
   return names;
-}
-
-std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) {
-  std::vector<store::selector> out;
-  for (const auto& w : exprs) {
-    auto s = store::selector::parse(w, 1024, false);
-    if (!s) {
-      throw usage_error("Incorrect selection string specified with -w flag.");
-    }
-    out.push_back(std::move(*s));
-  }
-  return out;
 }
 
 /// How lsdef prints objects (DBobjectdefs.pm defls).
@@ -83,6 +72,18 @@ void print_object(std::ostream& out, const store::listed_object& obj, object_typ
 }
 
 } // namespace
+
+std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) {
+  std::vector<store::selector> out;
+  for (const auto& w : exprs) {
+    auto s = store::selector::parse(w, 1024, false);
+    if (!s) {
+      throw usage_error("Incorrect selection string specified with -w flag.");
+    }
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
 
 int lsdef(const std::vector<std::string>& argv_in, io& streams) {
   auto argv = argv_in;
@@ -227,6 +228,7 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
     std::string attr;
   };
   std::vector<column> cols;
+  bool whole_table = false;
   std::vector<store::selector> sels;
   int rc = 0;
   for (size_t i = first_col; i < args.positional.size(); ++i) {
@@ -238,6 +240,15 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
         sels.push_back(std::move(*sel));
         continue;
       }
+    } else if (const auto* t = store::find_table(a); t && t->type == object_type::node) {
+      // a table name: each of its columns clusterws keeps, always labelled (tabutils.pm)
+      whole_table = true;
+      for (const auto& c : t->columns) {
+        if (!c.sources.empty()) {
+          cols.push_back({t->name + "." + c.name, std::string{c.sources.front().attr}});
+        }
+      }
+      continue;
     } else if (auto attr = store::attribute_for_column(a)) {
       cols.push_back({a, std::string{*attr}});
       continue;
@@ -245,7 +256,7 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
     streams.err << "Error: " << a << " not a valid table.column description\n";
     rc = 1;
   }
-  bool label = args.has("H") || cols.size() + sels.size() >= 2;
+  bool label = args.has("H") || whole_table || cols.size() + sels.size() >= 2;
   for (const auto& n : nodes) {
     if (!args.has("S") && view.hidden(n)) {
       continue;

@@ -801,8 +801,7 @@ TEST_F(cli_test, tabdump_lists_tables_and_dumps_rows_as_xcat_csv) {
                    "updatestatus,updatestatustime,zonename,comments,disable\n"
                    "\"tn2\",\"compute,all\",,,,,,,,,,,\n");
   r = run("tabdump -d ipmi");
-  EXPECT_NE(r.out.find("username:\tThe node attribute bmcusername.\n"), std::string::npos)
-    << r.out;
+  EXPECT_NE(r.out.find("username:\tThe node attribute bmcusername.\n"), std::string::npos) << r.out;
   expect_refused("tabdump nosuch", "No such table: nosuch");
 }
 
@@ -882,12 +881,11 @@ struct test_netns {
 
   test_netns() {
     std::string ns = " -n " + name + " ";
-    std::string cmd = "ip netns add " + name + " && ip" + ns
-                      + "link add v0 type veth peer name v1 && ip" + ns
-                      + "addr add 10.99.0.1/24 dev v0 && ip" + ns
-                      + "addr add 172.30.4.9/16 dev v1 && ip" + ns + "link set v0 up && ip" + ns
-                      + "link set v1 up && ip" + ns + "link set v0 mtu 9000 && ip" + ns
-                      + "route add default via 10.99.0.254";
+    std::string cmd
+      = "ip netns add " + name + " && ip" + ns + "link add v0 type veth peer name v1 && ip" + ns
+        + "addr add 10.99.0.1/24 dev v0 && ip" + ns + "addr add 172.30.4.9/16 dev v1 && ip" + ns
+        + "link set v0 up && ip" + ns + "link set v1 up && ip" + ns + "link set v0 mtu 9000 && ip"
+        + ns + "route add default via 10.99.0.254";
     ok = std::system(cmd.c_str()) == 0;
   }
 
@@ -921,9 +919,36 @@ TEST_F(cli_test, makenetworks_defines_the_hosts_networks_as_xcat_names_them) {
                        "'172_30_0_0-255_255_0_0'."),
             std::string::npos)
     << r.err;
-  EXPECT_EQ(run("lsdef -t network").out,
-            "10_99_0_0-255_255_255_0  (network)\nsite-b  (network)\n");
+  EXPECT_EQ(run("lsdef -t network").out, "10_99_0_0-255_255_255_0  (network)\nsite-b  (network)\n");
   run("rmdef -t network -o 10_99_0_0-255_255_255_0,site-b");
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(cli_test, chdef_w_changes_only_the_objects_that_match) {
+  ASSERT_EQ(run("mkdef 'wn[1-4]' groups=all mgt=ipmi").rc, 0);
+  ASSERT_EQ(run("chdef wn3,wn4 mgt=kvm").rc, 0);
+  ASSERT_EQ(run("chdef -w mgt==kvm power=x").rc, 0); // no names: every node
+  EXPECT_EQ(run("lsdef -i power -c").out, "wn1: power=\nwn2: power=\nwn3: power=x\nwn4: power=x\n");
+  ASSERT_EQ(run("chdef 'wn[1-3]' -w mgt==ipmi -w mgt!=kvm power=y").rc, 0);
+  EXPECT_EQ(run("lsdef -i power -c").out,
+            "wn1: power=y\nwn2: power=y\nwn3: power=x\nwn4: power=x\n");
+  auto r = run("chdef -w mgt==none power=z");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "Warning: No objects match the '-w' selections; nothing was changed.\n");
+  expect_refused("chdef -w bad power=z", "Incorrect selection string specified with -w flag.");
+  expect_refused("mkdef wn9 groups=all -w mgt==kvm",
+                 "The '-w' option can only be used with '-d' to define a dynamic group.");
+}
+
+TEST_F(cli_test, nodels_with_a_table_name_lists_its_columns_labelled) {
+  ASSERT_EQ(run("mkdef wn1 groups=all os=rhels9 arch=x86_64").rc, 0);
+  EXPECT_EQ(run("nodels wn1 nodetype").out,
+            "wn1: nodetype.os: rhels9\nwn1: nodetype.arch: x86_64\nwn1: nodetype.profile: \n"
+            "wn1: nodetype.provmethod: \nwn1: nodetype.supportedarchs: \n"
+            "wn1: nodetype.nodetype: \n");
 }
 
 } // namespace
