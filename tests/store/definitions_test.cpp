@@ -83,6 +83,11 @@ TEST_F(definitions_test, mkdef_existing_is_skipped_unless_forced) {
   auto n1 = show(object_type::node, "n1");
   EXPECT_EQ(n1->count("mgt"), 0u); // replaced, not merged
   EXPECT_EQ(n1->at("groups"), "compute");
+  // a failed mkdef -f keeps the old definition (and makes nothing of the others)
+  out = mk(object_type::node, {"n1", "n2"}, {{"groups", "rack"}, {"bogus", "1"}}, true);
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(show(object_type::node, "n1")->at("groups"), "compute");
+  EXPECT_FALSE(show(object_type::node, "n2").has_value());
 }
 
 TEST_F(definitions_test, chdef_sets_clears_and_creates) {
