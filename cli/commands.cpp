@@ -166,21 +166,6 @@ int rename(const change_args& probe, io& streams) {
                 streams);
 }
 
-/// The stanza input of mkdef -z / chdef -z, read whole from `in`.
-/// @throws std::runtime_error when it is larger than store::max_stanza_bytes.
-std::string read_stanza_input(std::istream& in) {
-  std::string text;
-  char buf[64 * 1024];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > store::max_stanza_bytes) {
-      throw std::runtime_error("The stanza input is larger than "
-                               + std::to_string(store::max_stanza_bytes)
-                               + " bytes (256 MiB); split it into several files.");
-    }
-  }
-  return text;
-}
 
 using stanza_change
   = std::function<store::outcome(store::write_txn&, const std::vector<store::object_change>&)>;
@@ -207,7 +192,7 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
   store::outcome bad;
   std::vector<store::object_change> objects;
   {
-    auto parsed = store::parse_stanzas(read_stanza_input(streams.in));
+    auto parsed = store::parse_stanzas(read_limited(streams.in, store::max_stanza_bytes, "stanza input"));
     bad.errors = std::move(parsed.errors);
     objects = store::stanza_objects(parsed.objects, bad.errors);
   }
@@ -222,6 +207,20 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
 }
 
 } // namespace
+
+std::string read_limited(std::istream& in, size_t limit, std::string_view what) {
+  std::string text;
+  char buf[64 * 1024];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > limit) {
+      throw std::runtime_error("The " + std::string{what} + " is larger than "
+                               + std::to_string(limit) + " bytes (" + std::to_string(limit >> 20)
+                               + " MiB); split it into several files.");
+    }
+  }
+  return text;
+}
 
 // -- shared helpers -------------------------------------------------------------
 

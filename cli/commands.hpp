@@ -67,6 +67,10 @@ void apply_node_affixes(store::noderange_options& opts);
 /// @throws usage_error for a type that is not a definition type.
 store::object_type parse_object_type(const std::string& text);
 
+/// Reads `in` whole (stanza input, a tabrestore file).
+/// @throws std::runtime_error when it is larger than `limit`, naming it as `what`.
+std::string read_limited(std::istream& in, size_t limit, std::string_view what);
+
 /// Parses lsdef's and chdef's `-w` selections (attribute names taken as they are).
 /// @throws usage_error for one that is not `attr<op>value`.
 std::vector<store::selector> parse_where(const std::vector<std::string>& exprs);

@@ -503,10 +503,9 @@ int tabrestore(const std::vector<std::string>& argv, io& streams) {
   if (!in) {
     throw std::runtime_error("Cannot open " + path + ".");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = read_limited(in, store::max_csv_bytes, "tabrestore file");
   store::csv_table rows;
-  if (auto msg = store::parse_csv(text.str(), t, rows); !msg.empty()) {
+  if (auto msg = store::parse_csv(text, t, rows); !msg.empty()) {
     streams.err << "Error: " << msg << '\n';
     return 1;
   }

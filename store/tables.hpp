@@ -106,6 +106,9 @@ outcome change_node_rows(write_txn& txn, const table_def& t, const std::vector<s
 /// (a nodelist row is the node). @returns the number of rows deleted. @throws rejected.
 size_t delete_rows(write_txn& txn, const table_def& t, const key_values& keys);
 
+/// Largest tabrestore file read (256 MiB, as a stanza input).
+constexpr size_t max_csv_bytes = size_t{256} << 20;
+
 /// The rows of a tabrestore file: its header's columns and each line's values.
 struct csv_table {
   std::vector<std::string> columns;

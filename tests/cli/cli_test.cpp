@@ -863,6 +863,13 @@ TEST_F(cli_test, tabrestore_replaces_a_table_from_tabdump_output) {
   std::ofstream{file} << "#node,mgt\n\"tn1\",\"kvm\"\n\"tn2\",\"ipmi\",extra\n";
   expect_refused("tabrestore '" + file + "'", "Too many fields on line 3");
   EXPECT_EQ(run("tabdump nodehm").out, saved);
+  // a file past the limit is refused before it is parsed
+  std::filesystem::remove(file);
+  std::filesystem::create_symlink("/dev/zero", file);
+  expect_refused("tabrestore '" + file + "'",
+                 "The tabrestore file is larger than 268435456 bytes (256 MiB)");
+  std::filesystem::remove(file);
+  EXPECT_EQ(run("tabdump nodehm").out, saved);
   // -a adds rows and keeps the others
   std::ofstream{file} << "#node,power\n\"tn3\",\"ipmi\"\n";
   ASSERT_EQ(run("tabrestore -a '" + file + "'").rc, 0);
