@@ -166,7 +166,6 @@ int rename(const change_args& probe, io& streams) {
                 streams);
 }
 
-
 using stanza_change
   = std::function<store::outcome(store::write_txn&, const std::vector<store::object_change>&)>;
 
@@ -192,7 +191,8 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
   store::outcome bad;
   std::vector<store::object_change> objects;
   {
-    auto parsed = store::parse_stanzas(read_limited(streams.in, store::max_stanza_bytes, "stanza input"));
+    auto parsed
+      = store::parse_stanzas(read_limited(streams.in, store::max_stanza_bytes, "stanza input"));
     bad.errors = std::move(parsed.errors);
     objects = store::stanza_objects(parsed.objects, bad.errors);
   }
@@ -301,6 +301,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"nodech", nodech},       {"nodeadd", nodeadd},
     {"noderm", noderm},       {"tabrestore", tabrestore},
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
+    {"backup", backup},       {"restore", restore},
   };
   static const std::string_view definition_tools[] = {"lsdef", "nodels", "mkdef", "chdef", "rmdef"};
   bool definition_tool = std::find(std::begin(definition_tools), std::end(definition_tools), name)
@@ -327,7 +328,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks\n";
+       "makenetworks backup restore\n";
   return 1;
 }
 

@@ -100,5 +100,7 @@ int noderm(const std::vector<std::string>& args, io& streams);
 int tabrestore(const std::vector<std::string>& args, io& streams);
 int tabprune(const std::vector<std::string>& args, io& streams);
 int makenetworks(const std::vector<std::string>& args, io& streams);
+int backup(const std::vector<std::string>& args, io& streams);
+int restore(const std::vector<std::string>& args, io& streams);
 
 } // namespace cws::cli
