@@ -37,6 +37,13 @@ using command_fn = int (*)(const std::vector<std::string>& args, io& streams);
 /// (`--long`, `--stanza`, `--force`, `--dynamic`, ...).
 option_spec definition_options(std::string_view values, std::string_view flags);
 
+/// True if `args` ask tool `name` for its version: `-v` or `--version` (xdsh: `-V` or
+/// `--version` as its first argument), as xCAT's tools take them.
+bool asks_version(std::string_view name, const std::vector<std::string>& args);
+
+/// Prints `NAME - clusterws Version X.Y.Z`, xCAT's form.
+void print_version(std::string_view name, std::ostream& out);
+
 /// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, xdsh, init, passwd, ...) or prints an
 /// error for an unknown one. Exit status 0 on success, 1 on any error.
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams);

@@ -165,7 +165,8 @@ int init(const std::vector<std::string>& argv, io& streams) {
   auto host = short_hostname();
   host = host.empty() ? "localhost" : host;
   make_pki(home.pki(), {host, "localhost", "127.0.0.1", "::1"});
-  if (!std::filesystem::exists(home.config())) {
+  if (!std::filesystem::exists(home.config())) { // the package ships one: kept as it is
+    std::filesystem::create_directories(home.config().parent_path());
     std::ofstream{home.config()} << base::settings::commented(api::settings_schema(),
                                                               "clusterws configuration");
   }

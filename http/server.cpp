@@ -123,6 +123,9 @@ void server::wait_for_signal() {
 
 void server::stop() {
   net::post(*iocs_.front(), [this] {
+    if (on_stop_) {
+      on_stop_();
+    }
     if (listener_) {
       listener_->stop();
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -30,6 +31,17 @@ class server {
   /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
   void stop();
 
+  /// The first io thread's context (accepting, signals): for timers run beside the server,
+  /// such as the systemd watchdog, which then stop with it.
+  net::io_context& main_context() {
+    return *iocs_.front();
+  }
+
+  /// `fn` runs on the first io thread when a stop begins (a signal or stop()).
+  void on_stop(std::function<void()> fn) {
+    on_stop_ = std::move(fn);
+  }
+
  private:
   void drain(int rounds);
   void wait_for_signal();
@@ -42,6 +54,7 @@ class server {
   std::shared_ptr<listener> listener_;
   std::unique_ptr<net::signal_set> signals_;
   std::unique_ptr<steady_timer> drain_timer_;
+  std::function<void()> on_stop_;
 };
 
 /// Configures `tls` for a server: TLS 1.2 and 1.3 only, forward-secret AEAD ciphers, session

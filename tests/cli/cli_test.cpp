@@ -401,6 +401,18 @@ TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
       EXPECT_EQ(r.out.rfind("Usage: " + std::string{tool}, 0), 0u) << tool << help << r.out;
     }
   }
+  for (const char* tool : {"tabdump", "gettab", "chtab", "tabch", "nodech", "nodeadd", "noderm",
+                           "tabrestore", "tabprune", "makenetworks", "clusterctl"}) {
+    EXPECT_EQ(run(std::string{tool} + " -v").out,
+              std::string{tool} + " - clusterws Version " + CLUSTERWS_VERSION + "\n");
+    EXPECT_EQ(run(std::string{tool} + " --version").out, run(std::string{tool} + " -v").out);
+  }
+  // xdsh: -V (its -v is xCAT's --verify), and never in the command it runs
+  EXPECT_EQ(run("xdsh -V").out, "xdsh - clusterws Version " CLUSTERWS_VERSION "\n");
+  EXPECT_EQ(run("xdsh --version").out, run("xdsh -V").out);
+  EXPECT_EQ(run("xdsh -v").out, "");
+  EXPECT_EQ(run("xdsh nonode ls --version").out.find("Version"), std::string::npos);
+  EXPECT_EQ(run("clusterctl frobnicate --version").rc, 1);
   auto r = run("mkdef --force -t node -o node1 groups=all mgt=kvm");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(run("lsdef --long node1 -i mgt").out, "Object name: node1\n    mgt=kvm\n");
