@@ -18,10 +18,10 @@ namespace fs = std::filesystem;
 constexpr std::string_view manifest_name = "MANIFEST";
 constexpr std::string_view manifest_header = "clusterws backup";
 
-/// What a backup holds besides the database: the files of a home that are not logs.
-const std::vector<std::string>& home_parts() {
-  static const std::vector<std::string> parts{"clusterws.conf", "pki", "ssh"};
-  return parts;
+/// What a backup holds besides the database: the state directory's PKI and SSH keys, and
+/// the configuration file (under the home, or /etc/clusterws in the installed layout).
+std::vector<std::pair<fs::path, std::string>> home_parts(const store::home& h) {
+  return {{h.config(), "clusterws.conf"}, {h.pki(), "pki"}, {h.dir / "ssh", "ssh"}};
 }
 
 /// Copies `from` (a file or a directory tree) to `to`, keeping permissions (keys stay 0600).
@@ -83,8 +83,8 @@ int backup(const std::vector<std::string>& argv, io& streams) {
   fs::permissions(target, fs::perms::owner_all);
   try {
     s.db->env().copy_to(target / "db");
-    for (const auto& part : home_parts()) {
-      copy_part(s.home.dir / part, target / part);
+    for (const auto& [from, name] : home_parts(s.home)) {
+      copy_part(from, target / name);
     }
     size_t nodes = s.db->read().names(store::object_type::node).size();
     std::ofstream{target / manifest_name}
@@ -105,7 +105,9 @@ int restore(const std::vector<std::string>& argv, io& streams) {
   if (args.has("help")) {
     streams.out << "Usage: clusterctl restore [--home DIR] BACKUPDIR\n"
                    "Puts a backup made by 'clusterctl backup' into a home that is not\n"
-                   "initialized (stop the daemon and move the old home away first).\n";
+                   "initialized (stop the daemon and move the old home away first). In the\n"
+                   "installed layout /etc/clusterws/clusterws.conf is left as it is (the\n"
+                   "backup's copy is BACKUPDIR/clusterws.conf).\n";
     return 0;
   }
   if (args.positional.size() != 1) {
@@ -131,14 +133,19 @@ int restore(const std::vector<std::string>& argv, io& streams) {
   }
   fs::create_directories(home.dir);
   fs::permissions(home.dir, fs::perms::owner_all);
-  for (const auto& part : home_parts()) {
-    if (fs::exists(home.dir / part)) {
-      throw usage_error("'" + (home.dir / part).string() + "' exists; restore into an empty home.");
+  // the configuration file of an installed home stays as the package put it there
+  auto parts = home_parts(home);
+  if (home.installed) {
+    parts.erase(parts.begin());
+  }
+  for (const auto& [to, name] : parts) {
+    if (fs::exists(to)) {
+      throw usage_error("'" + to.string() + "' exists; restore into an empty home.");
     }
   }
   // the database last: a home counts as initialized once it has one
-  for (const auto& part : home_parts()) {
-    copy_part(source / part, home.dir / part);
+  for (const auto& [to, name] : parts) {
+    copy_part(source / name, to);
   }
   fs::create_directories(home.db());
   fs::copy_file(source / "db" / "data.mdb", home.db() / "data.mdb");
