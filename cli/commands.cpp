@@ -310,7 +310,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"nodech", nodech},       {"nodeadd", nodeadd},
     {"noderm", noderm},       {"tabrestore", tabrestore},
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
-    {"backup", backup},       {"restore", restore},
+    {"backup", backup},       {"pki", pki},
+    {"restore", restore},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -332,7 +333,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore\n";
+       "makenetworks backup restore pki\n";
   return 1;
 }
 

@@ -2,6 +2,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +109,16 @@ int tabrestore(const std::vector<std::string>& args, io& streams);
 int tabprune(const std::vector<std::string>& args, io& streams);
 int makenetworks(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);
+int pki(const std::vector<std::string>& args, io& streams);
+
+/// The address of a listen setting `ADDR:PORT` (`[::1]:PORT` for IPv6), or nullopt if it is
+/// not one.
+std::optional<std::string> listen_host(const std::string& listen);
+
+/// Sets `key = value` in a configuration file: the setting's line (active or commented out)
+/// is replaced, or the line appended; the file is replaced whole.
+void set_config_value(const std::filesystem::path& file, const std::string& key,
+                      const std::string& value);
 int restore(const std::vector<std::string>& args, io& streams);
 
 } // namespace cws::cli

@@ -1,6 +1,8 @@
 #include "http/server.hpp"
 
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include <csignal>
 #include <iostream>
@@ -27,6 +29,34 @@ void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   tls.use_certificate_chain_file(cert.string());
   tls.use_private_key_file(key.string(), ssl::context::pem);
+}
+
+std::optional<long long> seconds_until_expiry(const std::filesystem::path& cert) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f{std::fopen(cert.c_str(), "r"), std::fclose};
+  if (!f) {
+    return std::nullopt;
+  }
+  std::unique_ptr<X509, void (*)(X509*)> x{PEM_read_X509(f.get(), nullptr, nullptr, nullptr),
+                                           X509_free};
+  if (!x) {
+    return std::nullopt;
+  }
+  int days = 0;
+  int seconds = 0;
+  if (ASN1_TIME_diff(&days, &seconds, nullptr, X509_get0_notAfter(x.get())) != 1) {
+    return std::nullopt;
+  }
+  return static_cast<long long>(days) * 86400 + seconds;
+}
+
+void warn_if_expiring(const std::filesystem::path& cert) {
+  auto left = seconds_until_expiry(cert);
+  if (left && *left < cert_warning_days * 86400LL) {
+    std::cerr << "clusterwsd: warning: the server certificate " << cert.string()
+              << (*left <= 0 ? " has expired"
+                             : " expires in " + std::to_string((*left + 43200) / 86400) + " days")
+              << "; renew it: clusterctl pki renew, then reload the daemon" << std::endl;
+  }
 }
 
 tcp::endpoint parse_endpoint(const std::string& text) {
@@ -74,7 +104,9 @@ server::~server() {
 }
 
 tcp::endpoint server::start() {
-  configure_tls(tls_, ctx_.cfg.cert, ctx_.cfg.key);
+  tls_ = std::make_shared<ssl::context>(ssl::context::tls_server);
+  configure_tls(*tls_, ctx_.cfg.cert, ctx_.cfg.key);
+  warn_if_expiring(ctx_.cfg.cert);
   std::vector<net::io_context*> iocs;
   for (auto& ioc : iocs_) {
     iocs.push_back(ioc.get());
@@ -117,8 +149,25 @@ void server::wait_for_signal() {
                                          : "clusterwsd: cannot reopen the audit log")
                 << std::endl;
     }
+    reload_tls();
     wait_for_signal();
   });
+}
+
+void server::reload_tls() {
+  try {
+    auto next = std::make_shared<ssl::context>(ssl::context::tls_server);
+    configure_tls(*next, ctx_.cfg.cert, ctx_.cfg.key);
+    tls_ = next;
+    if (listener_) {
+      listener_->set_tls(std::move(next));
+    }
+    std::cout << "clusterwsd: certificate " << ctx_.cfg.cert.string() << " loaded" << std::endl;
+    warn_if_expiring(ctx_.cfg.cert);
+  } catch (const std::exception& e) {
+    std::cerr << "clusterwsd: kept the certificate in use: cannot load " << ctx_.cfg.cert.string()
+              << " with " << ctx_.cfg.key.string() << ": " << e.what() << std::endl;
+  }
 }
 
 void server::stop() {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -49,7 +50,10 @@ class server {
   /// One io_context per io thread (the first also accepts and handles signals).
   std::vector<std::unique_ptr<net::io_context>> iocs_;
   std::vector<net::executor_work_guard<io_executor>> work_;
-  ssl::context tls_{ssl::context::tls_server};
+  /// Loads the certificate and key again (SIGHUP); the old ones stay if they cannot be read.
+  void reload_tls();
+
+  std::shared_ptr<ssl::context> tls_;
   session_context ctx_;
   std::shared_ptr<listener> listener_;
   std::unique_ptr<net::signal_set> signals_;
@@ -65,5 +69,16 @@ void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
 /// Parses `ADDR:PORT` or `[V6ADDR]:PORT`.
 /// @throws std::invalid_argument when malformed.
 tcp::endpoint parse_endpoint(const std::string& text);
+
+/// Days before its expiry from which the daemon warns about the server certificate (at start
+/// and at each reload).
+constexpr int cert_warning_days = 30;
+
+/// Seconds until certificate `cert` (PEM, the first in the file) expires (negative once it
+/// has); nullopt if it cannot be read.
+std::optional<long long> seconds_until_expiry(const std::filesystem::path& cert);
+
+/// Logs a warning when `cert` expires within cert_warning_days.
+void warn_if_expiring(const std::filesystem::path& cert);
 
 } // namespace cws::http
