@@ -311,6 +311,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"noderm", noderm},       {"tabrestore", tabrestore},
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
     {"backup", backup},       {"pki", pki},
+    {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},
   };
   for (const auto& [n, fn] : table) {
@@ -333,7 +334,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki\n";
+       "makenetworks backup restore pki xdshbak xcoll\n";
   return 1;
 }
 

@@ -1012,3 +1012,36 @@ TEST_F(cli_test, backup_while_writes_go_on_restores_a_consistent_100000_node_sto
 }
 
 } // namespace
+
+namespace {
+
+// xdsh output as it arrives: nodes finish in any order, lines of nodes may interleave
+constexpr const char* xdsh_output = "n2: b\nn1: a\nn10: a\nn2: c\nn3: a\nn1: z\n";
+
+TEST_F(cli_test, xdshbak_gathers_by_node_and_collapses_identical_output) {
+  EXPECT_EQ(run("xdshbak", xdsh_output).out,
+            "HOST: n1\n--------\na\nz\n\nHOST: n10\n---------\na\n\nHOST: n2\n--------\nb\nc\n\n"
+            "HOST: n3\n--------\na\n");
+  std::string dashes73(73, '-');
+  std::string dashes79(79, '-');
+  EXPECT_EQ(run("xdshbak -c", "n2: b\nn1: a\nn10: a\nn2: c\nn3: a\n").out,
+            "HOSTS " + dashes73 + "\nn2\n" + dashes79 + "\nb\nc\n\nHOSTS " + dashes73
+              + "\nn1, n10, n3\n" + dashes79 + "\na\n");
+  EXPECT_EQ(run("xdshbak -x", xdsh_output).out, "n1: a\nn1: z\nn10: a\nn2: b\nn2: c\nn3: a\n");
+  EXPECT_EQ(run("xdshbak -x -b", xdsh_output).out, "a\nz\na\nb\nc\na\n");
+  expect_refused("xdshbak -c -x", "The -c and -x flags cannot be used together.");
+}
+
+TEST_F(cli_test, xcoll_folds_the_nodes_of_each_distinct_output) {
+  auto in = "n2: b\nn1: a\nn10: a\nn3: a\n";
+  std::string rule(36, '=');
+  EXPECT_EQ(run("xcoll", in).out,
+            rule + "\nn2\n" + rule + "\nb\n\n" + rule + "\nn[1,3,10]\n" + rule + "\na\n\n");
+  EXPECT_EQ(run("xcoll -n -c", in).out, rule + "\nn1,n10,n3\n" + rule + "\nNode count = 3 \n" + rule
+                                          + "\na\n\n" + rule + "\nn2\n" + rule
+                                          + "\nNode count = 1 \n" + rule + "\nb\n\n");
+  EXPECT_EQ(run("xcoll -i", "n2: b\nn1: a\n").out,
+            rule + "\nn1\n" + rule + "\na\n\n" + rule + "\nn2\n" + rule + "\nb\n\n");
+}
+
+} // namespace
