@@ -3,7 +3,9 @@
 #include <openssl/ssl.h>
 
 #include <csignal>
-#include <iostream>
+
+#include "base/log.hpp"
+#include "base/log_burst.hpp"
 
 namespace cws::http {
 
@@ -52,10 +54,12 @@ tcp::endpoint parse_endpoint(const std::string& text) {
   return {addr, static_cast<unsigned short>(port)};
 }
 
-server::server(server_config cfg, const actors::dispatcher& svc, audit_log* audit) {
+server::server(server_config cfg, const actors::dispatcher& svc, audit_log* audit,
+               metrics_sources sources) {
   ctx_.cfg = std::move(cfg);
   ctx_.svc = &svc;
   ctx_.audit = audit;
+  ctx_.sources = std::move(sources);
   for (unsigned i = 0; i < std::max(1u, ctx_.cfg.io_threads); ++i) {
     iocs_.push_back(std::make_unique<net::io_context>(1)); // run by exactly one thread
     work_.push_back(net::make_work_guard(*iocs_.back()));
@@ -67,6 +71,7 @@ server::~server() {
   // io objects before their contexts; the contexts (whose pending handlers may still hold
   // sessions) before the session context those sessions count themselves in
   drain_timer_.reset();
+  summary_timer_.reset();
   signals_.reset();
   listener_.reset();
   work_.clear();
@@ -82,7 +87,19 @@ tcp::endpoint server::start() {
   listener_
     = std::make_shared<listener>(std::move(iocs), tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
   listener_->run();
+  summary_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
+  summarise_logs();
   return listener_->local_endpoint();
+}
+
+void server::summarise_logs() {
+  summary_timer_->expires_after(ctx_.cfg.log_summary);
+  summary_timer_->async_wait([this](beast::error_code ec) {
+    base::log_burst::flush_all(ctx_.cfg.log_summary);
+    if (!ec) {
+      summarise_logs();
+    }
+  });
 }
 
 void server::run(bool signals) {
@@ -113,9 +130,11 @@ void server::wait_for_signal() {
     }
     // logrotate's postrotate: continue the audit log in a new file
     if (ctx_.audit != nullptr) {
-      std::cout << (ctx_.audit->reopen() ? "clusterwsd: audit log reopened"
-                                         : "clusterwsd: cannot reopen the audit log")
-                << std::endl;
+      if (ctx_.audit->reopen()) {
+        base::log(base::log_level::notice, "audit log reopened");
+      } else {
+        base::log(base::log_level::error, "cannot reopen the audit log");
+      }
     }
     wait_for_signal();
   });
@@ -128,6 +147,9 @@ void server::stop() {
     }
     beast::error_code ignored;
     signals_->cancel(ignored);
+    if (summary_timer_) {
+      summary_timer_->cancel(); // (its handler writes the last summaries)
+    }
     drain_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
     drain(50);
   });
