@@ -56,6 +56,9 @@ using self_ptr = executor_impl_actor::stateful_pointer<executor_state>;
 
 /// Counts a finished node by its result, and remembers a failure for the summary.
 void count(running& r, const base::node_result& res, api::service_metrics& metrics) {
+  if (r.remaining == 0) {
+    return; // (a transport reports each node once; never count one twice)
+  }
   --r.remaining;
   metrics.nodes_in_flight.add(-1);
   if (!res.failed()) {

@@ -10,7 +10,10 @@
 #include <limits>
 #include <string_view>
 
+#include "api/service_metrics.hpp"
 #include "http/resources.hpp"
+#include "ssh/engine.hpp"
+#include "store/database.hpp"
 
 namespace cws::http {
 

@@ -4,10 +4,19 @@
 #include <memory>
 #include <string>
 
-#include "api/service_metrics.hpp"
 #include "http/monitor.hpp"
-#include "ssh/engine.hpp"
-#include "store/database.hpp"
+
+namespace cws::api {
+struct service_metrics;
+} // namespace cws::api
+
+namespace cws::ssh {
+class engine;
+} // namespace cws::ssh
+
+namespace cws::store {
+class database;
+} // namespace cws::store
 
 namespace cws::http {
 

@@ -119,6 +119,7 @@ template<class NextLayer>
 void basic_session<NextLayer>::refuse_plaintext() {
   ctx_.mon.tls_failed(monitor::tls_failure::plain_http, client_, "plain HTTP on the HTTPS port");
   version_ = 11;
+  started_ = steady_timer::clock_type::now();
   auto out = render(routed{}, api::api_result::failure(
                                 api::errc::bad_request,
                                 "This port speaks HTTPS only: use https:// with the cluster CA."));
