@@ -189,6 +189,18 @@ TEST_F(observability_test, plain_http_gets_a_clear_400_and_failures_are_summaris
             5);
 }
 
+TEST_F(observability_test, a_failed_handshake_is_counted_and_logged_with_its_reason) {
+  // a cipher the service does not offer (no forward secrecy): the handshake fails
+  auto r = run_tool(d_->home(),
+                    "timeout 10 openssl s_client -connect 127.0.0.1:" + std::to_string(d_->port())
+                      + " -tls1_2 -cipher AES128-SHA </dev/null");
+  EXPECT_NE(r.rc, 0) << r.out;
+  // written at once, or as the last one of the second's summary
+  EXPECT_TRUE(log_shows(*d_, "127.0.0.1: no shared cipher")) << slurp(d_->log());
+  EXPECT_GE(sample(metrics().body, "clusterws_tls_handshake_failures_total{reason=\"handshake\"}"),
+            1);
+}
+
 TEST_F(observability_test, a_refused_start_says_why_in_one_error_line) {
   cws::test::temp_dir dir;
   auto r = run_tool(dir.path, "clusterwsd --home '" + (dir.path / "nohome").string() + "'");
