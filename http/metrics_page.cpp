@@ -213,6 +213,10 @@ std::string metrics_page(const monitor& http, size_t connections, const metrics_
     "clusterws_start_time_seconds", "When the daemon started (Unix time)",
     static_cast<double>(
       std::chrono::duration_cast<std::chrono::seconds>(http.started.time_since_epoch()).count()));
+  if (auto expiry = http.certificate_expiry.load(); expiry > 0) {
+    p.gauge("clusterws_tls_certificate_expiry_seconds",
+            "When the server certificate in use expires (Unix time)", static_cast<double>(expiry));
+  }
   http_metrics(p, http, connections);
   if (src.service) {
     service_metrics(p, *src.service);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -65,6 +66,8 @@ class monitor {
   base::counter refused_connections;
   /// When the service started.
   const std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+  /// When the server certificate in use expires (Unix time; 0: unknown). Set at start.
+  std::atomic<int64_t> certificate_expiry{0};
 
  private:
   static constexpr size_t method_slots = methods.size() + 1;

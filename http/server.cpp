@@ -1,6 +1,7 @@
 #include "http/server.hpp"
 
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include <csignal>
 
@@ -29,6 +30,16 @@ void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   tls.use_certificate_chain_file(cert.string());
   tls.use_private_key_file(key.string(), ssl::context::pem);
+}
+
+int64_t certificate_expiry(ssl::context& tls) {
+  const X509* cert = SSL_CTX_get0_certificate(tls.native_handle());
+  const ASN1_TIME* not_after = cert != nullptr ? X509_get0_notAfter(cert) : nullptr;
+  std::tm tm{};
+  if (not_after == nullptr || ASN1_TIME_to_tm(not_after, &tm) != 1) {
+    return 0;
+  }
+  return static_cast<int64_t>(timegm(&tm));
 }
 
 tcp::endpoint parse_endpoint(const std::string& text) {
@@ -80,6 +91,7 @@ server::~server() {
 
 tcp::endpoint server::start() {
   configure_tls(tls_, ctx_.cfg.cert, ctx_.cfg.key);
+  ctx_.mon.certificate_expiry = certificate_expiry(tls_);
   std::vector<net::io_context*> iocs;
   for (auto& ioc : iocs_) {
     iocs.push_back(ioc.get());

@@ -54,6 +54,9 @@ class server {
 void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
                    const std::filesystem::path& key);
 
+/// When the certificate `tls` serves expires (Unix time), 0 if it cannot tell.
+int64_t certificate_expiry(ssl::context& tls);
+
 /// Parses `ADDR:PORT` or `[V6ADDR]:PORT`.
 /// @throws std::invalid_argument when malformed.
 tcp::endpoint parse_endpoint(const std::string& text);

@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -121,6 +122,13 @@ TEST_F(observability_test, metrics_pass_promtool_and_count_what_happened) {
   EXPECT_EQ(sample(page, "clusterws_http_calls_in_flight"), 0);
   EXPECT_GE(sample(page, "clusterws_http_connections"), 1);
   EXPECT_EQ(sample(page, "clusterws_ssh_pool_connections"), 0);
+  // the certificate's notAfter, as openssl reads it
+  auto expiry = run_tool(d_->home(), "date -d \"$(openssl x509 -enddate -noout -in '"
+                                       + (d_->home() / "pki" / "server-cert.pem").string()
+                                       + "' | cut -d= -f2)\" +%s");
+  ASSERT_EQ(expiry.rc, 0) << expiry.out;
+  EXPECT_EQ(sample(page, "clusterws_tls_certificate_expiry_seconds"), std::stod(expiry.out));
+  EXPECT_GT(std::stod(expiry.out), static_cast<double>(std::time(nullptr)));
   // never a password, on the page or in the log
   EXPECT_EQ(page.find("rootpw"), std::string::npos);
   EXPECT_EQ(slurp(d_->log()).find("rootpw"), std::string::npos);
