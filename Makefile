@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format config
+.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format config deb
 
 all: build
 
@@ -38,6 +38,10 @@ test-sanitize: deps
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/ubsan.supp \
 	  ctest --output-on-failure -j$(JOBS) --timeout 900
+
+# The Debian package (docs/operations.md): build/packages/clusterws_<version>_<arch>.deb
+deb: build
+	cmake --build $(BUILD) --target deb
 
 run: build
 	@scripts/run-demo $(BUILD) $(HOME_DIR)

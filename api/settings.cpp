@@ -51,7 +51,8 @@ const base::settings_schema& settings_schema() {
      "failures of one client (all users) before guesses are throttled"},
     // -- audit log
     {"audit_log", text, "", 0, 0,
-     "JSON lines of every change and nodeshell (default <home>/audit.log; off disables)"},
+     "JSON lines of every change and nodeshell (default /var/log/clusterws/audit.log, "
+     "<home>/audit.log with --home; off disables)"},
     {"audit_field_max", num, "512", 64, 1048576,
      "longer paths, noderanges and commands are cut and end with their SHA-256"},
     {"audit_summary_seconds", num, "60", 1, day,

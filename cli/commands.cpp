@@ -166,7 +166,6 @@ int rename(const change_args& probe, io& streams) {
                 streams);
 }
 
-
 using stanza_change
   = std::function<store::outcome(store::write_txn&, const std::vector<store::object_change>&)>;
 
@@ -192,7 +191,8 @@ int change_from_stanzas(const parsed_args& args, std::string_view tool, io& stre
   store::outcome bad;
   std::vector<store::object_change> objects;
   {
-    auto parsed = store::parse_stanzas(read_limited(streams.in, store::max_stanza_bytes, "stanza input"));
+    auto parsed
+      = store::parse_stanzas(read_limited(streams.in, store::max_stanza_bytes, "stanza input"));
     bad.errors = std::move(parsed.errors);
     objects = store::stanza_objects(parsed.objects, bad.errors);
   }
@@ -239,11 +239,7 @@ option_spec definition_options(std::string_view values, std::string_view flags) 
 
 session session::open(const parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
-  if (!home.initialized()) {
-    throw usage_error("The clusterws home '" + home.dir.string()
-                      + "' is not initialized; run 'clusterctl init --home " + home.dir.string()
-                      + "' first.");
-  }
+  home.require_initialized();
   session s{
     home, std::make_unique<store::database>(home.db()), api::load_settings(home.config()), {}};
   s.noderange = api::noderange_limits(s.settings);
@@ -288,6 +284,19 @@ int report(const store::outcome& out, io& streams) {
   return out.ok() ? 0 : 1;
 }
 
+bool asks_version(std::string_view name, const std::vector<std::string>& args) {
+  // xdsh: -V (its -v is xCAT's --verify), and only first: the command follows the noderange
+  if (name == "xdsh") {
+    return !args.empty() && (args.front() == "-V" || args.front() == "--version");
+  }
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& a) { return a == "-v" || a == "--version"; });
+}
+
+void print_version(std::string_view name, std::ostream& out) {
+  out << name << " - clusterws Version " << version_text << '\n'; // as xCAT's tools
+}
+
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
   static const std::pair<std::string_view, command_fn> table[] = {
     {"lsdef", lsdef},         {"nodels", nodels},
@@ -301,17 +310,14 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"nodech", nodech},       {"nodeadd", nodeadd},
     {"noderm", noderm},       {"tabrestore", tabrestore},
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
+    {"backup", backup},       {"pki", pki},
+    {"restore", restore},
   };
-  static const std::string_view definition_tools[] = {"lsdef", "nodels", "mkdef", "chdef", "rmdef"};
-  bool definition_tool = std::find(std::begin(definition_tools), std::end(definition_tools), name)
-                         != std::end(definition_tools);
-  if (definition_tool && std::any_of(args.begin(), args.end(), [](const std::string& a) {
-        return a == "-v" || a == "--version";
-      })) {
-    streams.out << name << " - clusterws Version " << version_text << '\n'; // as xCAT's -v
-    return 0;
-  }
   for (const auto& [n, fn] : table) {
+    if (n == name && asks_version(name, args)) {
+      print_version(name, streams.out);
+      return 0;
+    }
     if (n == name) {
       try {
         return fn(args, streams);
@@ -327,7 +333,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks\n";
+       "makenetworks backup restore pki\n";
   return 1;
 }
 

@@ -2,6 +2,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,13 @@ using command_fn = int (*)(const std::vector<std::string>& args, io& streams);
 /// taking values and short flags, `--home DIR`, and xCAT's long spellings of the flags
 /// (`--long`, `--stanza`, `--force`, `--dynamic`, ...).
 option_spec definition_options(std::string_view values, std::string_view flags);
+
+/// True if `args` ask tool `name` for its version: `-v` or `--version` (xdsh: `-V` or
+/// `--version` as its first argument), as xCAT's tools take them.
+bool asks_version(std::string_view name, const std::vector<std::string>& args);
+
+/// Prints `NAME - clusterws Version X.Y.Z`, xCAT's form.
+void print_version(std::string_view name, std::ostream& out);
 
 /// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, xdsh, init, passwd, ...) or prints an
 /// error for an unknown one. Exit status 0 on success, 1 on any error.
@@ -100,5 +108,17 @@ int noderm(const std::vector<std::string>& args, io& streams);
 int tabrestore(const std::vector<std::string>& args, io& streams);
 int tabprune(const std::vector<std::string>& args, io& streams);
 int makenetworks(const std::vector<std::string>& args, io& streams);
+int backup(const std::vector<std::string>& args, io& streams);
+int pki(const std::vector<std::string>& args, io& streams);
+
+/// The address of a listen setting `ADDR:PORT` (`[::1]:PORT` for IPv6), or nullopt if it is
+/// not one.
+std::optional<std::string> listen_host(const std::string& listen);
+
+/// Sets `key = value` in a configuration file: the setting's line (active or commented out)
+/// is replaced, or the line appended; the file is replaced whole.
+void set_config_value(const std::filesystem::path& file, const std::string& key,
+                      const std::string& value);
+int restore(const std::vector<std::string>& args, io& streams);
 
 } // namespace cws::cli

@@ -17,12 +17,17 @@ int main(int argc, char** argv) {
     if (args.empty() || args.front() == "--help" || args.front() == "-h") {
       std::cout
         << "Usage: clusterctl COMMAND [ARGS]\n"
+           "       clusterctl {-h | --help | -v | --version}\n"
            "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser\n"
            "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
-           "          tabrestore tabprune makenetworks\n"
+           "          tabrestore tabprune makenetworks backup restore pki\n"
            "Each command takes --help. The definition tools are also installed under\n"
            "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh, and the table tools).\n";
       return args.empty() ? 1 : 0;
+    }
+    if (args.front() == "--version" || args.front() == "-v") {
+      cws::cli::print_version(name, std::cout);
+      return 0;
     }
     name = args.front();
     args.erase(args.begin());

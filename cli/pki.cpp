@@ -1,6 +1,7 @@
 #include "cli/pki.hpp"
 
 #include <openssl/ec.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -8,7 +9,10 @@
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -100,6 +104,85 @@ void write_pem(const std::filesystem::path& path, mode_t mode,
   check(std::fclose(f) == 0 && ok, path.c_str());
 }
 
+/// Replaces `path` with what `fn` writes: written aside, then renamed over it.
+void replace_pem(const std::filesystem::path& path, mode_t mode,
+                 const std::function<bool(FILE*)>& fn) {
+  auto aside = path.string() + ".new";
+  std::filesystem::remove(aside);
+  write_pem(aside, mode, fn);
+  std::filesystem::rename(aside, path);
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  throw std::runtime_error(message);
+}
+
+pkey_ptr read_key(const std::filesystem::path& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) {
+    fail("Cannot read the key " + path.string() + ".");
+  }
+  pkey_ptr key{PEM_read_PrivateKey(f, nullptr, nullptr, nullptr)};
+  std::fclose(f);
+  if (!key) {
+    fail(path.string() + " holds no PEM private key (or one protected by a passphrase).");
+  }
+  return key;
+}
+
+/// Every certificate of a PEM file, the first being the leaf.
+std::vector<x509_ptr> read_certs(const std::filesystem::path& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) {
+    fail("Cannot read the certificate " + path.string() + ".");
+  }
+  std::vector<x509_ptr> out;
+  while (X509* c = PEM_read_X509(f, nullptr, nullptr, nullptr)) {
+    out.emplace_back(c);
+  }
+  ERR_clear_error(); // the end of the file reads as an error
+  std::fclose(f);
+  if (out.empty()) {
+    fail(path.string() + " holds no PEM certificate.");
+  }
+  return out;
+}
+
+std::string name_cn(const X509_NAME* name) {
+  char buf[256] = {};
+  X509_NAME_get_text_by_NID(const_cast<X509_NAME*>(name), NID_commonName, buf, sizeof buf);
+  return buf;
+}
+
+std::string san_text(const std::vector<std::string>& names) {
+  std::string san;
+  for (const auto& n : names) {
+    san += (san.empty() ? "" : ",") + std::string{is_ip(n) ? "IP:" : "DNS:"} + n;
+  }
+  return san;
+}
+
+/// Does `ca` (with `chain`) verify `leaf`? "" if it does, else OpenSSL's reason.
+std::string verify_with(X509* leaf, const std::vector<x509_ptr>& chain, X509* ca) {
+  std::unique_ptr<X509_STORE, deleter<X509_STORE, X509_STORE_free>> store{X509_STORE_new()};
+  X509_STORE_add_cert(store.get(), ca);
+  std::unique_ptr<STACK_OF(X509), void (*)(STACK_OF(X509)*)> untrusted{sk_X509_new_null(),
+                                                                       [](STACK_OF(X509) * s) {
+                                                                         sk_X509_free(s);
+                                                                       }};
+  for (size_t i = 1; i < chain.size(); ++i) {
+    sk_X509_push(untrusted.get(), chain[i].get());
+  }
+  std::unique_ptr<X509_STORE_CTX, deleter<X509_STORE_CTX, X509_STORE_CTX_free>> ctx{
+    X509_STORE_CTX_new()};
+  X509_STORE_CTX_init(ctx.get(), store.get(), leaf, untrusted.get());
+  X509_STORE_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_SERVER);
+  if (X509_verify_cert(ctx.get()) == 1) {
+    return {};
+  }
+  return X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx.get()));
+}
+
 } // namespace
 
 void make_pki(const std::filesystem::path& dir, const std::vector<std::string>& names) {
@@ -108,12 +191,8 @@ void make_pki(const std::filesystem::path& dir, const std::vector<std::string>& 
   auto ca_key = make_key();
   auto ca = make_cert(ca_key.get(), "clusterws cluster CA", nullptr, nullptr, 3650, {});
   auto key = make_key();
-  std::string san;
-  for (const auto& n : names) {
-    san += (san.empty() ? "" : ",") + std::string{is_ip(n) ? "IP:" : "DNS:"} + n;
-  }
   auto cert = make_cert(key.get(), names.empty() ? "localhost" : names.front(), ca.get(),
-                        ca_key.get(), 825, san);
+                        ca_key.get(), server_cert_days, san_text(names));
   write_pem(dir / "ca-key.pem", 0600, [&](FILE* f) {
     return PEM_write_PrivateKey(f, ca_key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
   });
@@ -123,6 +202,88 @@ void make_pki(const std::filesystem::path& dir, const std::vector<std::string>& 
   });
   write_pem(dir / "server-cert.pem", 0644,
             [&](FILE* f) { return PEM_write_X509(f, cert.get()) == 1; });
+}
+
+cert_info read_server_cert(const std::filesystem::path& dir) {
+  auto certs = read_certs(dir / "server-cert.pem");
+  X509* cert = certs.front().get();
+  cert_info info;
+  info.subject = name_cn(X509_get_subject_name(cert));
+  info.issuer = name_cn(X509_get_issuer_name(cert));
+  auto* sans
+    = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; sans != nullptr && i < sk_GENERAL_NAME_num(sans); ++i) {
+    const GENERAL_NAME* g = sk_GENERAL_NAME_value(sans, i);
+    if (g->type == GEN_DNS) {
+      info.names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(g->d.dNSName)),
+                              ASN1_STRING_length(g->d.dNSName));
+    } else if (g->type == GEN_IPADD) {
+      char buf[INET6_ADDRSTRLEN] = {};
+      int len = ASN1_STRING_length(g->d.iPAddress);
+      inet_ntop(len == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(g->d.iPAddress), buf,
+                sizeof buf);
+      info.names.emplace_back(buf);
+    }
+  }
+  GENERAL_NAMES_free(sans);
+  std::tm tm{};
+  ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm);
+  info.not_after = timegm(&tm);
+  if (std::filesystem::exists(dir / "ca-cert.pem")) {
+    auto ca = read_certs(dir / "ca-cert.pem");
+    info.by_cluster_ca = verify_with(cert, certs, ca.front().get()).empty();
+  }
+  return info;
+}
+
+void issue_server_cert(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                       long days) {
+  if (!std::filesystem::exists(dir / "ca-key.pem")) {
+    fail("There is no cluster CA key (" + (dir / "ca-key.pem").string()
+         + "): the server certificate comes from the site's CA; renew it there and install it "
+           "with 'clusterctl pki install'.");
+  }
+  auto ca = read_certs(dir / "ca-cert.pem");
+  auto ca_key = read_key(dir / "ca-key.pem");
+  if (X509_check_private_key(ca.front().get(), ca_key.get()) != 1) {
+    ERR_clear_error();
+    fail("ca-cert.pem is not the cluster CA (a site CA was installed): renew the server "
+         "certificate at the site's CA and install it with 'clusterctl pki install'.");
+  }
+  auto key = make_key();
+  auto cert = make_cert(key.get(), names.empty() ? "localhost" : names.front(), ca.front().get(),
+                        ca_key.get(), days, san_text(names));
+  replace_pem(dir / "server-key.pem", 0600, [&](FILE* f) {
+    return PEM_write_PrivateKey(f, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  });
+  replace_pem(dir / "server-cert.pem", 0644,
+              [&](FILE* f) { return PEM_write_X509(f, cert.get()) == 1; });
+}
+
+void install_server_cert(const std::filesystem::path& dir, const std::filesystem::path& cert,
+                         const std::filesystem::path& key, const std::filesystem::path& ca) {
+  auto chain = read_certs(cert);
+  auto pkey = read_key(key);
+  if (X509_check_private_key(chain.front().get(), pkey.get()) != 1) {
+    ERR_clear_error();
+    fail("The key " + key.string() + " does not belong to the certificate " + cert.string() + ".");
+  }
+  auto trust = read_certs(ca.empty() ? dir / "ca-cert.pem" : ca);
+  if (auto why = verify_with(chain.front().get(), chain, trust.front().get()); !why.empty()) {
+    fail("The certificate " + cert.string() + " does not verify against the CA "
+         + (ca.empty() ? dir / "ca-cert.pem" : ca).string() + ": " + why + ".");
+  }
+  replace_pem(dir / "server-key.pem", 0600, [&](FILE* f) {
+    return PEM_write_PrivateKey(f, pkey.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  });
+  replace_pem(dir / "server-cert.pem", 0644, [&](FILE* f) {
+    return std::all_of(chain.begin(), chain.end(),
+                       [&](const x509_ptr& c) { return PEM_write_X509(f, c.get()) == 1; });
+  });
+  if (!ca.empty()) {
+    replace_pem(dir / "ca-cert.pem", 0644,
+                [&](FILE* f) { return PEM_write_X509(f, trust.front().get()) == 1; });
+  }
 }
 
 } // namespace cws::cli

@@ -13,4 +13,35 @@ namespace cws::cli {
 /// @throws std::runtime_error on failure.
 void make_pki(const std::filesystem::path& dir, const std::vector<std::string>& names);
 
+/// Days a server certificate issued by the cluster CA is valid (825: what browsers and
+/// macOS accept for a TLS server certificate).
+constexpr long server_cert_days = 825;
+
+/// What a certificate says about itself.
+struct cert_info {
+  std::string subject;
+  std::string issuer;
+  /// subjectAltNames, DNS names and IP addresses as text, in order.
+  std::vector<std::string> names;
+  /// notAfter, seconds since the epoch.
+  long long not_after = 0;
+  /// True if the cluster CA in the same directory (ca-cert.pem) signed it.
+  bool by_cluster_ca = false;
+};
+
+/// Reads `dir`/server-cert.pem. @throws std::runtime_error if it cannot be read.
+cert_info read_server_cert(const std::filesystem::path& dir);
+
+/// Issues a new server key and certificate for `names` with the cluster CA of `dir`, valid
+/// `days`, and puts them in place (written aside, then renamed: a reader sees the old pair
+/// or the new one). @throws std::runtime_error (no CA key: a site certificate is installed).
+void issue_server_cert(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                       long days);
+
+/// Installs a site's certificate (`cert`, which may hold its chain) and key, checked to
+/// belong together and, with `ca`, to verify against that CA, which then replaces
+/// ca-cert.pem (the CA clients trust). @throws std::runtime_error saying what is wrong.
+void install_server_cert(const std::filesystem::path& dir, const std::filesystem::path& cert,
+                         const std::filesystem::path& key, const std::filesystem::path& ca);
+
 } // namespace cws::cli

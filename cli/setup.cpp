@@ -1,5 +1,6 @@
 // clusterctl init and clusterctl passwd: creating a state directory and setting credentials.
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/settings.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/defaults.hpp"
 #include "cli/pki.hpp"
@@ -148,13 +150,23 @@ std::string read_password(io& streams, bool from_stdin) {
 } // namespace
 
 int init(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home", "admin-password", "master"}, {}, {}});
+  auto args
+    = parse_args(argv, {"", "", {"home", "admin-password", "master", "listen", "san"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl init [--home DIR] [--admin-password PW] [--master IP]\n"
+                   "                      [--listen ADDR:PORT] [--san NAME[,NAME...]]\n"
                    "Creates the state directory: database with xCAT's site defaults and\n"
                    "default policy, cluster CA and server certificate (pki/), clusterws.conf,\n"
-                   "and root's credential (generated and printed once unless given).\n";
+                   "and root's credential (generated and printed once unless given).\n"
+                   "  --listen  the address the daemon listens on (written to clusterws.conf;\n"
+                   "            default 127.0.0.1:8443); its address joins the certificate\n"
+                   "  --san     more DNS names or addresses clients use to reach the service\n";
     return 0;
+  }
+  auto listen = args.value("listen");
+  auto listen_addr = listen.empty() ? std::optional<std::string>{} : listen_host(listen);
+  if (!listen.empty() && !listen_addr) {
+    throw usage_error("--listen must be ADDR:PORT ([::1]:PORT for IPv6), not '" + listen + "'.");
   }
   auto home = store::home::resolve(args.value("home"));
   if (home.initialized()) {
@@ -164,10 +176,27 @@ int init(const std::vector<std::string>& argv, io& streams) {
   std::filesystem::permissions(home.dir, std::filesystem::perms::owner_all);
   auto host = short_hostname();
   host = host.empty() ? "localhost" : host;
-  make_pki(home.pki(), {host, "localhost", "127.0.0.1", "::1"});
-  if (!std::filesystem::exists(home.config())) {
+  std::vector<std::string> names{host, "localhost", "127.0.0.1", "::1"};
+  auto extra = base::split_list(args.value("san"));
+  if (listen_addr && *listen_addr != "0.0.0.0" && *listen_addr != "::") {
+    extra.push_back(*listen_addr); // a client reaches it there
+  }
+  for (const auto& n : extra) {
+    if (n.find_first_of(" /") != std::string::npos) {
+      throw usage_error("'" + n + "' is not a DNS name or an IP address.");
+    }
+    if (std::find(names.begin(), names.end(), n) == names.end()) {
+      names.push_back(n);
+    }
+  }
+  make_pki(home.pki(), names);
+  if (!std::filesystem::exists(home.config())) { // the package ships one: kept as it is
+    std::filesystem::create_directories(home.config().parent_path());
     std::ofstream{home.config()} << base::settings::commented(api::settings_schema(),
                                                               "clusterws configuration");
+  }
+  if (!listen.empty()) {
+    set_config_value(home.config(), "listen", listen);
   }
   std::string password = args.value("admin-password");
   bool generated = password.empty();

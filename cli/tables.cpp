@@ -245,7 +245,9 @@ int gettab(const std::vector<std::string>& argv, io& streams) {
   auto txn = s.db->read();
   store::cluster_view view{txn};
   bool terse = wanted.size() == 1 && !args.has("H");
-  for (const auto& [t, column] : wanted) {
+  for (const auto& want : wanted) {
+    const auto* t = want.first; // (structured bindings cannot be captured in C++17)
+    const auto& column = want.second;
     bool done = false;
     store::scan_rows(view, *t, true, [&](std::string_view, store::table_row&& row) {
       if (done) {

@@ -18,6 +18,7 @@
 #include "api/settings.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
+#include "daemon/systemd.hpp"
 #include "http/server.hpp"
 #include "store/home.hpp"
 
@@ -27,8 +28,16 @@ using namespace cws;
 
 constexpr const char* usage
   = "Usage: clusterwsd [--home DIR] [--listen ADDR:PORT] [--io-threads N] [--port-file FILE]\n"
+    "       clusterwsd {-h | --help | -v | --version}\n"
     "Serves the clusterws REST API over HTTPS at /clusterws (and /xcatws).\n"
-    "Settings come from <home>/clusterws.conf; the options override them.\n";
+    "Settings come from /etc/clusterws/clusterws.conf (<home>/clusterws.conf with --home\n"
+    "or $CLUSTERWS_HOME); the options override them.\n"
+    "  --home DIR        state directory with everything under it (default /var/lib/clusterws)\n"
+    "  --listen ADDR:PORT  address to listen on (setting listen)\n"
+    "  --io-threads N    threads running TLS and HTTP (setting io_threads)\n"
+    "  --port-file FILE  write the bound port to FILE once listening\n"
+    "  -v, --version     print the version\n"
+    "  -h, --help        this text\n";
 
 /// Thousands of SSH connections and clients need descriptors: take the hard limit.
 void raise_file_limit() {
@@ -79,11 +88,7 @@ int refuse_start(const std::string& why) {
 
 int serve(const base::parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
-  if (!home.initialized()) {
-    return refuse_start("The clusterws home '" + home.dir.string()
-                        + "' is not initialized; run 'clusterctl init --home " + home.dir.string()
-                        + "' first.");
-  }
+  home.require_initialized();
   auto settings = api::load_settings(home.config());
   base::set_log_level(*base::parse_log_level(settings.text("log_level")));
   if (args.values.count("listen") > 0) {
@@ -123,22 +128,29 @@ int serve(const base::parsed_args& args) {
   auto ex = actors::spawn_executor(sys, st, ec);
   actors::dispatcher entry{sys, st, pol, ex};
   const auto& audit_path = settings.text("audit_log");
+  if (audit_path.empty()) {
+    std::filesystem::create_directories(home.log_dir); // /var/log/clusterws on a fresh install
+  }
   http::audit_log audit{audit_path == "off"  ? std::filesystem::path{}
-                        : audit_path.empty() ? home.dir / "audit.log"
+                        : audit_path.empty() ? home.audit_log()
                                              : std::filesystem::path{audit_path},
                         audit_settings(settings)};
   {
     http::server srv{cfg, entry, &audit, {metrics, db, drivers->ssh}};
     auto ep = srv.start();
-    base::log(
-      base::log_level::notice,
-      "listening on https://"
+    auto url
+      = "https://"
         + (ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string())
-        + ':' + std::to_string(ep.port()) + "/clusterws (home " + home.dir.string() + ")");
+        + ':' + std::to_string(ep.port()) + "/clusterws";
+    base::log(base::log_level::notice, "listening on " + url + " (home " + home.dir.string() + ")");
     if (auto pf = args.value("port-file"); !pf.empty()) {
       std::ofstream{pf + ".tmp"} << ep.port() << '\n';
       std::filesystem::rename(pf + ".tmp", pf); // readers never see a partial file
     }
+    cws::daemon::systemd_notifier systemd; // after srv: its timer goes before srv's io_context
+    srv.on_stop([&systemd] { systemd.stopping(); });
+    systemd.start_watchdog(srv.main_context());
+    systemd.ready("listening on " + url);
     srv.run(true);
   }
   entry.shutdown();
@@ -153,8 +165,13 @@ int serve(const base::parsed_args& args) {
 
 int main(int argc, char** argv) {
   try {
-    auto args = base::parse_args(std::vector<std::string>(argv + 1, argv + argc),
-                                 {"", "", {"home", "listen", "io-threads", "port-file"}, {}, {}});
+    auto args
+      = base::parse_args(std::vector<std::string>(argv + 1, argv + argc),
+                         {"", "v", {"home", "listen", "io-threads", "port-file"}, {"version"}, {}});
+    if (args.has("v") || args.has("version")) {
+      std::cout << "clusterwsd - clusterws Version " << CLUSTERWS_VERSION << '\n';
+      return 0;
+    }
     if (args.has("help")) {
       std::cout << usage;
       return 0;

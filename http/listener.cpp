@@ -4,9 +4,10 @@
 
 namespace cws::http {
 
-listener::listener(std::vector<net::io_context*> iocs, ssl::context& tls, tcp::endpoint endpoint,
-                   session_context& ctx)
-    : iocs_(std::move(iocs)), tls_(tls), acceptor_(iocs_.front()->get_executor()), ctx_(ctx) {
+listener::listener(std::vector<net::io_context*> iocs, std::shared_ptr<ssl::context> tls,
+                   tcp::endpoint endpoint, session_context& ctx)
+    : iocs_(std::move(iocs)), tls_(std::move(tls)), acceptor_(iocs_.front()->get_executor()),
+      ctx_(ctx) {
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(net::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
@@ -21,6 +22,12 @@ void listener::stop() {
   net::post(acceptor_.get_executor(), [self = shared_from_this()] {
     beast::error_code ignored;
     self->acceptor_.close(ignored);
+  });
+}
+
+void listener::set_tls(std::shared_ptr<ssl::context> tls) {
+  net::post(acceptor_.get_executor(), [self = shared_from_this(), tls = std::move(tls)]() mutable {
+    self->tls_ = std::move(tls);
   });
 }
 
@@ -46,7 +53,7 @@ void listener::on_accept(beast::error_code ec, tcp_socket socket) {
     } else {
       socket.set_option(tcp::no_delay(true), ec);
       auto client = peer_address(socket);
-      std::make_shared<session>(tcp_stream{std::move(socket)}, tls_, ctx_, std::move(client))
+      std::make_shared<session>(tcp_stream{std::move(socket)}, *tls_, ctx_, std::move(client))
         ->run();
     }
   }

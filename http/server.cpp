@@ -1,5 +1,6 @@
 #include "http/server.hpp"
 
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -32,14 +33,33 @@ void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
   tls.use_private_key_file(key.string(), ssl::context::pem);
 }
 
-int64_t certificate_expiry(ssl::context& tls) {
-  const X509* cert = SSL_CTX_get0_certificate(tls.native_handle());
-  const ASN1_TIME* not_after = cert != nullptr ? X509_get0_notAfter(cert) : nullptr;
-  std::tm tm{};
-  if (not_after == nullptr || ASN1_TIME_to_tm(not_after, &tm) != 1) {
-    return 0;
+std::optional<long long> seconds_until_expiry(const std::filesystem::path& cert) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f{std::fopen(cert.c_str(), "r"), std::fclose};
+  if (!f) {
+    return std::nullopt;
   }
-  return static_cast<int64_t>(timegm(&tm));
+  std::unique_ptr<X509, void (*)(X509*)> x{PEM_read_X509(f.get(), nullptr, nullptr, nullptr),
+                                           X509_free};
+  if (!x) {
+    return std::nullopt;
+  }
+  int days = 0;
+  int seconds = 0;
+  if (ASN1_TIME_diff(&days, &seconds, nullptr, X509_get0_notAfter(x.get())) != 1) {
+    return std::nullopt;
+  }
+  return static_cast<long long>(days) * 86400 + seconds;
+}
+
+void warn_if_expiring(const std::filesystem::path& cert) {
+  auto left = seconds_until_expiry(cert);
+  if (left && *left < cert_warning_days * 86400LL) {
+    base::log(base::log_level::warning,
+              "the server certificate " + cert.string()
+                + (*left <= 0 ? " has expired"
+                              : " expires in " + std::to_string((*left + 43200) / 86400) + " days")
+                + "; renew it: clusterctl pki renew, then reload the daemon");
+  }
 }
 
 tcp::endpoint parse_endpoint(const std::string& text) {
@@ -90,8 +110,9 @@ server::~server() {
 }
 
 tcp::endpoint server::start() {
-  configure_tls(tls_, ctx_.cfg.cert, ctx_.cfg.key);
-  ctx_.mon.certificate_expiry = certificate_expiry(tls_);
+  tls_ = std::make_shared<ssl::context>(ssl::context::tls_server);
+  configure_tls(*tls_, ctx_.cfg.cert, ctx_.cfg.key);
+  cert_loaded();
   std::vector<net::io_context*> iocs;
   for (auto& ioc : iocs_) {
     iocs.push_back(ioc.get());
@@ -148,12 +169,43 @@ void server::wait_for_signal() {
         base::log(base::log_level::error, "cannot reopen the audit log");
       }
     }
+    reload_tls();
     wait_for_signal();
   });
 }
 
+void server::reload_tls() {
+  try {
+    auto next = std::make_shared<ssl::context>(ssl::context::tls_server);
+    configure_tls(*next, ctx_.cfg.cert, ctx_.cfg.key);
+    tls_ = next;
+    if (listener_) {
+      listener_->set_tls(std::move(next));
+    }
+    base::log(base::log_level::notice, "certificate " + ctx_.cfg.cert.string() + " loaded");
+    cert_loaded();
+  } catch (const std::exception& e) {
+    base::log(base::log_level::error, "kept the certificate in use: cannot load "
+                                        + ctx_.cfg.cert.string() + " with " + ctx_.cfg.key.string()
+                                        + ": " + e.what());
+  }
+}
+
+void server::cert_loaded() {
+  warn_if_expiring(ctx_.cfg.cert);
+  auto left = seconds_until_expiry(ctx_.cfg.cert);
+  ctx_.mon.certificate_expiry = left ? std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                           .count()
+                                         + *left
+                                     : 0;
+}
+
 void server::stop() {
   net::post(*iocs_.front(), [this] {
+    if (on_stop_) {
+      on_stop_();
+    }
     if (listener_) {
       listener_->stop();
     }

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -32,6 +34,17 @@ class server {
   /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
   void stop();
 
+  /// The first io thread's context (accepting, signals): for timers run beside the server,
+  /// such as the systemd watchdog, which then stop with it.
+  net::io_context& main_context() {
+    return *iocs_.front();
+  }
+
+  /// `fn` runs on the first io thread when a stop begins (a signal or stop()).
+  void on_stop(std::function<void()> fn) {
+    on_stop_ = std::move(fn);
+  }
+
  private:
   void drain(int rounds);
   void wait_for_signal();
@@ -41,12 +54,18 @@ class server {
   /// One io_context per io thread (the first also accepts and handles signals).
   std::vector<std::unique_ptr<net::io_context>> iocs_;
   std::vector<net::executor_work_guard<io_executor>> work_;
-  ssl::context tls_{ssl::context::tls_server};
+  /// Loads the certificate and key again (SIGHUP); the old ones stay if they cannot be read.
+  void reload_tls();
+  /// After a certificate was loaded: warn if it expires soon; its expiry for the metrics.
+  void cert_loaded();
+
+  std::shared_ptr<ssl::context> tls_;
   session_context ctx_;
   std::shared_ptr<listener> listener_;
   std::unique_ptr<net::signal_set> signals_;
   std::unique_ptr<steady_timer> drain_timer_;
   std::unique_ptr<steady_timer> summary_timer_;
+  std::function<void()> on_stop_;
 };
 
 /// Configures `tls` for a server: TLS 1.2 and 1.3 only, forward-secret AEAD ciphers, session
@@ -54,11 +73,19 @@ class server {
 void configure_tls(ssl::context& tls, const std::filesystem::path& cert,
                    const std::filesystem::path& key);
 
-/// When the certificate `tls` serves expires (Unix time), 0 if it cannot tell.
-int64_t certificate_expiry(ssl::context& tls);
-
 /// Parses `ADDR:PORT` or `[V6ADDR]:PORT`.
 /// @throws std::invalid_argument when malformed.
 tcp::endpoint parse_endpoint(const std::string& text);
+
+/// Days before its expiry from which the daemon warns about the server certificate (at start
+/// and at each reload).
+constexpr int cert_warning_days = 30;
+
+/// Seconds until certificate `cert` (PEM, the first in the file) expires (negative once it
+/// has); nullopt if it cannot be read.
+std::optional<long long> seconds_until_expiry(const std::filesystem::path& cert);
+
+/// Logs a warning when `cert` expires within cert_warning_days.
+void warn_if_expiring(const std::filesystem::path& cert);
 
 } // namespace cws::http

@@ -227,6 +227,28 @@ void write_txn::commit() {
 
 // -- database -----------------------------------------------------------------
 
+void database::check_format(lmdb_txn& txn, const std::filesystem::path& dir) {
+  auto stored = txn.get(dbis_[meta_db], format_key);
+  if (!stored) { // a new database, or one from before the key: this format
+    txn.put(dbis_[meta_db], format_key, std::to_string(format_version));
+    return;
+  }
+  unsigned long long found = 0;
+  if (!base::parse_unsigned(*stored, found) || found == 0) {
+    throw error(store_errc::database, "The database in " + dir.string()
+                                        + " has no valid format version ('"
+                                        + std::string{*stored} + "'): it is not a clusterws "
+                                        + "database, or it is damaged.");
+  }
+  if (found > format_version) {
+    throw error(store_errc::database,
+                "The database in " + dir.string() + " has format " + std::to_string(found)
+                  + ", newer than this clusterws reads (" + std::to_string(format_version)
+                  + "): it was written by a newer clusterws. Install that version (or a "
+                    "newer one); this one changes nothing.");
+  }
+}
+
 database::database(const std::filesystem::path& dir, lmdb_options opts)
     : env_(std::make_unique<lmdb_env>(dir, opts)) {
   for (;;) {
@@ -235,6 +257,7 @@ database::database(const std::filesystem::path& dir, lmdb_options opts)
       for (size_t i = 0; i < db_count; ++i) {
         check_lmdb(mdb_dbi_open(txn.handle(), db_names[i], MDB_CREATE, &dbis_[i]), "mdb_dbi_open");
       }
+      check_format(txn, dir);
       txn.commit();
       return;
     } catch (const map_full&) {

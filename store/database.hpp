@@ -137,6 +137,13 @@ class database {
   /// @throws cws::store::error if the commit fails; then nothing of the batch is written.
   void write_batch(std::vector<batch_op>& ops);
 
+  /// The format of the data this code writes and reads. A database of a newer format is
+  /// refused when opened; an older one is upgraded (none exists yet).
+  static constexpr unsigned format_version = 1;
+
+  /// The meta key holding a database's format version.
+  static constexpr std::string_view format_key = "format.version";
+
   /// The LMDB environment.
   lmdb_env& env() const noexcept {
     return *env_;
@@ -146,6 +153,8 @@ class database {
   friend class read_txn;
   friend class write_txn;
   enum extra_db : size_t { members_db = object_type_count, meta_db, db_count };
+  /// Writes the format of a new database, refuses a newer or unreadable one.
+  void check_format(lmdb_txn& txn, const std::filesystem::path& dir);
   MDB_dbi dbi(size_t i) const noexcept {
     return dbis_[i];
   }

@@ -1,21 +1,49 @@
 #include "store/home.hpp"
 
 #include <cstdlib>
+#include <stdexcept>
 
 namespace cws::store {
 
 home home::resolve(const std::string& flag) {
   if (!flag.empty()) {
-    return home{flag};
+    return under(flag);
   }
   if (const char* env = std::getenv("CLUSTERWS_HOME"); env != nullptr && *env != '\0') {
-    return home{env};
+    return under(env);
   }
-  return home{"/var/lib/clusterws"};
+  return system();
+}
+
+home home::under(std::filesystem::path dir) {
+  home h;
+  h.config_file = dir / "clusterws.conf";
+  h.log_dir = dir;
+  h.dir = std::move(dir);
+  return h;
+}
+
+home home::system() {
+  // Fixed, not derived from the install prefix: the unit, the logrotate file and the docs
+  // name these paths, and a tool built in a tree must find the installed service's files.
+  home h;
+  h.dir = "/var/lib/clusterws";
+  h.config_file = "/etc/clusterws/clusterws.conf";
+  h.log_dir = "/var/log/clusterws";
+  h.installed = true;
+  return h;
 }
 
 bool home::initialized() const {
   return std::filesystem::exists(db() / "data.mdb");
+}
+
+void home::require_initialized() const {
+  if (!initialized()) {
+    throw std::runtime_error("The clusterws home '" + dir.string()
+                             + "' is not initialized; run 'clusterctl init"
+                             + (installed ? "" : " --home " + dir.string()) + "' first.");
+  }
 }
 
 } // namespace cws::store

@@ -5,12 +5,33 @@
 
 namespace cws::store {
 
-/// The state directory shared by clusterwsd and the tools (spec/design.md).
+/// Where clusterwsd and the tools find their files (docs/operations.md, "Files").
+///
+/// A home named by `--home DIR` or $CLUSTERWS_HOME keeps everything under DIR (tests, the
+/// demo, several instances on one machine). Without either, the installed layout is used:
+/// state in /var/lib/clusterws, the configuration file in /etc/clusterws, the audit log in
+/// /var/log/clusterws.
 struct home {
-  /// `--home DIR` if given, else $CLUSTERWS_HOME, else /var/lib/clusterws.
+  /// `--home DIR` if given, else $CLUSTERWS_HOME, else the installed layout (system()).
   static home resolve(const std::string& flag);
 
+  /// Everything under `dir`, its configuration at `dir/clusterws.conf`.
+  static home under(std::filesystem::path dir);
+
+  /// The installed (FHS) layout.
+  static home system();
+
+  /// The state directory: database, PKI, SSH keys.
   std::filesystem::path dir;
+
+  /// The configuration file.
+  std::filesystem::path config_file;
+
+  /// Where the audit log goes by default.
+  std::filesystem::path log_dir;
+
+  /// True for the installed layout, which the tools name without `--home`.
+  bool installed = false;
 
   /// The LMDB environment.
   std::filesystem::path db() const {
@@ -24,11 +45,20 @@ struct home {
 
   /// The daemon's configuration file.
   std::filesystem::path config() const {
-    return dir / "clusterws.conf";
+    return config_file;
+  }
+
+  /// The default audit log (setting `audit_log` empty).
+  std::filesystem::path audit_log() const {
+    return log_dir / "audit.log";
   }
 
   /// True once `clusterctl init` has created the database.
   bool initialized() const;
+
+  /// @throws std::runtime_error naming the `clusterctl init` command line to run, when the
+  /// home is not initialized.
+  void require_initialized() const;
 };
 
 } // namespace cws::store

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <sys/mman.h>
@@ -66,6 +66,11 @@ lmdb_env::lmdb_env(const std::filesystem::path& dir, lmdb_options opts) : opts_(
 
 lmdb_env::~lmdb_env() {
   mdb_env_close(env_);
+}
+
+void lmdb_env::copy_to(const std::filesystem::path& dir) const {
+  std::shared_lock lock{resize_mutex_}; // the copy's read transaction must not see a resize
+  check_lmdb(mdb_env_copy2(env_, dir.c_str(), MDB_CP_COMPACT), "mdb_env_copy2");
 }
 
 size_t lmdb_env::map_size() const {

@@ -53,6 +53,12 @@ class lmdb_env {
   /// Current map size in bytes.
   size_t map_size() const;
 
+  /// Writes a consistent, compacted copy of the environment (one read snapshot, as
+  /// `mdb_copy -c`) to `data.mdb` in the existing empty directory `dir`. Writers go on
+  /// meanwhile, in this process and others.
+  /// @throws cws::store::error on failure.
+  void copy_to(const std::filesystem::path& dir) const;
+
   /// Drops this process's mapping of the map's pages (MADV_DONTNEED): they stay in the page
   /// cache and a later read maps them again. The map is read-only (no MDB_WRITEMAP), so
   /// nothing is lost; a scan of a large database thus does not keep its size resident.
@@ -72,7 +78,7 @@ class lmdb_env {
  private:
   MDB_env* env_ = nullptr;
   lmdb_options opts_;
-  std::shared_mutex resize_mutex_;
+  mutable std::shared_mutex resize_mutex_;
   int stale_cleared_ = 0;
 };
 

@@ -401,6 +401,18 @@ TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
       EXPECT_EQ(r.out.rfind("Usage: " + std::string{tool}, 0), 0u) << tool << help << r.out;
     }
   }
+  for (const char* tool : {"tabdump", "gettab", "chtab", "tabch", "nodech", "nodeadd", "noderm",
+                           "tabrestore", "tabprune", "makenetworks", "clusterctl"}) {
+    EXPECT_EQ(run(std::string{tool} + " -v").out,
+              std::string{tool} + " - clusterws Version " + CLUSTERWS_VERSION + "\n");
+    EXPECT_EQ(run(std::string{tool} + " --version").out, run(std::string{tool} + " -v").out);
+  }
+  // xdsh: -V (its -v is xCAT's --verify), and never in the command it runs
+  EXPECT_EQ(run("xdsh -V").out, "xdsh - clusterws Version " CLUSTERWS_VERSION "\n");
+  EXPECT_EQ(run("xdsh --version").out, run("xdsh -V").out);
+  EXPECT_EQ(run("xdsh -v").out, "");
+  EXPECT_EQ(run("xdsh nonode ls --version").out.find("Version"), std::string::npos);
+  EXPECT_EQ(run("clusterctl frobnicate --version").rc, 1);
   auto r = run("mkdef --force -t node -o node1 groups=all mgt=kvm");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(run("lsdef --long node1 -i mgt").out, "Object name: node1\n    mgt=kvm\n");
@@ -956,6 +968,47 @@ TEST_F(cli_test, nodels_with_a_table_name_lists_its_columns_labelled) {
             "wn1: nodetype.os: rhels9\nwn1: nodetype.arch: x86_64\nwn1: nodetype.profile: \n"
             "wn1: nodetype.provmethod: \nwn1: nodetype.supportedarchs: \n"
             "wn1: nodetype.nodetype: \n");
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(cli_test, backup_while_writes_go_on_restores_a_consistent_100000_node_store) {
+  cws::test::temp_dir dir;
+  auto home = dir.path / "home";
+  ASSERT_EQ(run_in(home, "clusterctl init --admin-password pw").rc, 0);
+  ASSERT_EQ(run_in(home, "mkdef 'bn[1-100000]' groups=all mgt=ipmi >/dev/null").rc, 0);
+  // a writer changes bn1 and bn2 together, in one transaction each time, during the backup
+  auto copy = (dir.path / "copy").string();
+  auto r = run_in(home, "sh -c \"(for i in \\$(seq 1 200); do chdef bn1,bn2 usercomment=\\$i "
+                        ">/dev/null; done) & sleep 0.2; clusterctl backup '"
+                          + copy + "'; rc=\\$?; wait; exit \\$rc\"");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Backed up " + home.string() + " (100000 nodes) to " + copy + "\n");
+  EXPECT_EQ(std::filesystem::status(dir.path / "copy" / "pki" / "server-key.pem").permissions()
+              & std::filesystem::perms::group_read,
+            std::filesystem::perms::none);
+  auto restored = dir.path / "restored";
+  r = run_in(restored, "clusterctl restore '" + copy + "'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Restored 100000 nodes from " + copy + " into " + restored.string() + "\n");
+  auto listed = run_in(restored, "nodels").out;
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 100000);
+  auto both = run_in(restored, "lsdef bn1,bn2 -i usercomment -c").out;
+  auto first = both.substr(both.find('=') + 1, both.find('\n') - both.find('=') - 1);
+  EXPECT_EQ(both, "bn1: usercomment=" + first + "\nbn2: usercomment=" + first + "\n");
+  // the copy is a working home: the same CA, the same credentials
+  EXPECT_EQ(cws::test::slurp(restored / "pki" / "ca-cert.pem"),
+            cws::test::slurp(home / "pki" / "ca-cert.pem"));
+  // refusals: an existing target, an initialized home, something that is not a backup
+  EXPECT_EQ(run_in(home, "clusterctl backup '" + copy + "'").rc, 1);
+  r = run_in(restored, "clusterctl restore '" + copy + "'");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("is already initialized"), std::string::npos) << r.err;
+  r = run_in(dir.path / "other", "clusterctl restore '" + dir.path.string() + "'");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("is not a clusterws backup"), std::string::npos) << r.err;
 }
 
 } // namespace

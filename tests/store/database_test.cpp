@@ -323,3 +323,27 @@ TEST(database, a_long_scan_does_not_keep_the_file_resident) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(database, format_version_is_written_and_a_newer_one_refused) {
+  cws::test::temp_dir dir;
+  {
+    database db{dir.path};
+    EXPECT_EQ(db.read().meta(database::format_key), std::to_string(database::format_version));
+    db.write([](write_txn& t) {
+      t.put(object_type::node, "n1", {{"groups", "all"}});
+      t.set_meta(database::format_key, std::to_string(database::format_version + 1));
+    });
+  }
+  try {
+    database again{dir.path};
+    FAIL() << "a database of a newer format was opened";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code(), store_errc::database);
+    EXPECT_NE(std::string{e.what()}.find("newer than this clusterws reads"), std::string::npos)
+      << e.what();
+  }
+}
+
+} // namespace
