@@ -3,7 +3,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <map>
 #include <unordered_map>
+
+#include "base/log.hpp"
 
 namespace cws::actors {
 
@@ -25,6 +28,13 @@ struct running {
   api::node_operation_ptr op;
   promise rp;
   std::vector<base::node_result> results;
+  /// Who runs it, for the failure summary.
+  std::string user;
+  /// Nodes not finished yet (the in-flight gauge holds them).
+  size_t remaining = 0;
+  /// Failed nodes by error ("refused", "timeout", "exit status"), and the first failure.
+  std::map<std::string, size_t> failures;
+  std::string first_failure;
 };
 
 struct executor_state {
@@ -32,22 +42,66 @@ struct executor_state {
   uint64_t next_id = 1;
   static inline const char* name = "executor";
 
+  std::shared_ptr<api::service_metrics> metrics;
+
   ~executor_state() {
     for (auto& [id, r] : ops) {
       r.op->cancel(); // their callbacks find nobody: the engine must not work on for no one
+      metrics->nodes_in_flight.add(-static_cast<int64_t>(r.remaining));
     }
   }
 };
 
 using self_ptr = executor_impl_actor::stateful_pointer<executor_state>;
 
-void start(self_ptr self, api::api_call_ptr call, api::node_operation_ptr op, promise rp) {
+/// Counts a finished node by its result, and remembers a failure for the summary.
+void count(running& r, const base::node_result& res, api::service_metrics& metrics) {
+  if (r.remaining == 0) {
+    return; // (a transport reports each node once; never count one twice)
+  }
+  --r.remaining;
+  metrics.nodes_in_flight.add(-1);
+  if (!res.failed()) {
+    metrics.nodes_ok.add();
+    return;
+  }
+  (res.error.empty() ? metrics.nodes_nonzero : metrics.nodes_error).add();
+  ++r.failures[res.error.empty() ? std::string{"exit status"} : res.error];
+  if (r.first_failure.empty()) {
+    r.first_failure
+      = res.name + ": "
+        + (res.message.empty() ? "exit status " + std::to_string(res.rc) : res.message);
+  }
+}
+
+/// One line per fan-out call with failed nodes: how many, why, and the first one (never the
+/// command: it may hold a secret, and the audit log has it).
+void log_failures(const running& r) {
+  if (r.failures.empty() || !base::log_enabled(base::log_level::warning)) {
+    return;
+  }
+  size_t failed = 0;
+  std::string why;
+  for (const auto& [error, n] : r.failures) {
+    failed += n;
+    why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + error;
+  }
+  base::log(base::log_level::warning, "nodeshell by " + r.user + ": " + std::to_string(failed)
+                                        + " of " + std::to_string(r.results.size())
+                                        + " nodes failed (" + why + "); first: " + r.first_failure);
+}
+
+void start(self_ptr self, api::api_call_ptr call, api::node_operation_ptr op, promise rp,
+           std::string user) {
   auto id = self->state.next_id++;
   auto& r = self->state.ops[id];
   r.call = std::move(call);
   r.op = op;
   r.rp = std::move(rp);
+  r.user = std::move(user);
   const auto& names = op->nodes();
+  r.remaining = names.size();
+  self->state.metrics->nodes_in_flight.add(static_cast<int64_t>(names.size()));
   r.results.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     r.results[i].name = names[i];
@@ -64,16 +118,18 @@ void start(self_ptr self, api::api_call_ptr call, api::node_operation_ptr op, pr
 
 executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor store,
                                                  executor_config cfg) {
+  self->state.metrics = cfg.metrics;
   return {
     [=](run_atom, api::api_call_ptr& call, api::authorization& auth) -> promise {
       auto rp = self->make_response_promise<api_result>();
+      auto user = auth.user;
       self->request(store, cfg.store_timeout, plan_atom::value, call, std::move(auth))
         .then(
           [=](plan_reply& plan) mutable {
             if (!plan.failure.ok()) {
               rp.deliver(std::move(plan.failure));
             } else {
-              start(self, std::move(call), std::move(plan.op), std::move(rp));
+              start(self, std::move(call), std::move(plan.op), std::move(rp), user);
             }
           },
           [=](caf::error& e) mutable {
@@ -86,6 +142,7 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
       if (it == self->state.ops.end() || index >= it->second.results.size()) {
         return;
       }
+      count(it->second, *res, *self->state.metrics);
       auto& out = it->second.results[index];
       if (const auto& sink = it->second.call->sink) {
         // the output goes out in the stream; the final result counts only the status
@@ -101,6 +158,8 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
       if (it == self->state.ops.end()) {
         return;
       }
+      log_failures(it->second);
+      self->state.metrics->nodes_in_flight.add(-static_cast<int64_t>(it->second.remaining));
       api_result r;
       r.created = true;
       r.nodes = std::move(it->second.results);

@@ -5,9 +5,11 @@
 #include <caf/typed_actor.hpp>
 
 #include <chrono>
+#include <memory>
 
 #include "actors/atoms.hpp"
 #include "actors/store_actor.hpp"
+#include "api/service_metrics.hpp"
 
 namespace cws::actors {
 
@@ -24,6 +26,8 @@ using executor_actor = caf::typed_actor<
 struct executor_config {
   /// Request timeout to the store (planning).
   std::chrono::seconds store_timeout{60};
+  /// Where nodes in flight and finished nodes by result are counted.
+  std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
 };
 
 /// Spawns the executor over the store.

@@ -76,7 +76,6 @@ struct policy_state {
   std::unordered_map<std::string, attempts> by_client;
   std::unordered_map<uint64_t, promise> delayed;
   uint64_t next_delayed = 0;
-  api::auth_stats stats;
   static inline const char* name = "policy";
 };
 
@@ -233,7 +232,7 @@ void when_current(const context& cx, api_call_ptr call, promise rp, bool fresh, 
 void deny(const context& cx, api_call_ptr call, promise rp, bool fresh, memo_ptr memo) {
   when_current(cx, call, rp, fresh, memo, [cx, call, rp, memo]() mutable {
     auto& st = cx.self->state;
-    ++st.stats.failures;
+    cx.cfg.metrics->auth_failures.add();
     if (call->creds.password.empty()) {
       // nothing was guessed (no credentials, or a token): refuse at once
       rp.deliver(auth_result::refused({}, auth_failure));
@@ -305,7 +304,7 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   }
   if (d.needs_nodes) {
     // only now, and once: the rows before this one did not decide
-    ++st.stats.expansions;
+    cx.cfg.metrics->policy_expansions.add();
     cx.self->request(cx.store, caf::infinite, expand_atom::value, call->target)
       .then(
         [=](std::vector<std::string>& nodes) mutable {
@@ -369,7 +368,7 @@ void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh, 
   }
   if (auto it = st.verified.find(key); it != st.verified.end()) {
     if (clock::now() < it->second) {
-      ++st.stats.cache_hits;
+      cx.cfg.metrics->auth_cache_hits.add();
       authorize(cx, call, creds.user, rp, fresh, memo);
       return;
     }
@@ -381,14 +380,14 @@ void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh, 
   }
   if (!may_check(cx, *call)) {
     // past a threshold: refused before any hash is computed
-    ++st.stats.throttled;
-    ++st.stats.failures;
+    cx.cfg.metrics->auth_throttled.add();
+    cx.cfg.metrics->auth_failures.add();
     rp.deliver(auth_result::refused({}, auth_failure));
     return;
   }
   st.verifying[key].push_back({call, rp, fresh, memo});
   for_each_counter(cx, *call, [](attempts& a, unsigned) { ++a.pending; });
-  ++st.stats.hash_checks;
+  cx.cfg.metrics->hash_checks.add();
   auto finish = [cx, key, call](bool ok) {
     auto& st = cx.self->state;
     for_each_counter(cx, *call, [](attempts& a, unsigned) {
@@ -454,7 +453,7 @@ policy_impl_actor::behavior_type policy_impl(self_ptr self, store_actor store, h
         delayed.erase(it);
       }
     },
-    [cx](stats_atom) { return cx.self->state.stats; },
+    [cx](stats_atom) { return cx.cfg.metrics->auth(); },
   };
 }
 

@@ -5,9 +5,11 @@
 #include <caf/typed_actor.hpp>
 
 #include <chrono>
+#include <memory>
 
 #include "actors/atoms.hpp"
 #include "actors/store_actor.hpp"
+#include "api/service_metrics.hpp"
 
 namespace cws::actors {
 
@@ -45,6 +47,8 @@ struct policy_config {
   std::chrono::milliseconds backoff_max{8000};
   /// Run the hasher on its own thread (off under the deterministic test coordinator).
   bool detached_hasher = true;
+  /// Where failures, hash checks, cache hits and throttled guesses are counted.
+  std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
 };
 
 /// Spawns the policy actor (and its hasher) reading from `store`.

@@ -6,10 +6,12 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <iterator>
 
 #include "api/operations.hpp"
+#include "base/log_burst.hpp"
 #include "store/error.hpp"
 
 namespace cws::actors {
@@ -128,6 +130,12 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
   };
 }
 
+/// Failed commits are logged, a burst of them (a full disk) summarised.
+base::log_burst& failed_commits() {
+  static base::log_burst burst{base::log_level::error, "store"};
+  return burst;
+}
+
 /// Commits up to max_batch queued writes in one transaction, then hands on each result.
 void commit(writer_actor::stateful_pointer<writer_state> self, store::database& db,
             const store_config& cfg) {
@@ -153,8 +161,16 @@ void commit(writer_actor::stateful_pointer<writer_state> self, store::database& 
                    },
                    nullptr});
   }
+  auto& metrics = *cfg.metrics;
+  auto started = std::chrono::steady_clock::now();
   try {
     db.write_batch(ops);
+    metrics.commits.add();
+    metrics.batch_writes.observe(batch.size());
+    metrics.commit_seconds.observe(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - started)
+                              .count()));
     for (size_t i = 0; i < batch.size(); ++i) {
       if (ops[i].failure) {
         try {
@@ -163,6 +179,9 @@ void commit(writer_actor::stateful_pointer<writer_state> self, store::database& 
           results[i] = api_result::failure(r.result.errors);
         } catch (const store::error& e) {
           results[i] = api_result::failure(api::from_store(e.code()), e.what());
+          if (results[i].error == api::errc::unavailable) {
+            failed_commits().note(std::string{"a write failed: "} + e.what());
+          }
         } catch (const std::exception& e) {
           results[i] = api_result::failure({e.what()});
         }
@@ -170,6 +189,9 @@ void commit(writer_actor::stateful_pointer<writer_state> self, store::database& 
     }
   } catch (const std::exception& e) {
     // the commit failed: nothing of the batch is written
+    metrics.commit_failures.add();
+    failed_commits().note("the commit of " + std::to_string(batch.size())
+                          + " writes failed, none was written: " + e.what());
     for (auto& r : results) {
       r = api_result::failure(api::errc::unavailable, e.what());
     }
@@ -268,8 +290,7 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
       }
     },
     [=](page_atom, api::object_pages_ptr& pages, size_t count, done_ptr& done) {
-      self->send(self->state.reader(), page_atom::value, std::move(pages), count,
-                 std::move(done));
+      self->send(self->state.reader(), page_atom::value, std::move(pages), count, std::move(done));
     },
     [=](plan_atom, api_call_ptr& call, authorization& auth) -> caf::delegated<plan_reply> {
       return self->delegate(self->state.reader(), plan_atom::value, std::move(call),

@@ -9,6 +9,7 @@
 
 #include "actors/atoms.hpp"
 #include "api/planner.hpp"
+#include "api/service_metrics.hpp"
 #include "store/database.hpp"
 
 namespace cws::actors {
@@ -51,6 +52,8 @@ struct store_config {
   std::chrono::microseconds commit_wait{1000};
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
+  /// Where commits, their failures, batch sizes and commit times are counted.
+  std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The transports fan-out calls are planned for.
   std::shared_ptr<const api::drivers> drivers = std::make_shared<api::drivers>();
 };

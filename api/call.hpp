@@ -39,6 +39,7 @@ enum class operation : uint8_t {
   table_set_rows,    ///< setAttribs: the rows matching the keys, or a new one
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
+  authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
 };
 
 /// True for operations that write the database.

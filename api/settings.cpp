@@ -84,6 +84,12 @@ const base::settings_schema& settings_schema() {
     {"ssh_host_key_policy", text, "accept-new", 0, 0,
      "unknown host keys: accept-new adds them, strict refuses them, off skips checks",
      "strict|accept-new|off"},
+    // -- error log (stderr: the journal under systemd)
+    {"log_level", text, "info", 0, 0,
+     "least severe lines written: error, warning, notice (start, stop), info, debug",
+     "error|warning|notice|info|debug"},
+    {"log_summary_seconds", num, "60", 1, day,
+     "repeated failures (TLS handshakes, 503s, commits) are summarised once per period"},
   };
   return schema;
 }

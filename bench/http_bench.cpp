@@ -1,7 +1,10 @@
-// Micro-benchmarks of the HTTP layer: routing a request, rendering JSON for 1 and 1000 nodes.
+// Micro-benchmarks of the HTTP layer: routing a request, rendering JSON for 1 and 1000 nodes,
+// and what observing a request adds (metrics and the Date header).
 
 #include <benchmark/benchmark.h>
 
+#include "http/date.hpp"
+#include "http/monitor.hpp"
 #include "http/render.hpp"
 #include "http/router.hpp"
 
@@ -62,5 +65,24 @@ void route_put_body(benchmark::State& state) {
   }
 }
 BENCHMARK(route_put_body);
+
+} // namespace
+
+namespace {
+
+/// Per request: counting it (route, method, status, latency), calls in flight, the clock reads
+/// and the Date header. Two threads, as the daemon's two io threads share the counters.
+void observe_request(benchmark::State& state) {
+  static http::monitor mon;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    mon.in_flight.add(1);
+    mon.in_flight.add(-1);
+    auto date = http::http_date();
+    benchmark::DoNotOptimize(date.data());
+    mon.answered(1, "GET", 200, std::chrono::steady_clock::now() - start);
+  }
+}
+BENCHMARK(observe_request)->Threads(1)->Threads(2);
 
 } // namespace

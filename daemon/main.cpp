@@ -17,6 +17,7 @@
 #include "actors/store_actor.hpp"
 #include "api/settings.hpp"
 #include "base/args.hpp"
+#include "base/log.hpp"
 #include "daemon/systemd.hpp"
 #include "http/server.hpp"
 #include "store/home.hpp"
@@ -79,10 +80,17 @@ void scheduler_settings(const base::settings& s, caf::actor_system_config& acfg)
            threads > 0 ? threads : std::max<size_t>(1, std::thread::hardware_concurrency()));
 }
 
+/// A refused start: one error line (the journal's, under systemd) and exit status 1.
+int refuse_start(const std::string& why) {
+  base::log(base::log_level::error, "not started: " + why);
+  return 1;
+}
+
 int serve(const base::parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
   home.require_initialized();
   auto settings = api::load_settings(home.config());
+  base::set_log_level(*base::parse_log_level(settings.text("log_level")));
   if (args.values.count("listen") > 0) {
     settings.set("listen", args.value("listen"), "--listen");
   }
@@ -104,13 +112,20 @@ int serve(const base::parsed_args& args) {
   sc.noderange = api::noderange_limits(settings);
   sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));
   sc.drivers = drivers;
+  // one set of counters for every actor, read by the metrics page
+  auto metrics = std::make_shared<api::service_metrics>();
+  sc.metrics = metrics;
+  auto pc = policy_settings(settings);
+  pc.metrics = metrics;
+  actors::executor_config ec;
+  ec.metrics = metrics;
 
   caf::actor_system_config acfg;
   scheduler_settings(settings, acfg);
   caf::actor_system sys{acfg};
   auto st = actors::spawn_store(sys, db, sc);
-  auto pol = actors::spawn_policy(sys, st, policy_settings(settings));
-  auto ex = actors::spawn_executor(sys, st, {});
+  auto pol = actors::spawn_policy(sys, st, pc);
+  auto ex = actors::spawn_executor(sys, st, ec);
   actors::dispatcher entry{sys, st, pol, ex};
   const auto& audit_path = settings.text("audit_log");
   if (audit_path.empty()) {
@@ -121,14 +136,13 @@ int serve(const base::parsed_args& args) {
                                              : std::filesystem::path{audit_path},
                         audit_settings(settings)};
   {
-    http::server srv{cfg, entry, &audit};
+    http::server srv{cfg, entry, &audit, {metrics, db, drivers->ssh}};
     auto ep = srv.start();
     auto url
       = "https://"
         + (ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string())
         + ':' + std::to_string(ep.port()) + "/clusterws";
-    std::cout << "clusterwsd: listening on " << url << " (home " << home.dir.string() << ")"
-              << std::endl;
+    base::log(base::log_level::notice, "listening on " + url + " (home " + home.dir.string() + ")");
     if (auto pf = args.value("port-file"); !pf.empty()) {
       std::ofstream{pf + ".tmp"} << ep.port() << '\n';
       std::filesystem::rename(pf + ".tmp", pf); // readers never see a partial file
@@ -143,7 +157,7 @@ int serve(const base::parsed_args& args) {
   caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
-  std::cout << "clusterwsd: stopped" << std::endl;
+  base::log(base::log_level::notice, "stopped");
   return 0;
 }
 
@@ -164,7 +178,7 @@ int main(int argc, char** argv) {
     }
     return serve(args);
   } catch (const std::exception& e) {
-    std::cerr << "Error: " << e.what() << '\n';
-    return 1;
+    // bad settings, an unusable certificate or address, a database that does not open
+    return refuse_start(e.what());
   }
 }

@@ -49,6 +49,7 @@ void listener::on_accept(beast::error_code ec, tcp_socket socket) {
     if (ctx_.connections.load() >= ctx_.cfg.max_connections) {
       beast::error_code ignored;
       socket.close(ignored); // over the limit: refuse rather than degrade everyone
+      ctx_.mon.refused_connections.add();
     } else {
       socket.set_option(tcp::no_delay(true), ec);
       auto client = peer_address(socket);

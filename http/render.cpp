@@ -5,6 +5,7 @@
 
 #include "base/text.hpp"
 #include "http/json_writer.hpp"
+#include "http/openapi.hpp"
 #include "store/database.hpp"
 
 namespace cws::http {
@@ -413,6 +414,8 @@ response_text render(const routed& req, const api::api_result& res) {
       w.end_object();
       return {status, finish(w, pretty)};
     }
+    case output::metrics: return {status, {}}; // (written by the session: http/metrics_page)
+    case output::openapi: return {status, std::string{openapi_text()}, "application/yaml"};
     case output::per_node:
       w.begin_object();
       for (const auto& n : res.nodes) {

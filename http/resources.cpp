@@ -1,6 +1,7 @@
 #include "http/resources.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "base/text.hpp"
 
@@ -54,6 +55,9 @@ constexpr route_row table[] = {
   {"tables", object_type::site, "{tables}/rows/{name}", resource_kind::table_rows,
    "GET PUT DELETE"},
   {"tables", object_type::site, "{tables}/rows/{name}/{attrs}", resource_kind::table_rows, "GET"},
+  // clusterws's own: not xCAT resources, nor listed by GET /clusterws
+  {"metrics", object_type::site, "", resource_kind::metrics, "GET"},
+  {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET"},
 };
 
 /// Matches `segments` (after the collection) against `pattern`, filling `out`.
@@ -101,6 +105,29 @@ bool resource::allows(std::string_view method) const {
   return false;
 }
 
+const std::vector<route_info>& routes() {
+  static const std::vector<route_info> all = [] {
+    std::vector<route_info> out;
+    for (const auto& row : table) {
+      std::string path = std::string{"/"} + row.collection;
+      if (*row.pattern != '\0') {
+        path += std::string{"/"} + row.pattern;
+      }
+      out.push_back({std::move(path), row.methods});
+    }
+    return out;
+  }();
+  return all;
+}
+
+size_t base_route() {
+  return routes().size();
+}
+
+size_t no_route() {
+  return routes().size() + 1;
+}
+
 const std::vector<std::string>& collections() {
   static const std::vector<std::string> names{"globalconf", "groups",    "networks",
                                               "nodes",      "osimages",  "policy",
@@ -112,12 +139,14 @@ std::optional<resource> match_resource(const std::vector<std::string>& segments)
   if (segments.empty()) {
     return std::nullopt;
   }
-  for (const auto& row : table) {
+  for (size_t i = 0; i < std::size(table); ++i) {
+    const auto& row = table[i];
     resource r;
     if (segments[0] == row.collection && matches(row.pattern, segments, r)) {
       r.kind = row.kind;
       r.type = row.type;
       r.methods = row.methods;
+      r.route = i;
       return r;
     }
   }

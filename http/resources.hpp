@@ -25,6 +25,8 @@ enum class resource_kind {
   template_names, ///< /templates/node/all: their names
   table_nodes,    ///< /tables/{t,...}/nodes/{noderange}[/{cols}]
   table_rows,     ///< /tables/{t,...}/rows[/{keys}[/{cols}]]
+  metrics,        ///< /metrics: the Prometheus text exposition (http/metrics_page.hpp)
+  openapi,        ///< /openapi.yaml: the API's description (docs/openapi.yaml)
 };
 
 /// A path matched against the resource table.
@@ -39,9 +41,27 @@ struct resource {
   std::vector<std::string> tables;
   /// The methods the resource has, e.g. "GET PUT POST DELETE".
   std::string_view methods;
+  /// Its row of the resource table (an index of `routes()`).
+  size_t route = 0;
 
   bool allows(std::string_view method) const;
 };
+
+/// One row of the resource table as documented: its path under the base path, with `{name}`,
+/// `{attrs}` and `{tables}` for the variable segments, and its methods.
+struct route_info {
+  std::string path; ///< `/nodes/{name}/attrs/{attrs}`
+  std::string_view methods;
+};
+
+/// Every row of the resource table, in its order (`resource::route` indexes it); the base path
+/// itself (`GET /clusterws`) is not a row.
+const std::vector<route_info>& routes();
+
+/// Route numbers past the table's rows, for requests no row matched (metrics labels): the
+/// base path itself, and anything else.
+size_t base_route();
+size_t no_route();
 
 /// The top-level collections, as `GET /clusterws` lists them.
 const std::vector<std::string>& collections();

@@ -283,12 +283,15 @@ routed route(const http_input& in, const router_limits& limits) {
     }
     r.answer.emplace().names = collections();
     r.out = output::names;
+    r.route = base_route();
+    r.cacheable = true;
     return r;
   }
   auto res = match_resource(split_path(std::string_view{*rest}.substr(1)));
   if (!res) {
     return refuse(r, errc::not_found, "Unsupported resource.");
   }
+  r.route = res->route;
   if (!res->allows(m)) {
     return refuse(r, errc::not_allowed,
                   "request method '" + m + "' is not supported on resource '" + *rest + "'");
@@ -298,6 +301,13 @@ routed route(const http_input& in, const router_limits& limits) {
       return refuse(r, errc::not_found, "Keyword ALLRESOURCES is only supported for GET Action.");
     }
     res->target = "all";
+  }
+  if (res->kind == resource_kind::openapi) {
+    // public, as GET /clusterws: it describes the service, it holds no data
+    r.answer.emplace();
+    r.out = output::openapi;
+    r.cacheable = true;
+    return r;
   }
 
   // -- body and credentials -------------------------------------------------------
@@ -323,6 +333,13 @@ routed route(const http_input& in, const router_limits& limits) {
   call.only_attrs = res->kind == resource_kind::attrs || res->kind == resource_kind::site_attrs;
 
   // -- the call -------------------------------------------------------------------
+  if (res->kind == resource_kind::metrics) {
+    // policy decides who may read it (command `metrics`); the session writes the page
+    call.op = operation::authorize;
+    call.policy_command = "metrics";
+    r.out = output::metrics;
+    return r;
+  }
   if (res->kind == resource_kind::tokens || res->kind == resource_kind::token) {
     call.op = m == "POST"  ? operation::token_create
               : m == "GET" ? operation::token_list

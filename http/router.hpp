@@ -7,6 +7,7 @@
 
 #include "api/call.hpp"
 #include "api/result.hpp"
+#include "http/resources.hpp"
 
 namespace cws::http {
 
@@ -34,12 +35,15 @@ enum class output {
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
   tables,    ///< {"table":[{column:value,...},...],...}
+  metrics,   ///< the metrics page, written by the session once policy allows it
+  openapi,   ///< docs/openapi.yaml (YAML)
 };
 
 /// An HTTP answer: status and body.
 struct response_text {
   unsigned status = 200;
   std::string body;
+  const char* content_type = "application/json";
 };
 
 /// Output switches from the query.
@@ -62,6 +66,12 @@ struct routed {
   bool post = false;
   /// nodeshell with stream=1: chunked NDJSON, one line per node as it completes.
   bool stream = false;
+  /// The resource table row the path matched (http/resources.hpp), or base_route() or
+  /// no_route(): the `route` label of the request metrics.
+  size_t route = no_route();
+  /// The answer is public and the same for everyone (GET /clusterws, the OpenAPI text):
+  /// caches may keep it. Every other answer says `Cache-Control: no-store`.
+  bool cacheable = false;
 };
 
 /// Limits the router enforces.

@@ -5,7 +5,9 @@
 #include <openssl/x509.h>
 
 #include <csignal>
-#include <iostream>
+
+#include "base/log.hpp"
+#include "base/log_burst.hpp"
 
 namespace cws::http {
 
@@ -52,10 +54,11 @@ std::optional<long long> seconds_until_expiry(const std::filesystem::path& cert)
 void warn_if_expiring(const std::filesystem::path& cert) {
   auto left = seconds_until_expiry(cert);
   if (left && *left < cert_warning_days * 86400LL) {
-    std::cerr << "clusterwsd: warning: the server certificate " << cert.string()
-              << (*left <= 0 ? " has expired"
-                             : " expires in " + std::to_string((*left + 43200) / 86400) + " days")
-              << "; renew it: clusterctl pki renew, then reload the daemon" << std::endl;
+    base::log(base::log_level::warning,
+              "the server certificate " + cert.string()
+                + (*left <= 0 ? " has expired"
+                              : " expires in " + std::to_string((*left + 43200) / 86400) + " days")
+                + "; renew it: clusterctl pki renew, then reload the daemon");
   }
 }
 
@@ -82,10 +85,12 @@ tcp::endpoint parse_endpoint(const std::string& text) {
   return {addr, static_cast<unsigned short>(port)};
 }
 
-server::server(server_config cfg, const actors::dispatcher& svc, audit_log* audit) {
+server::server(server_config cfg, const actors::dispatcher& svc, audit_log* audit,
+               metrics_sources sources) {
   ctx_.cfg = std::move(cfg);
   ctx_.svc = &svc;
   ctx_.audit = audit;
+  ctx_.sources = std::move(sources);
   for (unsigned i = 0; i < std::max(1u, ctx_.cfg.io_threads); ++i) {
     iocs_.push_back(std::make_unique<net::io_context>(1)); // run by exactly one thread
     work_.push_back(net::make_work_guard(*iocs_.back()));
@@ -97,6 +102,7 @@ server::~server() {
   // io objects before their contexts; the contexts (whose pending handlers may still hold
   // sessions) before the session context those sessions count themselves in
   drain_timer_.reset();
+  summary_timer_.reset();
   signals_.reset();
   listener_.reset();
   work_.clear();
@@ -106,7 +112,7 @@ server::~server() {
 tcp::endpoint server::start() {
   tls_ = std::make_shared<ssl::context>(ssl::context::tls_server);
   configure_tls(*tls_, ctx_.cfg.cert, ctx_.cfg.key);
-  warn_if_expiring(ctx_.cfg.cert);
+  cert_loaded();
   std::vector<net::io_context*> iocs;
   for (auto& ioc : iocs_) {
     iocs.push_back(ioc.get());
@@ -114,7 +120,19 @@ tcp::endpoint server::start() {
   listener_
     = std::make_shared<listener>(std::move(iocs), tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
   listener_->run();
+  summary_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
+  summarise_logs();
   return listener_->local_endpoint();
+}
+
+void server::summarise_logs() {
+  summary_timer_->expires_after(ctx_.cfg.log_summary);
+  summary_timer_->async_wait([this](beast::error_code ec) {
+    base::log_burst::flush_all(ctx_.cfg.log_summary);
+    if (!ec) {
+      summarise_logs();
+    }
+  });
 }
 
 void server::run(bool signals) {
@@ -145,9 +163,11 @@ void server::wait_for_signal() {
     }
     // logrotate's postrotate: continue the audit log in a new file
     if (ctx_.audit != nullptr) {
-      std::cout << (ctx_.audit->reopen() ? "clusterwsd: audit log reopened"
-                                         : "clusterwsd: cannot reopen the audit log")
-                << std::endl;
+      if (ctx_.audit->reopen()) {
+        base::log(base::log_level::notice, "audit log reopened");
+      } else {
+        base::log(base::log_level::error, "cannot reopen the audit log");
+      }
     }
     reload_tls();
     wait_for_signal();
@@ -162,12 +182,23 @@ void server::reload_tls() {
     if (listener_) {
       listener_->set_tls(std::move(next));
     }
-    std::cout << "clusterwsd: certificate " << ctx_.cfg.cert.string() << " loaded" << std::endl;
-    warn_if_expiring(ctx_.cfg.cert);
+    base::log(base::log_level::notice, "certificate " + ctx_.cfg.cert.string() + " loaded");
+    cert_loaded();
   } catch (const std::exception& e) {
-    std::cerr << "clusterwsd: kept the certificate in use: cannot load " << ctx_.cfg.cert.string()
-              << " with " << ctx_.cfg.key.string() << ": " << e.what() << std::endl;
+    base::log(base::log_level::error, "kept the certificate in use: cannot load "
+                                        + ctx_.cfg.cert.string() + " with " + ctx_.cfg.key.string()
+                                        + ": " + e.what());
   }
+}
+
+void server::cert_loaded() {
+  warn_if_expiring(ctx_.cfg.cert);
+  auto left = seconds_until_expiry(ctx_.cfg.cert);
+  ctx_.mon.certificate_expiry = left ? std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                           .count()
+                                         + *left
+                                     : 0;
 }
 
 void server::stop() {
@@ -180,6 +211,9 @@ void server::stop() {
     }
     beast::error_code ignored;
     signals_->cancel(ignored);
+    if (summary_timer_) {
+      summary_timer_->cancel(); // (its handler writes the last summaries)
+    }
     drain_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
     drain(50);
   });

@@ -17,8 +17,10 @@ namespace cws::http {
 /// The HTTPS server: TLS context, listener and io threads.
 class server {
  public:
-  /// `svc` (and `audit`, if given) must outlive the server.
-  server(server_config cfg, const actors::dispatcher& svc, audit_log* audit = nullptr);
+  /// `svc` (and `audit`, if given) must outlive the server. The metrics page reads `sources`
+  /// besides the server's own counters.
+  server(server_config cfg, const actors::dispatcher& svc, audit_log* audit = nullptr,
+         metrics_sources sources = {});
   ~server();
 
   /// Loads the certificate, binds and starts accepting. Returns the bound endpoint.
@@ -46,18 +48,23 @@ class server {
  private:
   void drain(int rounds);
   void wait_for_signal();
+  /// Every log_summary period: the summaries of bursts of failures (base/log_burst.hpp).
+  void summarise_logs();
 
   /// One io_context per io thread (the first also accepts and handles signals).
   std::vector<std::unique_ptr<net::io_context>> iocs_;
   std::vector<net::executor_work_guard<io_executor>> work_;
   /// Loads the certificate and key again (SIGHUP); the old ones stay if they cannot be read.
   void reload_tls();
+  /// After a certificate was loaded: warn if it expires soon; its expiry for the metrics.
+  void cert_loaded();
 
   std::shared_ptr<ssl::context> tls_;
   session_context ctx_;
   std::shared_ptr<listener> listener_;
   std::unique_ptr<net::signal_set> signals_;
   std::unique_ptr<steady_timer> drain_timer_;
+  std::unique_ptr<steady_timer> summary_timer_;
   std::function<void()> on_stop_;
 };
 

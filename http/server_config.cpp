@@ -13,6 +13,7 @@ void server_config::apply(const base::settings& s) {
   request_timeout = std::chrono::seconds(s.number("request_timeout"));
   call_timeout = std::chrono::seconds(s.number("call_timeout"));
   page_objects = s.number("page_objects");
+  log_summary = std::chrono::seconds(s.number("log_summary_seconds"));
 }
 
 } // namespace cws::http

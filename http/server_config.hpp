@@ -32,6 +32,9 @@ struct server_config {
   /// A listing (GET of objects) with more objects is read and sent in pages of this many,
   /// chunked, from one snapshot (0: always whole).
   size_t page_objects = 5000;
+  /// Bursts of failures (TLS handshakes, 503s, commits) are logged as one summary line per
+  /// period at most.
+  std::chrono::seconds log_summary{60};
   /// Certificate and key (PEM).
   std::filesystem::path cert;
   std::filesystem::path key;

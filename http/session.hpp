@@ -9,19 +9,25 @@
 #include "actors/dispatcher.hpp"
 #include "http/audit_log.hpp"
 #include "http/beast.hpp"
+#include "http/metrics_page.hpp"
+#include "http/monitor.hpp"
 #include "http/render.hpp"
 #include "http/router.hpp"
 #include "http/server_config.hpp"
 
 namespace cws::http {
 
-/// What every session shares: the actors and the limits.
+/// What every session shares: the actors, the limits and what they report to.
 struct session_context {
   const actors::dispatcher* svc = nullptr;
   /// Changes and nodeshells are audited here (may be disabled).
   audit_log* audit = nullptr;
   server_config cfg;
   std::atomic<size_t> connections{0};
+  /// Requests, latency, TLS failures, 503s: counted and logged.
+  monitor mon;
+  /// What the metrics page reads besides `mon`.
+  metrics_sources sources;
 };
 
 template<class Session>
@@ -43,7 +49,10 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
 
  private:
   void on_run();
-  void on_handshake(beast::error_code ec);
+  void on_detect(beast::error_code ec, bool tls);
+  /// Plain HTTP on the HTTPS port: a 400 in plain HTTP saying so, then close.
+  void refuse_plaintext();
+  void on_handshake(beast::error_code ec, std::size_t used);
   void do_read();
   void on_read(beast::error_code ec, std::size_t bytes);
   void watch_call();
@@ -55,7 +64,17 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   void audit(const api::api_result& res, unsigned status);
   /// Answers with a refusal rendered as every answer is, and closes the connection.
   void refuse(api::errc code, std::string message);
-  void send(unsigned status, std::string body, bool keep_alive);
+  void send(unsigned status, std::string body, bool keep_alive,
+            const char* content_type = "application/json");
+  /// Writes into `head` the status line and headers of an answer of `length` bytes
+  /// (Content-Length; none for a chunked one).
+  void response_head(std::string& head, unsigned status, const char* content_type,
+                     std::optional<size_t> length, bool keep_alive) const;
+  /// The request's path for logs and the audit log: never its query (a password may be in
+  /// it), a token's id replaced by `***`.
+  std::string logged_path() const;
+  /// Counts the request answered with `status` (http/monitor).
+  void count(unsigned status);
   void on_write(bool close, beast::error_code ec, std::size_t bytes);
   void do_close();
   void do_drain(size_t drained);
@@ -105,6 +124,12 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   bool deadline_armed_ = false;
   bool waiting_ = false;
   unsigned version_ = 11;
+  /// The request being answered: when it arrived, its route (metrics label), whether its
+  /// answer may be cached, and a streamed answer's status.
+  steady_timer::time_point started_;
+  size_t route_ = no_route();
+  bool cacheable_ = false;
+  unsigned stream_status_ = 200;
 };
 
 /// A session over TCP: what the daemon runs.

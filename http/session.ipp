@@ -3,6 +3,7 @@
 // The definitions of basic_session: included by session.cpp (the TCP session) and by the
 // tests that run a session over Beast's test stream, nowhere else.
 
+#include "http/date.hpp"
 #include "http/framing.hpp"
 #include "http/render.hpp"
 #include "http/session.hpp"
@@ -90,16 +91,57 @@ void basic_session<NextLayer>::run() {
 template<class NextLayer>
 void basic_session<NextLayer>::on_run() {
   detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.handshake_timeout);
+  // a look at the first bytes tells plain HTTP (answered, in plain HTTP) from a TLS hello
+  beast::async_detect_ssl(
+    stream_.next_layer(), buffer_,
+    beast::bind_front_handler(&basic_session::on_detect, this->shared_from_this()));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_detect(beast::error_code ec, bool tls) {
+  if (ec) {
+    if (ec == beast::error::timeout) {
+      ctx_.mon.tls_failed(monitor::tls_failure::timeout, client_, "no TLS hello in time");
+    }
+    // else: closed before saying anything (a port probe, a health check): nothing to report
+    return;
+  }
+  if (!tls) {
+    refuse_plaintext();
+    return;
+  }
   stream_.async_handshake(
-    ssl::stream_base::server,
+    ssl::stream_base::server, buffer_.data(),
     beast::bind_front_handler(&basic_session::on_handshake, this->shared_from_this()));
 }
 
 template<class NextLayer>
-void basic_session<NextLayer>::on_handshake(beast::error_code ec) {
+void basic_session<NextLayer>::refuse_plaintext() {
+  ctx_.mon.tls_failed(monitor::tls_failure::plain_http, client_, "plain HTTP on the HTTPS port");
+  version_ = 11;
+  started_ = steady_timer::clock_type::now();
+  auto out = render(routed{}, api::api_result::failure(
+                                api::errc::bad_request,
+                                "This port speaks HTTPS only: use https:// with the cluster CA."));
+  count(out.status);
+  response_head(head_, out.status, out.content_type, out.body.size(), false);
+  body_ = std::move(out.body);
+  net::async_write(stream_.next_layer(), beast::buffers_cat(net::buffer(head_), net::buffer(body_)),
+                   [self = this->shared_from_this()](beast::error_code, std::size_t) {
+                     detail::close(beast::get_lowest_layer(self->stream_));
+                   });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_handshake(beast::error_code ec, std::size_t used) {
   if (ec) {
-    return; // plaintext HTTP, old TLS versions, bad clients: nothing to answer
+    // old TLS versions, no shared cipher, a client that gave up: counted, bursts summarised
+    ctx_.mon.tls_failed(ec == beast::error::timeout ? monitor::tls_failure::timeout
+                                                    : monitor::tls_failure::handshake,
+                        client_, ec.message());
+    return;
   }
+  buffer_.consume(used); // the hello detect_ssl read went into the handshake
   do_read();
 }
 
@@ -116,6 +158,11 @@ void basic_session<NextLayer>::do_read() {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
+  started_ = steady_timer::clock_type::now();
+  route_ = no_route();
+  cacheable_ = false;
+  method_.clear();
+  path_.clear();
   if (ec == bhttp::error::body_limit) {
     drain_ = true;
     refuse(api::errc::body_too_large,
@@ -165,9 +212,11 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
   pending_
     = route(in, router_limits{ctx_.cfg.max_json_depth, version_ == 10 ? 0 : ctx_.cfg.page_objects});
+  route_ = pending_.route;
+  cacheable_ = pending_.cacheable;
   if (pending_.answer) {
     auto out = render(pending_, *pending_.answer);
-    send(out.status, std::move(out.body), keep_alive_);
+    send(out.status, std::move(out.body), keep_alive_, out.content_type);
     return;
   }
   // no deadline while the actors work; the call has its own timeout
@@ -177,6 +226,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     pending_.call->sink = std::make_shared<stream_sink<basic_session>>(this->weak_from_this());
   }
   waiting_ = true;
+  ctx_.mon.in_flight.add(1);
   // nodeshell is bounded per node (connect and command timeouts) instead
   call_deadline_ = pending_.call->op == api::operation::nodeshell
                      ? steady_timer::time_point::max()
@@ -214,9 +264,11 @@ void basic_session<NextLayer>::watch_call() {
       return;
     }
     self->waiting_ = false;
-    self->refuse(api::errc::unavailable, "The service did not answer within "
-                                           + std::to_string(self->ctx_.cfg.call_timeout.count())
-                                           + " seconds.");
+    self->ctx_.mon.in_flight.add(-1);
+    auto why = "The service did not answer within "
+               + std::to_string(self->ctx_.cfg.call_timeout.count()) + " seconds.";
+    self->ctx_.mon.unavailable(self->method_, self->logged_path(), why + " (call_timeout)");
+    self->refuse(api::errc::unavailable, std::move(why));
   });
 }
 
@@ -226,6 +278,7 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     return; // answered already (call_timeout)
   }
   waiting_ = false;
+  ctx_.mon.in_flight.add(-1);
   if (!res.authenticated && res.error == api::errc::unauthorized) {
     // Bad or missing credentials: counted, not written one by one (a client without any
     // must not be able to grow the log), and the connection ends with the answer, so each
@@ -257,10 +310,18 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     return;
   }
   auto out = render(pending_, res);
+  if (res.ok() && pending_.out == output::metrics) {
+    out.body = metrics_page(ctx_.mon, ctx_.connections.load(), ctx_.sources);
+    out.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  }
+  if (out.status == 503) {
+    ctx_.mon.unavailable(method_, logged_path(),
+                         res.messages.empty() ? "unavailable" : res.messages.front());
+  }
   if (audited(res)) {
     audit(res, out.status);
   }
-  send(out.status, std::move(out.body), keep_alive_);
+  send(out.status, std::move(out.body), keep_alive_, out.content_type);
 }
 
 template<class NextLayer>
@@ -318,10 +379,7 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
   e.client = client_;
   e.user = res.user;
   e.method = method_;
-  e.path = path_;
-  if (call.op == api::operation::token_revoke) {
-    e.path = path_.substr(0, path_.find("/tokens/") + 8) + "***"; // the id is a secret
-  }
+  e.path = logged_path();
   if (call.type == store::object_type::node) {
     e.noderange = call.target;
   }
@@ -340,13 +398,9 @@ void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
 template<class NextLayer>
 void basic_session<NextLayer>::start_stream(unsigned status, const char* content_type) {
   stream_started_ = true;
-  std::string head = "HTTP/1.1 " + std::to_string(status) + " ";
-  auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
-  head.append(reason.data(), reason.size());
-  head += "\r\nServer: clusterws\r\nContent-Type: ";
-  head += content_type;
-  head += "\r\nTransfer-Encoding: chunked\r\n";
-  head += keep_alive_ ? "\r\n" : "Connection: close\r\n\r\n";
+  stream_status_ = status;
+  std::string head;
+  response_head(head, status, content_type, std::nullopt, keep_alive_);
   stream_queue_.push_back(std::move(head));
 }
 
@@ -369,6 +423,7 @@ void basic_session<NextLayer>::pump_stream() {
   if (stream_queue_.empty()) {
     if (stream_ended_) {
       // the response is complete
+      count(stream_status_);
       stream_started_ = stream_ended_ = false;
       pending_ = {};
       listing_.reset();
@@ -409,23 +464,53 @@ void basic_session<NextLayer>::refuse(api::errc code, std::string message) {
 }
 
 template<class NextLayer>
-void basic_session<NextLayer>::send(unsigned status, std::string body, bool keep_alive) {
+void basic_session<NextLayer>::response_head(std::string& head, unsigned status,
+                                             const char* content_type, std::optional<size_t> length,
+                                             bool keep_alive) const {
   // The head is written by hand: a fixed set of fields, without building a fields container
-  head_ = version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  head_ += std::to_string(status);
-  head_ += ' ';
+  // (and into a string whose capacity is kept from one answer to the next)
+  head = version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  head += std::to_string(status);
+  head += ' ';
   auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
-  head_.append(reason.data(), reason.size());
-  head_ += "\r\nServer: clusterws\r\n";
-  if (!body.empty()) {
-    head_ += "Content-Type: application/json\r\n";
+  head.append(reason.data(), reason.size());
+  head += "\r\nServer: clusterws\r\nDate: ";
+  head += http_date();
+  // answers for one caller must not be kept by a proxy or a browser cache
+  head += cacheable_ ? "\r\n" : "\r\nCache-Control: no-store\r\n";
+  if (!length || *length > 0) {
+    head += "Content-Type: ";
+    head += content_type;
+    head += "\r\n";
   }
   if (keep_alive != (version_ != 10)) {
-    head_ += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+    head += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
   }
-  head_ += "Content-Length: ";
-  head_ += std::to_string(body.size());
-  head_ += "\r\n\r\n";
+  if (length) {
+    head += "Content-Length: ";
+    head += std::to_string(*length);
+    head += "\r\n\r\n";
+  } else {
+    head += "Transfer-Encoding: chunked\r\n\r\n";
+  }
+}
+
+template<class NextLayer>
+std::string basic_session<NextLayer>::logged_path() const {
+  auto at = path_.find("/tokens/");
+  return at == std::string::npos ? path_ : path_.substr(0, at + 8) + "***"; // ids are secrets
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::count(unsigned status) {
+  ctx_.mon.answered(route_, method_, status, steady_timer::clock_type::now() - started_);
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::send(unsigned status, std::string body, bool keep_alive,
+                                    const char* content_type) {
+  count(status);
+  response_head(head_, status, content_type, body.size(), keep_alive);
   body_ = std::move(body);
   detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.request_timeout);
   // not std::array<const_buffer, 2>: with Boost 1.74 that form ended after the head when the

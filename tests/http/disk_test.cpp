@@ -71,6 +71,12 @@ TEST(disk, full_disk_gives_a_clear_error_and_loses_nothing) {
   EXPECT_NE(refused.body.find("commit: no space left on device ("), std::string::npos)
     << refused.body;
   EXPECT_NE(refused.body.find("); nothing was written"), std::string::npos) << refused.body;
+  // the error log says so: the failed commit and the 503 it caused (never the body)
+  auto log = cws::test::slurp(d.log());
+  EXPECT_NE(log.find(" error: store: the commit of "), std::string::npos) << log;
+  EXPECT_NE(log.find(" error: answered 503: PUT /clusterws/nodes/full"), std::string::npos) << log;
+  EXPECT_EQ(log.find("xxxxxxxx"), std::string::npos);
+  EXPECT_EQ(log.find("rootpw"), std::string::npos);
   // reads go on, and the refused node is not there at all
   auto list = client.get(d.url("/nodes/disk/nodels"));
   ASSERT_EQ(list.status, 200u);

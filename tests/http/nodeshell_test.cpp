@@ -139,6 +139,13 @@ TEST_F(nodeshell_test, dead_nodes_fail_alone) {
   EXPECT_NE(r.body.find("\"node003\":{\"rc\":0,\"stdout\":[\"hi\"],\"stderr\":[]}"),
             std::string::npos)
     << r.body;
+  // one summary line in the error log: how many, why, the first; never the command
+  auto log = cws::test::slurp(d_->log());
+  EXPECT_NE(log.find("warning: nodeshell by root: 2 of 3 nodes failed (1 connect-timeout, 1 "
+                     "refused); first: dead"),
+            std::string::npos)
+    << log;
+  EXPECT_EQ(log.find("echo hi"), std::string::npos);
   // xCAT's shape: one failure makes it a 403 with the error lines
   r = shell("node003,deadrefused", "echo hi");
   EXPECT_EQ(r.status, 403u);
