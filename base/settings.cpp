@@ -132,4 +132,19 @@ std::string settings::commented(const settings_schema& schema, std::string_view 
   return out;
 }
 
+std::vector<std::string_view> settings::changed(const settings& other) const {
+  std::vector<std::string_view> out;
+  for (const auto& spec : *schema_) {
+    auto mine = values_.find(spec.key);
+    auto theirs = other.values_.find(spec.key);
+    auto value = [](const auto& map, auto it) {
+      return it == map.end() ? std::string{} : it->second;
+    };
+    if (value(values_, mine) != value(other.values_, theirs)) {
+      out.push_back(spec.key);
+    }
+  }
+  return out;
+}
+
 } // namespace cws::base

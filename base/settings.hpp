@@ -57,6 +57,10 @@ class settings {
   /// The value of text setting `key` (empty: its computed default applies).
   const std::string& text(std::string_view key) const;
 
+  /// The keys whose value differs between this and `other` (of the same schema), in schema
+  /// order.
+  std::vector<std::string_view> changed(const settings& other) const;
+
   /// The file as `clusterctl init` writes it: every setting, commented out at its default,
   /// with its doc line and range.
   static std::string commented(const settings_schema& schema, std::string_view title);

@@ -86,17 +86,57 @@ int refuse_start(const std::string& why) {
   return 1;
 }
 
-int serve(const base::parsed_args& args) {
-  auto home = store::home::resolve(args.value("home"));
-  home.require_initialized();
+/// The settings of the home's configuration file with the command line's overrides.
+/// @throws std::invalid_argument naming the file, line and key of a bad setting.
+base::settings load_settings(const base::parsed_args& args, const store::home& home) {
   auto settings = api::load_settings(home.config());
-  base::set_log_level(*base::parse_log_level(settings.text("log_level")));
   if (args.values.count("listen") > 0) {
     settings.set("listen", args.value("listen"), "--listen");
   }
   if (args.values.count("io-threads") > 0) {
     settings.set("io_threads", args.value("io-threads"), "--io-threads");
   }
+  return settings;
+}
+
+/// SIGHUP: reads the configuration file again. `log_level` applies at once; any other change
+/// is reported and applies at the next restart (limits, threads and addresses are fixed
+/// while requests run on them). A file that is no longer valid changes nothing.
+void reload_settings(const base::parsed_args& args, const store::home& home,
+                     base::settings& running) {
+  try {
+    auto next = load_settings(args, home);
+    std::string later;
+    for (auto key : running.changed(next)) {
+      if (key == "log_level") {
+        // said under the old level or, if that one hides notices, under the new one
+        auto said = base::log_enabled(base::log_level::notice);
+        auto note = "log_level is now " + next.text("log_level");
+        base::log(base::log_level::notice, note);
+        base::set_log_level(*base::parse_log_level(next.text("log_level")));
+        running.set("log_level", next.text("log_level"));
+        if (!said) {
+          base::log(base::log_level::notice, note);
+        }
+      } else {
+        later += (later.empty() ? "" : ", ") + std::string{key};
+      }
+    }
+    if (!later.empty()) {
+      base::log(base::log_level::notice,
+                "changed in " + home.config().string() + ", applied at the next restart: " + later);
+    }
+  } catch (const std::exception& e) {
+    base::log(base::log_level::error,
+              "configuration not reloaded (the settings in use stay): " + std::string{e.what()});
+  }
+}
+
+int serve(const base::parsed_args& args) {
+  auto home = store::home::resolve(args.value("home"));
+  home.require_initialized();
+  auto settings = load_settings(args, home);
+  base::set_log_level(*base::parse_log_level(settings.text("log_level")));
   http::server_config cfg;
   cfg.apply(settings);
   cfg.cert = home.pki() / "server-cert.pem";
@@ -149,6 +189,7 @@ int serve(const base::parsed_args& args) {
     }
     cws::daemon::systemd_notifier systemd; // after srv: its timer goes before srv's io_context
     srv.on_stop([&systemd] { systemd.stopping(); });
+    srv.on_reload([&] { reload_settings(args, home, settings); });
     systemd.start_watchdog(srv.main_context());
     systemd.ready("listening on " + url);
     srv.run(true);

@@ -170,6 +170,9 @@ void server::wait_for_signal() {
       }
     }
     reload_tls();
+    if (on_reload_) {
+      on_reload_();
+    }
     wait_for_signal();
   });
 }

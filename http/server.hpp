@@ -40,6 +40,12 @@ class server {
     return *iocs_.front();
   }
 
+  /// `fn` runs on the first io thread at each SIGHUP, after the audit log and the
+  /// certificate were loaded again (the daemon reads its settings again there).
+  void on_reload(std::function<void()> fn) {
+    on_reload_ = std::move(fn);
+  }
+
   /// `fn` runs on the first io thread when a stop begins (a signal or stop()).
   void on_stop(std::function<void()> fn) {
     on_stop_ = std::move(fn);
@@ -66,6 +72,7 @@ class server {
   std::unique_ptr<steady_timer> drain_timer_;
   std::unique_ptr<steady_timer> summary_timer_;
   std::function<void()> on_stop_;
+  std::function<void()> on_reload_;
 };
 
 /// Configures `tls` for a server: TLS 1.2 and 1.3 only, forward-secret AEAD ciphers, session

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <boost/asio.hpp>
 
 #include <chrono>
@@ -232,6 +234,29 @@ TEST_F(observability_test, a_quiet_log_level_leaves_out_the_notices) {
   EXPECT_EQ(d.stop(), 0);
   EXPECT_EQ(slurp(d.log()).find("notice: listening on"), std::string::npos) << slurp(d.log());
   EXPECT_NE(slurp(d_->log()).find("notice: listening on https://127.0.0.1:"), std::string::npos);
+}
+
+TEST_F(observability_test, sighup_reads_the_settings_again_log_level_at_once) {
+  cws::test::temp_dir dir;
+  cws::test::daemon d{dir.path / "home", "pw"};
+  auto conf = d.home() / "clusterws.conf";
+  auto original = slurp(conf);
+  d.start();
+  std::ofstream{conf, std::ios::app} << "log_level = warning\nio_threads = 3\n";
+  ::kill(d.pid(), SIGHUP);
+  // applied at once: the notice of the change is the last notice written
+  EXPECT_TRUE(log_shows(d, "notice: log_level is now warning")) << slurp(d.log());
+  std::ofstream{conf, std::ios::trunc} << original << "io_threads = 3\nlog_level = notice\n";
+  ::kill(d.pid(), SIGHUP);
+  EXPECT_TRUE(log_shows(d, "applied at the next restart: io_threads")) << slurp(d.log());
+  EXPECT_TRUE(log_shows(d, "notice: log_level is now notice")) << slurp(d.log());
+  // a file that is no longer valid changes nothing and says why
+  std::ofstream{conf, std::ios::app} << "io_threads = many\n";
+  ::kill(d.pid(), SIGHUP);
+  EXPECT_TRUE(log_shows(d, "configuration not reloaded (the settings in use stay)"))
+    << slurp(d.log());
+  EXPECT_EQ(cws::test::https_client(d.ca(), d.port()).get(d.url("/nodes")).status, 403u);
+  EXPECT_EQ(d.stop(), 0);
 }
 
 TEST_F(observability_test, the_python_example_lists_nodes_and_runs_nodeshell) {
