@@ -99,12 +99,6 @@ std::vector<std::string_view> words(std::string_view text) {
   return out;
 }
 
-/// Holds the strings the catalog's views point into for the life of the process.
-std::string_view keep(std::string text) {
-  static std::set<std::string, std::less<>> kept;
-  return *kept.insert(std::move(text)).first;
-}
-
 table_def node_table(std::string_view name) {
   table_def t;
   t.name = std::string{name};
@@ -153,7 +147,7 @@ table_def make_other(const other_table& o) {
                        || (t.type == object_type::network && col.name == "netname");
     if (!attr.empty() && !name_column && t.type != object_type::site
         && t.type != object_type::passwd) {
-      col.sources.push_back({keep(std::string{attr}), {}});
+      col.sources.push_back({attr, {}}); // (views into the literals above)
     }
     t.columns.push_back(std::move(col));
   }
