@@ -178,6 +178,7 @@ int serve(const base::parsed_args& args) {
   {
     http::server srv{cfg, entry, &audit, {metrics, db, drivers->ssh}};
     auto ep = srv.start();
+    srv.handle_signals();
     auto url
       = "https://"
         + (ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string())
@@ -192,7 +193,7 @@ int serve(const base::parsed_args& args) {
     srv.on_reload([&] { reload_settings(args, home, settings); });
     systemd.start_watchdog(srv.main_context());
     systemd.ready("listening on " + url);
-    srv.run(true);
+    srv.run();
   }
   entry.shutdown();
   caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);

@@ -135,13 +135,14 @@ void server::summarise_logs() {
   });
 }
 
-void server::run(bool signals) {
-  if (signals) {
-    signals_->add(SIGINT);
-    signals_->add(SIGTERM);
-    signals_->add(SIGHUP);
-    wait_for_signal();
-  }
+void server::handle_signals() {
+  signals_->add(SIGINT);
+  signals_->add(SIGTERM);
+  signals_->add(SIGHUP);
+  wait_for_signal();
+}
+
+void server::run() {
   std::vector<std::thread> threads;
   for (size_t i = 1; i < iocs_.size(); ++i) {
     threads.emplace_back([this, i] { iocs_[i]->run(); });

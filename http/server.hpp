@@ -27,9 +27,13 @@ class server {
   /// @throws std::exception when the certificate or the address is unusable.
   tcp::endpoint start();
 
-  /// Runs the io threads until stop(). When `signals` is set, SIGINT and SIGTERM stop it too,
-  /// and SIGHUP reopens the audit log.
-  void run(bool signals);
+  /// From now on SIGINT and SIGTERM stop the server and SIGHUP reloads (audit log,
+  /// certificate, on_reload). Call it before the server is announced (port file, systemd
+  /// READY): a signal sent then must find the handler, not the default action.
+  void handle_signals();
+
+  /// Runs the io threads until stop().
+  void run();
 
   /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
   void stop();
