@@ -1,6 +1,7 @@
 // xdsh: runs a command on a noderange over the same SSH engine as nodeshell, printing
 // `node: line` as xCAT's xdsh does.
 
+#include <algorithm>
 #include <condition_variable>
 #include <iostream>
 #include <mutex>
@@ -101,12 +102,15 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   std::condition_variable cv;
   bool done = false;
   size_t failed = 0;
+  std::vector<std::string> timed_out;
   op->start(
     [&](size_t, base::node_result res) {
       std::lock_guard<std::mutex> guard{mu};
       print_lines(streams.out, res.name, res.out);
       print_lines(streams.err, res.name, res.err);
-      if (!res.error.empty()) {
+      if (res.error == "timeout") {
+        timed_out.push_back(res.name); // reported together at the end, as xCAT's -t does
+      } else if (!res.error.empty()) {
         streams.err << res.name << ": " << res.message << '\n';
       }
       failed += res.failed() ? 1 : 0;
@@ -120,6 +124,16 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   {
     std::unique_lock<std::mutex> lock{mu};
     cv.wait(lock, [&] { return done; });
+  }
+  if (!timed_out.empty()) { // xCAT's DSHCLI text (its ' ' after 'Error:' included)
+    std::sort(timed_out.begin(), timed_out.end());
+    std::string names;
+    for (const auto& n : timed_out) {
+      names += " " + n;
+    }
+    streams.err << "Error:  Timed out waiting for response from child processes for the "
+                   "following nodes.\nError: "
+                << names << '\n';
   }
   return static_cast<int>(std::min<size_t>(failed, 255));
 }

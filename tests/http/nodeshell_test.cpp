@@ -284,6 +284,13 @@ TEST_F(nodeshell_test, xdsh_prints_node_lines) {
   r = run_tool(d_->home(), "xdsh node030,deadrefused true");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("deadrefused: ssh: connect to host deadrefused"), std::string::npos);
+  // -t: the nodes still running when it passes, in xCAT's words, the command ended
+  r = run_tool(d_->home(), "xdsh 'node[032-033]',node034 -t 1 sleep 30");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_NE(r.out.find("Error:  Timed out waiting for response from child processes for the "
+                       "following nodes.\nError:  node032 node033 node034\n"),
+            std::string::npos)
+    << r.out;
 }
 
 } // namespace
