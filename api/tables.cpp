@@ -110,10 +110,8 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
     auto columns = wanted_columns(*t, call);
     bool done = false;
     store::scan_rows(view, *t, auth.user == "root", [&](std::string_view, store::table_row&& row) {
-      for (const auto& [k, v] : keys) {
-        if (done || row[*t->column(k)].value_or("") != v) {
-          return;
-        }
+      if (done || !store::row_matches(*t, row, keys)) {
+        return;
       }
       done = !keys.empty(); // getAttribs: the first matching row only
       r.objects.emplace_back(t->name, row_map(*t, row, columns));

@@ -250,13 +250,8 @@ int gettab(const std::vector<std::string>& argv, io& streams) {
     const auto& column = want.second;
     bool done = false;
     store::scan_rows(view, *t, true, [&](std::string_view, store::table_row&& row) {
-      if (done) {
+      if (done || !store::row_matches(*t, row, keys)) {
         return;
-      }
-      for (const auto& [k, v] : keys) {
-        if (row[*t->column(k)].value_or("") != v) {
-          return;
-        }
       }
       done = true; // the first matching row, as xCAT's getAttribs
       if (!terse) {

@@ -284,11 +284,6 @@ std::string column_value(const table_def& t, const table_row& row, std::string_v
   return i && row[*i] ? *row[*i] : std::string{};
 }
 
-bool matches(const table_def& t, const table_row& row, const key_values& keys) {
-  return std::all_of(keys.begin(), keys.end(),
-                     [&](const auto& kv) { return column_value(t, row, kv.first) == kv.second; });
-}
-
 [[noreturn]] void reject(std::string message) {
   outcome o;
   o.errors.push_back(std::move(message));
@@ -492,6 +487,11 @@ std::optional<table_row> node_row(const cluster_view& view, const table_def& t,
   return object_row(t, object_reader{view, node, true, own, true});
 }
 
+bool row_matches(const table_def& t, const table_row& row, const key_values& keys) {
+  return std::all_of(keys.begin(), keys.end(),
+                     [&](const auto& kv) { return column_value(t, row, kv.first) == kv.second; });
+}
+
 std::string parse_key_values(std::string_view text, key_values& out) {
   for (const auto& pair : base::split_list(text)) {
     auto eq = pair.find('=');
@@ -538,7 +538,7 @@ outcome set_rows(write_txn& txn, const table_def& t, const key_values& keys,
   outcome total;
   size_t matched = 0;
   for (auto& [name, row] : all_rows(txn, t)) {
-    if (!matches(t, row, keys)) {
+    if (!row_matches(t, row, keys)) {
       continue;
     }
     ++matched;
@@ -628,7 +628,7 @@ size_t delete_rows(write_txn& txn, const table_def& t, const key_values& keys) {
   }
   size_t deleted = 0;
   for (auto& [name, row] : all_rows(txn, t)) {
-    if (!matches(t, row, keys)) {
+    if (!row_matches(t, row, keys)) {
       continue;
     }
     ++deleted;

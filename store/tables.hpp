@@ -82,6 +82,10 @@ struct column_change {
   list_mode mode = list_mode::set;
 };
 
+/// True if `row` of `t` has every key's value (an unset column reads as ""); keys name
+/// columns of `t` (check_columns).
+bool row_matches(const table_def& t, const table_row& row, const key_values& keys);
+
 /// Parses `a=v,b=w` into key_values. @returns the error message, or "".
 std::string parse_key_values(std::string_view text, key_values& out);
 
