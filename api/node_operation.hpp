@@ -29,6 +29,15 @@ class node_operation {
   /// transport's thread, so both must be quick (post elsewhere). Called once.
   virtual void start(result_fn on_result, std::function<void()> on_done) = 0;
 
+  /// Output of node `index` as it arrives (stream 0 stdout, 1 stderr).
+  using output_fn = std::function<void(size_t index, int stream, const char* data, size_t size)>;
+
+  /// Asks for output as it arrives, besides the results (xdsh -s); before `start`, on the
+  /// transport's thread, quick. Operations whose nodes have no output stream ignore it.
+  virtual void stream_output(output_fn f) {
+    (void)f;
+  }
+
   /// Ends the nodes still running or waiting; each still gets its result (error
   /// `cancelled`). Any thread; after the end it does nothing.
   virtual void cancel() = 0;

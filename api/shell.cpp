@@ -20,8 +20,13 @@ class shell_operation : public node_operation {
   }
 
   void start(result_fn on_result, std::function<void()> on_done) override {
-    auto id = engine_->run(std::move(jobs_), fanout_, std::move(on_result), std::move(on_done));
+    auto id = engine_->run(std::move(jobs_), fanout_, std::move(on_result), std::move(on_done),
+                           std::move(on_output_));
     run_.store(id);
+  }
+
+  void stream_output(output_fn f) override {
+    on_output_ = std::move(f);
   }
 
   void cancel() override {
@@ -35,6 +40,7 @@ class shell_operation : public node_operation {
   std::vector<ssh::job> jobs_;
   std::vector<std::string> names_;
   size_t fanout_;
+  output_fn on_output_;
   std::atomic<uint64_t> run_{0};
 };
 

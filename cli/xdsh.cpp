@@ -1,92 +1,370 @@
 // xdsh: runs a command on a noderange over the same SSH engine as nodeshell, printing
-// `node: line` as xCAT's xdsh does.
+// `node: line` as xCAT's xdsh does (xdsh.1; flags in cli/xdsh_options).
 
 #include <algorithm>
 #include <condition_variable>
+#include <csignal>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <pthread.h>
 #include <pwd.h>
 #include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 
 #include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/xdsh_options.hpp"
+
+extern char** environ;
 
 namespace cws::cli {
 
 namespace {
 
-void print_lines(std::ostream& os, const std::string& node, const std::string& text) {
-  for (const auto& line : base::output_lines(text)) {
-    os << node << ": " << line << '\n';
+/// The most an environment file (-E) may hold: it travels in the command string.
+constexpr size_t env_file_max = 64 * 1024;
+
+/// xCAT's nodesyncfiledir default: where xdcp's APPEND keeps its backups on the nodes (-c).
+constexpr const char* default_nodesyncfiledir = "/var/xcat/node/syncfiles";
+
+const char* usage_text
+  = "Usage: xdsh NODERANGE [options] COMMAND...\n"
+    "       xdsh NODERANGE -c | -q | -h | -V\n"
+    "Runs COMMAND on every node of NODERANGE over SSH as you (your clusterws key,\n"
+    "<home>/ssh/<user>/id_ed25519) and prints each node's output as `node: line`.\n"
+    "  -f FANOUT      nodes at once (DSH_FANOUT; default ssh_fanout, 64)\n"
+    "  -t SECONDS     end commands still running after SECONDS, on the node too (DSH_TIMEOUT)\n"
+    "  -s             print lines as they arrive instead of per node when it ends\n"
+    "  -z             print each node's exit status: `node: Remote_command_rc = N`\n"
+    "  -Q             print no output of the nodes (exit status and -m messages only)\n"
+    "  -m             print `dsh>` progress messages;  -T  print a trace of settings and commands\n"
+    "  -v             report nodes that do not answer as not responding (nothing runs there)\n"
+    "  -E FILE        run the definitions in FILE before COMMAND (DSH_ENVIRONMENT)\n"
+    "  -o OPTIONS     ssh options the engine honours: -p PORT, -o Port=, ConnectTimeout=,\n"
+    "                 StrictHostKeyChecking=yes|accept-new, BatchMode=yes, -x, -q, -T, -n\n"
+    "  -S ksh|csh     the remote shell's syntax for -E/-L/DSH_PATH exports (DSH_SYNTAX)\n"
+    "  -L             do not export the local LANG/LC_* to the nodes\n"
+    "  -X VARS        ignore the DSH_* variables except the comma-separated VARS\n"
+    "  --sudo         run COMMAND under `sudo -n` on the nodes\n"
+    "  -c             remove xdcp's backup directory (site.nodesyncfiledir) on the nodes\n"
+    "  -q             show the settings xdsh would use;  -V  version\n"
+    "Refused with the reason: -e (not yet), -K, -r, -i, -B, --devicetype, -l other than you.\n"
+    "Ctrl-C ends every remote command and names the nodes still running.\n"
+    "Exit status: the number of failed nodes (at most 255).\n";
+
+/// The caller's LANG and LC_* variables, exported to the nodes unless -L.
+std::vector<std::pair<std::string, std::string>> local_locale() {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    auto name = kv.substr(0, eq);
+    if (eq != std::string::npos && (name == "LANG" || name.rfind("LC_", 0) == 0)) {
+      vars.emplace_back(name, kv.substr(eq + 1));
+    }
   }
+  std::sort(vars.begin(), vars.end());
+  return vars;
+}
+
+std::string read_env_file(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in) {
+    throw usage_error("Cannot read the environment file " + path + ".");
+  }
+  std::string text(env_file_max + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > env_file_max) {
+    throw usage_error("The environment file " + path + " is larger than 64 KiB.");
+  }
+  return text;
+}
+
+/// Blocks SIGINT, SIGTERM and SIGQUIT in every thread started after it and takes them on one
+/// thread of its own, which calls `on_signal` once (Ctrl-C ends the run in order instead of
+/// killing the process with commands still running on the nodes).
+class signal_watch {
+ public:
+  explicit signal_watch(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGTERM, SIGQUIT, SIGUSR2}) {
+      sigaddset(&set_, s);
+    }
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int sig = 0;
+        if (sigwait(&set_, &sig) != 0 || sig == SIGUSR2) {
+          return; // SIGUSR2: the destructor's wakeup
+        }
+        if (!fired_) {
+          fired_ = true;
+          on_signal_(sig);
+        }
+      }
+    });
+  }
+
+  ~signal_watch() {
+    pthread_kill(thread_.native_handle(), SIGUSR2);
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+  signal_watch(const signal_watch&) = delete;
+  signal_watch& operator=(const signal_watch&) = delete;
+
+ private:
+  std::function<void(int)> on_signal_;
+  sigset_t set_{};
+  sigset_t old_{};
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+/// Prints what the nodes send, in xCAT's shapes, and counts the failures. Engine thread and
+/// main thread: every call takes the lock.
+class printer {
+ public:
+  printer(const xdsh_options& o, io& streams) : o_(o), streams_(streams) {
+    // nop
+  }
+
+  /// -s: output as it arrives, whole lines only (the rest waits for its newline).
+  void output(const std::string& node, int stream, const char* data, size_t size) {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (o_.silent) {
+      return;
+    }
+    auto& pending = partial_[{node, stream}];
+    pending.append(data, size);
+    size_t start = 0;
+    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+      sink(stream) << node << ": " << std::string_view{pending}.substr(start, nl - start) << '\n';
+    }
+    pending.erase(0, start);
+    sink(stream).flush();
+  }
+
+  /// A node has ended.
+  void result(base::node_result res) {
+    std::lock_guard<std::mutex> guard{mu_};
+    bool ran = res.error.empty() || res.error == "signal";
+    if (!o_.silent) {
+      if (o_.stream) { // what is left without a newline
+        for (int stream : {0, 1}) {
+          auto it = partial_.find({res.name, stream});
+          if (it != partial_.end() && !it->second.empty()) {
+            sink(stream) << res.name << ": " << it->second << '\n';
+          }
+        }
+      } else {
+        print_lines(streams_.out, res.name, res.out);
+        print_lines(streams_.err, res.name, res.err);
+      }
+      if (o_.exit_status && ran && res.rc >= 0) {
+        streams_.out << res.name << ": Remote_command_rc = " << res.rc << '\n';
+      }
+    }
+    if (res.error == "timeout") {
+      timed_out_.push_back(res.name); // reported together at the end, as xCAT's -t does
+    } else if (res.error == "cancelled") {
+      cancelled_.push_back(res.name);
+    } else if (!ran && o_.verify && not_answering(res.error)) {
+      streams_.err << res.name
+                   << " is not responding, make sure it is a node object and is defined in "
+                      "xCATdb. No command will be issued to this host.\n";
+    } else if (!res.error.empty() && !o_.silent) {
+      streams_.err << res.name << ": " << res.message << '\n';
+    }
+    bool failed = res.failed();
+    failed_ += failed ? 1 : 0;
+    if (o_.monitor) {
+      streams_.out << "dsh>  Remote_command_" << (failed ? "failed " : "successful ") << res.name
+                   << '\n';
+    }
+    streams_.out.flush();
+  }
+
+  /// The run has ended: the nodes -t or Ctrl-C ended, in xCAT's words.
+  void finish(int signal) {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (signal != 0) {
+      streams_.err << "Caught SIG"
+                   << (signal == SIGINT    ? "INT"
+                       : signal == SIGTERM ? "TERM"
+                                           : "QUIT")
+                   << " - terminating the child processes.\n";
+      list_nodes("Error:  The command was ended on the following nodes.", cancelled_);
+    }
+    // xCAT's DSHCLI text (its ' ' after 'Error:' included)
+    list_nodes("Error:  Timed out waiting for response from child processes for the following "
+               "nodes.",
+               timed_out_);
+    if (o_.monitor) {
+      streams_.out << "dsh>  Remote_command_execution_completed\n";
+    }
+  }
+
+  size_t failed() {
+    std::lock_guard<std::mutex> guard{mu_};
+    return failed_;
+  }
+
+ private:
+  static bool not_answering(const std::string& error) {
+    return error == "refused" || error == "connect-timeout" || error == "unreachable"
+           || error == "resolve";
+  }
+
+  static void print_lines(std::ostream& os, const std::string& node, const std::string& text) {
+    for (const auto& line : base::output_lines(text)) {
+      os << node << ": " << line << '\n';
+    }
+  }
+
+  void list_nodes(const char* header, std::vector<std::string>& nodes) {
+    if (nodes.empty()) {
+      return;
+    }
+    std::sort(nodes.begin(), nodes.end());
+    streams_.err << header << "\nError: ";
+    for (const auto& n : nodes) {
+      streams_.err << ' ' << n;
+    }
+    streams_.err << '\n';
+  }
+
+  std::ostream& sink(int stream) {
+    return stream == 0 ? streams_.out : streams_.err;
+  }
+
+  const xdsh_options& o_;
+  io& streams_;
+  std::mutex mu_;
+  std::map<std::pair<std::string, int>, std::string> partial_;
+  std::vector<std::string> timed_out_;
+  std::vector<std::string> cancelled_;
+  size_t failed_ = 0;
+};
+
+void show_config(const xdsh_options& o, const api::shell_config& shell,
+                 const ssh::engine_config& engine, io& streams) {
+  auto& out = streams.out;
+  out << "clusterws:DSH_FANOUT=" << (o.fanout > 0 ? o.fanout : static_cast<long>(shell.fanout))
+      << '\n'
+      << "clusterws:DSH_TIMEOUT=" << (o.timeout >= 0 ? std::to_string(o.timeout) : "none") << '\n'
+      << "clusterws:DSH_ENVIRONMENT=" << o.env_file << '\n'
+      << "clusterws:DSH_NODE_OPTS=" << o.node_options << '\n'
+      << "clusterws:DSH_PATH=" << o.path << '\n'
+      << "clusterws:DSH_SYNTAX=" << o.syntax << '\n'
+      << "clusterws:DSH_NODE_RSH=(built-in SSH engine)\n"
+      << "clusterws:ssh_port=" << shell.port << '\n'
+      << "clusterws:ssh_connect_timeout=" << engine.connect_timeout.count() / 1000 << '\n'
+      << "clusterws:ssh_host_keys="
+      << (engine.host_keys == ssh::host_key_policy::strict       ? "strict"
+          : engine.host_keys == ssh::host_key_policy::accept_new ? "accept-new"
+                                                                 : "off")
+      << '\n'
+      << "clusterws:ssh_fanout_max=" << shell.fanout_max << '\n'
+      << "clusterws:key=" << api::user_key(shell, "<user>").string() << '\n';
 }
 
 } // namespace
 
 int xdsh(const std::vector<std::string>& argv, io& streams) {
-  // Options come before the command; everything from the command on is the command, so
-  // `xdsh nr id -un` passes -un to id.
-  size_t cmd_start = argv.size();
-  std::vector<std::string> head;
-  int words = 0;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const auto& a = argv[i];
-    bool takes_value = a == "-f" || a == "-t" || a == "--home";
-    if (!a.empty() && a[0] == '-' && a != "-") {
-      head.push_back(a);
-      if (takes_value && i + 1 < argv.size()) {
-        head.push_back(argv[++i]);
-      }
-      continue;
-    }
-    if (++words == 2) {
-      cmd_start = i;
-      break;
-    }
-    head.push_back(a);
-  }
-  auto args = parse_args(head, {"ft", "", {"home"}, {}, {}});
-  if (args.has("help")) {
-    streams.out << "Usage: xdsh NODERANGE [-f FANOUT] [-t TIMEOUT] COMMAND...\n"
-                   "Runs COMMAND on every node of NODERANGE over SSH as you, at most FANOUT\n"
-                   "nodes at once (default ssh_fanout, 64), and prints each node's output as\n"
-                   "`node: line` when the node finishes. -t ends a command still running after\n"
-                   "TIMEOUT seconds (on the node too). Exit status: the number of failed nodes\n"
-                   "(at most 255). Keys: <home>/ssh/<user>/id_ed25519.\n";
+  const struct passwd* pw = getpwuid(geteuid());
+  std::string self = pw != nullptr ? pw->pw_name : "root";
+  auto o = parse_xdsh(argv, self, [](const char* name) { return std::getenv(name); });
+  if (o.help) {
+    streams.out << usage_text;
     return 0;
   }
-  if (args.positional.size() != 1 || cmd_start >= argv.size()) {
-    throw usage_error("A noderange and a command are needed.");
+  if (o.version) {
+    print_version("xdsh", streams.out);
+    return 0;
+  }
+  if (o.execute) {
+    throw usage_error("xdsh -e is not available yet: copy the script with your own tools and "
+                      "run it with xdsh.");
+  }
+  base::parsed_args home_args;
+  if (!o.home.empty()) {
+    home_args.values["home"].push_back(o.home);
+  }
+  auto s = session::open(home_args);
+  auto shell = api::shell_settings(s.settings, s.home.dir);
+  auto engine_cfg = api::engine_settings(s.settings, s.home.dir);
+  auto overrides = parse_node_options(o.node_options, engine_cfg.host_keys);
+  if (overrides.port != 0) {
+    shell.port = overrides.port;
+  }
+  engine_cfg.connect_timeout = overrides.connect_timeout.value_or(engine_cfg.connect_timeout);
+  engine_cfg.host_keys = overrides.host_keys.value_or(engine_cfg.host_keys);
+  if (o.show_config) {
+    show_config(o, shell, engine_cfg, streams);
+    return 0;
   }
   std::string command;
-  for (size_t i = cmd_start; i < argv.size(); ++i) {
-    command += (i > cmd_start ? " " : "") + argv[i];
+  for (const auto& w : o.words) {
+    command += (command.empty() ? "" : " ") + w;
   }
-  auto s = session::open(args);
-  long long fanout = args.values.count("f") ? std::stoll(args.value("f")) : 0;
-  long long timeout = args.values.count("t") ? std::stoll(args.value("t")) : -1;
-  if (fanout < 0 || timeout < -1) {
-    throw usage_error("-f and -t take whole numbers.");
+  if (o.cleanup) {
+    std::string dir = default_nodesyncfiledir;
+    auto txn = s.db->read();
+    if (auto site = txn.get(store::object_type::site, "clustersite")) {
+      dir = std::string{site->find("nodesyncfiledir").value_or(dir)};
+    }
+    command = "rm -rf " + shell_quote(dir);
   }
-  const struct passwd* pw = getpwuid(geteuid());
-  api::authorization self;
-  self.user = pw != nullptr ? pw->pw_name : "root";
+  command = remote_command(o, command, local_locale(),
+                           o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+
+  api::authorization me;
+  me.user = self;
   api::api_call call;
   call.op = api::operation::nodeshell;
-  call.target = args.positional.front();
+  call.target = o.noderange;
   call.command = command;
-  call.fanout = static_cast<size_t>(fanout);
-  call.timeout_ms = timeout >= 0 ? timeout * 1000 : -1;
+  call.fanout = static_cast<size_t>(o.fanout);
+  call.timeout_ms = o.timeout >= 0 ? o.timeout * 1000 : -1;
   auto nr = s.noderange;
   nr.allow_files = false;
-  api::drivers transports;
-  transports.shell = api::shell_settings(s.settings, s.home.dir);
-  transports.ssh = std::make_shared<ssh::engine>(api::engine_settings(s.settings, s.home.dir));
+  if (o.monitor) {
+    streams.out << "dsh>  Dsh_process_id " << getpid() << "\ndsh>  Dsh_initialization_completed\n";
+  }
+  // Signals are taken before the engine's threads start: they inherit the mask.
   api::node_operation_ptr op;
-  auto r = api::plan(*s.db, call, self, nr, transports, op);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  int caught = 0;
+  signal_watch signals{[&](int sig) {
+    api::node_operation_ptr running;
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      caught = sig;
+      running = op;
+    }
+    if (running) {
+      running->cancel();
+    }
+  }};
+  api::drivers transports;
+  transports.shell = shell;
+  transports.ssh = std::make_shared<ssh::engine>(engine_cfg);
+  api::node_operation_ptr planned;
+  auto r = api::plan(*s.db, call, me, nr, transports, planned);
+  {
+    std::lock_guard<std::mutex> guard{mu};
+    op = planned;
+  }
   if (!r.ok()) {
     for (const auto& m : r.messages) {
       streams.err << "Error: " << m << '\n';
@@ -98,44 +376,50 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     lim.rlim_cur = lim.rlim_max;
     setrlimit(RLIMIT_NOFILE, &lim);
   }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  size_t failed = 0;
-  std::vector<std::string> timed_out;
-  op->start(
-    [&](size_t, base::node_result res) {
-      std::lock_guard<std::mutex> guard{mu};
-      print_lines(streams.out, res.name, res.out);
-      print_lines(streams.err, res.name, res.err);
-      if (res.error == "timeout") {
-        timed_out.push_back(res.name); // reported together at the end, as xCAT's -t does
-      } else if (!res.error.empty()) {
-        streams.err << res.name << ": " << res.message << '\n';
-      }
-      failed += res.failed() ? 1 : 0;
-      streams.out.flush();
-    },
-    [&] {
-      std::lock_guard<std::mutex> guard{mu};
-      done = true;
-      cv.notify_all();
+  printer print{o, streams};
+  const auto& names = op->nodes();
+  if (o.trace) {
+    streams.out << "TRACE: user=" << self << " fanout="
+                << std::min(o.fanout > 0 ? static_cast<size_t>(o.fanout) : shell.fanout,
+                            shell.fanout_max)
+                << " timeout=" << (o.timeout >= 0 ? std::to_string(o.timeout) : "none")
+                << " ssh_port=" << shell.port
+                << " connect_timeout=" << engine_cfg.connect_timeout.count() / 1000 << '\n';
+    for (const auto& n : names) {
+      streams.out << "Command name: " << self << "@" << n << " " << command << '\n';
+    }
+  }
+  if (o.monitor) {
+    if (o.verify) {
+      streams.out << "dsh>  Dsh_verifying_hosts\n";
+    }
+    streams.out << "dsh>  Dsh_remote_execution_started\n";
+    for (const auto& n : names) {
+      streams.out << "dsh>  Remote_command_started " << n << '\n';
+    }
+  }
+  if (o.stream) {
+    op->stream_output([&print, &names](size_t i, int stream, const char* data, size_t size) {
+      print.output(names[i], stream, data, size);
     });
+  }
+  op->start([&](size_t, base::node_result res) { print.result(std::move(res)); },
+            [&] {
+              std::lock_guard<std::mutex> guard{mu};
+              done = true;
+              cv.notify_all();
+            });
   {
     std::unique_lock<std::mutex> lock{mu};
+    if (caught != 0) { // a signal came before the run had started: cancel did nothing then
+      lock.unlock();
+      op->cancel();
+      lock.lock();
+    }
     cv.wait(lock, [&] { return done; });
   }
-  if (!timed_out.empty()) { // xCAT's DSHCLI text (its ' ' after 'Error:' included)
-    std::sort(timed_out.begin(), timed_out.end());
-    std::string names;
-    for (const auto& n : timed_out) {
-      names += " " + n;
-    }
-    streams.err << "Error:  Timed out waiting for response from child processes for the "
-                   "following nodes.\nError: "
-                << names << '\n';
-  }
-  return static_cast<int>(std::min<size_t>(failed, 255));
+  print.finish(caught);
+  return static_cast<int>(std::min<size_t>(print.failed(), 255));
 }
 
 } // namespace cws::cli

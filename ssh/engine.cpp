@@ -32,6 +32,7 @@ struct batch {
   size_t remaining = 0;
   engine::result_fn on_result;
   std::function<void()> on_done;
+  engine::output_fn on_output;
   uint64_t id = 0;
   /// Set by engine::cancel on another thread; the engine thread ends the batch's jobs.
   std::atomic<bool> cancelled{false};
@@ -195,7 +196,13 @@ struct engine::impl {
   void start(const std::shared_ptr<batch>& b, size_t idx) {
     auto id = next_id++;
     const auto& j = b->jobs[idx];
-    tasks.emplace(id, task{b, idx, std::make_unique<session>(id, j, ctx)});
+    auto s = std::make_unique<session>(id, j, ctx);
+    if (b->on_output) {
+      s->on_output([b = b.get(), idx](int stream, const char* data, size_t size) {
+        b->on_output(idx, stream, data, size);
+      });
+    }
+    tasks.emplace(id, task{b, idx, std::move(s)});
     auto conn = pool.take(pool_key(j));
     if (conn) {
       ++reuses;
@@ -256,7 +263,7 @@ struct engine::impl {
   /// commands), waiting ones never start. Every job still gets its result.
   void end_cancelled() {
     for (auto id : task_ids([](const task& t) { return t.b->cancelled.load(); })) {
-      drive(id, [](session& s) { s.fail("cancelled", "The command was cancelled."); });
+      drive(id, [](session& s) { s.cancel(); });
     }
     auto ready = std::move(waiting);
     waiting.clear();
@@ -308,13 +315,14 @@ engine::engine(engine_config cfg) : impl_(std::make_unique<impl>(std::move(cfg))
 engine::~engine() = default;
 
 uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
-                     std::function<void()> on_done) {
+                     std::function<void()> on_done, output_fn on_output) {
   auto b = std::make_shared<batch>();
   b->jobs = std::move(jobs);
   b->fanout = std::max<size_t>(1, fanout);
   b->remaining = b->jobs.size();
   b->on_result = std::move(on_result);
   b->on_done = std::move(on_done);
+  b->on_output = std::move(on_output);
   if (b->jobs.empty()) {
     b->on_done();
     return 0;

@@ -77,15 +77,20 @@ class engine {
 
   using result_fn = std::function<void(size_t index, base::node_result r)>;
 
+  /// Output of job `index` as it arrives (stream 0 stdout, 1 stderr), in the order the node
+  /// sent it; the same bytes are in the job's result. Engine thread: it must be quick.
+  using output_fn = std::function<void(size_t index, int stream, const char* data, size_t size)>;
+
   /// Runs `jobs`, at most `fanout` at once. Calls `on_result` for each job as it ends, then
   /// `on_done`; both on the engine's thread, so they must be quick (post elsewhere).
   /// @returns the run's id for `cancel` (0 for no jobs: `on_done` was called already).
   uint64_t run(std::vector<job> jobs, size_t fanout, result_fn on_result,
-               std::function<void()> on_done);
+               std::function<void()> on_done, output_fn on_output = nullptr);
 
-  /// Ends run `id`: running commands are closed (hung up on the node), waiting ones never
-  /// start; each still gets its result, with error `cancelled`. Any thread; a run that has
-  /// ended is left alone.
+  /// Ends run `id`: running commands are hung up on the node (SIGHUP to their process group;
+  /// with a pty by closing it), waiting ones never start; each still gets its result, with
+  /// error `cancelled`, and `on_done` comes after the last. Any thread; a run that has ended
+  /// is left alone.
   void cancel(uint64_t id);
 
   /// The counters so far.

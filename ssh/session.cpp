@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <netinet/in.h>
@@ -36,6 +37,11 @@ void prefer(LIBSSH2_SESSION* s, int method, std::initializer_list<const char*> w
   }
 }
 
+/// The marker line a command without a pty starts with: the remote shell's pid, which is its
+/// process group (sshd makes every session's shell a session leader).
+constexpr const char marker[] = "\036cws-pid:";
+constexpr size_t marker_max = 32; // the marker, a pid and the newline
+
 std::string session_error(LIBSSH2_SESSION* s) {
   char* msg = nullptr;
   libssh2_session_last_error(s, &msg, nullptr, 0);
@@ -46,6 +52,12 @@ std::string session_error(LIBSSH2_SESSION* s) {
 
 session::session(uint64_t id, const job& j, session_context& ctx) : id_(id), j_(j), ctx_(ctx) {
   res_.name = j_.node;
+  if (j_.command_timeout.count() > 0) {
+    command_ = j_.command; // a pty: closing the channel hangs the command up
+    marker_done_ = true;
+  } else {
+    command_ = "printf '\\036cws-pid:%d\\n' $$; " + j_.command;
+  }
 }
 
 session::~session() = default;
@@ -171,13 +183,37 @@ bool session::retry_fresh() {
   return true;
 }
 
-void session::append(std::string& to, const char* buf, ssize_t n) {
+void session::append(int stream, const char* buf, size_t n) {
   const auto max = ctx_.cfg.output_max;
   size_t room = max - std::min(max, res_.out.size() + res_.err.size());
-  auto take = std::min(room, static_cast<size_t>(n));
-  to.append(buf, take);
-  if (take < static_cast<size_t>(n)) {
+  auto take = std::min(room, n);
+  (stream == 0 ? res_.out : res_.err).append(buf, take);
+  if (take < n) {
     res_.truncated = true; // keep reading: an unread window would stall the channel
+  }
+  if (on_output_ && take > 0) {
+    on_output_(stream, buf, take);
+  }
+}
+
+/// Takes the pid marker off the start of stdout; whatever is not the marker is output.
+void session::take_pid_marker(const char* buf, size_t n) {
+  head_.append(buf, n);
+  auto nl = head_.find('\n');
+  const size_t mlen = sizeof marker - 1;
+  bool matches
+    = head_.compare(0, std::min(head_.size(), mlen), marker, 0, std::min(head_.size(), mlen)) == 0;
+  if (matches && nl == std::string::npos && head_.size() < marker_max) {
+    return; // not complete yet
+  }
+  marker_done_ = true;
+  std::string rest = std::move(head_);
+  if (matches && nl != std::string::npos) {
+    remote_pid_ = std::strtol(rest.c_str() + mlen, nullptr, 10);
+    rest.erase(0, nl + 1);
+  }
+  if (!rest.empty()) {
+    append(0, rest.data(), rest.size());
   }
 }
 
@@ -272,7 +308,7 @@ void session::step() {
         break;
       }
       case phase::exec: {
-        int rc = libssh2_channel_exec(channel_, j_.command.c_str());
+        int rc = libssh2_channel_exec(channel_, command_.c_str());
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           wait_for_session();
           return;
@@ -293,7 +329,11 @@ void session::step() {
         for (int stream = 0; stream < 2; ++stream) {
           ssize_t n = libssh2_channel_read_ex(channel_, stream, buf, sizeof buf);
           if (n > 0) {
-            append(stream == 0 ? res_.out : res_.err, buf, n);
+            if (stream == 0 && !marker_done_) {
+              take_pid_marker(buf, static_cast<size_t>(n));
+            } else {
+              append(stream, buf, static_cast<size_t>(n));
+            }
             progressed = true;
           } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
             fail("disconnected", "ssh: connection to " + j_.node + " lost: " + session_error(s));
@@ -304,6 +344,11 @@ void session::step() {
           break;
         }
         if (libssh2_channel_eof(channel_) != 0) {
+          if (!marker_done_) { // output shorter than a marker: it was output
+            marker_done_ = true;
+            std::string rest = std::move(head_);
+            append(0, rest.data(), rest.size());
+          }
           ph_ = phase::close;
           break;
         }
@@ -342,8 +387,74 @@ void session::step() {
         finish(true);
         return;
       }
+      case phase::kill_open:
+      case phase::kill_exec:
+      case phase::kill_wait:
+        if (!step_kill(s)) {
+          return;
+        }
+        break;
     }
   }
+}
+
+void session::cancel() {
+  if (ph_ >= phase::kill_open) {
+    return; // hanging up already
+  }
+  if (ph_ != phase::read || remote_pid_ <= 1) {
+    fail("cancelled", "The command was cancelled.");
+    return;
+  }
+  ctx_.timers.set(id_, clock::now() + ctx_.cfg.connect_timeout);
+  ph_ = phase::kill_open;
+  step();
+}
+
+/// One step of cancel's second channel. @returns false when it waits or has ended the job.
+bool session::step_kill(LIBSSH2_SESSION* s) {
+  if (ph_ == phase::kill_open) {
+    kill_channel_ = libssh2_channel_open_session(s);
+    if (kill_channel_ == nullptr) {
+      if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN) {
+        wait_for_session();
+      } else {
+        fail("cancelled", "The command was cancelled (it may still run on the node).");
+      }
+      return false;
+    }
+    ph_ = phase::kill_exec;
+  }
+  if (ph_ == phase::kill_exec) {
+    auto pid = std::to_string(remote_pid_);
+    auto cmd = "kill -HUP -- -" + pid + " 2>/dev/null || kill -HUP " + pid;
+    int rc = libssh2_channel_exec(kill_channel_, cmd.c_str());
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      wait_for_session();
+      return false;
+    }
+    if (rc != 0) {
+      fail("cancelled", "The command was cancelled (it may still run on the node).");
+      return false;
+    }
+    ph_ = phase::kill_wait;
+  }
+  // kill_wait: until `kill` has run; the command's own channel is read and dropped meanwhile
+  char buf[16384];
+  for (int i = 0; i < 64; ++i) { // bounded: a command may write faster than this reads
+    bool more = libssh2_channel_read_ex(channel_, 0, buf, sizeof buf) > 0;
+    more = libssh2_channel_read_ex(channel_, 1, buf, sizeof buf) > 0 || more;
+    more = libssh2_channel_read_ex(kill_channel_, 0, buf, sizeof buf) > 0 || more;
+    if (!more) {
+      break;
+    }
+  }
+  if (libssh2_channel_eof(kill_channel_) == 0) {
+    wait_for_session();
+    return false;
+  }
+  fail("cancelled", "The command was cancelled.");
+  return false;
 }
 
 void session::fail(const std::string& code, const std::string& message) {
@@ -353,7 +464,9 @@ void session::fail(const std::string& code, const std::string& message) {
 }
 
 void session::time_out() {
-  if (ph_ <= phase::auth) {
+  if (ph_ >= phase::kill_open) {
+    fail("cancelled", "The command was cancelled (it may still run on the node).");
+  } else if (ph_ <= phase::auth) {
     fail("connect-timeout", "ssh: connect to host " + j_.node + " port " + std::to_string(j_.port)
                               + ": Connection timed out");
   } else {
@@ -370,6 +483,7 @@ void session::finish(bool keep_connection) {
   ctx_.timers.clear(id_);
   if (!keep_connection) {
     channel_ = nullptr; // freed with the session
+    kill_channel_ = nullptr;
     conn_.reset();
   }
   done_ = true;

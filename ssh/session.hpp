@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,20 @@ class session {
   /// Its deadline passed: `connect-timeout` until authenticated, `timeout` after.
   void time_out();
 
+  /// Ends the job with error `cancelled`. A command already running without a pty is ended on
+  /// the node first: a second channel on the same connection sends SIGHUP to its process
+  /// group (libssh2 1.10 cannot send a signal over the channel, and closing a channel without
+  /// a pty leaves the command running). Bounded by the connect timeout.
+  void cancel();
+
+  /// Where output goes as it arrives (stream 0 stdout, 1 stderr), besides the result.
+  using output_fn = std::function<void(int stream, const char* data, size_t size)>;
+
+  /// Sets the output callback; before `start`.
+  void on_output(output_fn f) {
+    on_output_ = std::move(f);
+  }
+
   /// The job has ended (result ready).
   bool done() const noexcept {
     return done_;
@@ -71,13 +86,28 @@ class session {
   }
 
  private:
-  enum class phase { connect, handshake, auth, open, pty, exec, read, close, wait_closed };
+  enum class phase {
+    connect,
+    handshake,
+    auth,
+    open,
+    pty,
+    exec,
+    read,
+    close,
+    wait_closed,
+    kill_open, // cancel: a second channel that hangs the command up
+    kill_exec,
+    kill_wait,
+  };
 
   void connect_fresh();
   void connect_failed(int err);
   bool start_session();
   bool retry_fresh();
-  void append(std::string& to, const char* buf, ssize_t n);
+  void append(int stream, const char* buf, size_t n);
+  void take_pid_marker(const char* buf, size_t n);
+  bool step_kill(LIBSSH2_SESSION* s);
   void watch(int op, uint32_t events);
   void wait_for_session();
   void finish(bool keep_connection);
@@ -87,6 +117,15 @@ class session {
   session_context& ctx_;
   std::unique_ptr<connection> conn_;
   LIBSSH2_CHANNEL* channel_ = nullptr;
+  LIBSSH2_CHANNEL* kill_channel_ = nullptr;
+  /// The command string as sent: without a pty it first prints the shell's pid (a marker line
+  /// taken out of stdout) so that cancel can end its process group.
+  std::string command_;
+  /// Stdout's start while the marker line is not complete yet.
+  std::string head_;
+  bool marker_done_ = false;
+  long remote_pid_ = 0;
+  output_fn on_output_;
   phase ph_ = phase::connect;
   bool retried_ = false;
   bool reused_ = false;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
+#include <initializer_list>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <thread>
@@ -291,6 +293,177 @@ TEST_F(nodeshell_test, xdsh_prints_node_lines) {
                        "following nodes.\nError:  node032 node033 node034\n"),
             std::string::npos)
     << r.out;
+}
+
+// -- xdsh's flags (xdsh.1) against the real sshd ----------------------------------------
+
+TEST_F(nodeshell_test, xdsh_z_prints_each_exit_status_and_Q_prints_no_output) {
+  auto r = run_tool(d_->home(), "xdsh node050,node051 -z 'echo out; exit 3'");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("node050: out\nnode050: Remote_command_rc = 3\n"), std::string::npos)
+    << r.out;
+  EXPECT_NE(r.out.find("node051: Remote_command_rc = 3\n"), std::string::npos) << r.out;
+  r = run_tool(d_->home(), "xdsh node050,deadrefused -Q 'echo out; echo err >&2'");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, ""); // nothing, not even the dead node's ssh error
+}
+
+TEST_F(nodeshell_test, xdsh_s_streams_whole_lines_and_the_unterminated_rest) {
+  auto r = run_tool(d_->home(), "xdsh node052 -s 'echo a; echo b >&2; printf c'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("node052: a\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node052: b\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node052: c\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("cws-pid"), std::string::npos) << r.out; // the engine's marker is hidden
+}
+
+TEST_F(nodeshell_test, xdsh_environment_file_path_and_locale_reach_the_node) {
+  auto env = dir_->path / "xdsh.env";
+  std::ofstream{env} << "export GREETING=\"hello there\"\nexport SECOND=2\n";
+  auto r = run_tool(d_->home(), "xdsh node053 -E " + env.string() + " 'echo $GREETING $SECOND'");
+  EXPECT_EQ(r.out, "node053: hello there 2\n");
+  r = run_tool(d_->home(), "DSH_ENVIRONMENT=" + env.string() + " xdsh node053 'echo $SECOND'");
+  EXPECT_EQ(r.out, "node053: 2\n");
+  r = run_tool(d_->home(), "DSH_PATH=/opt/a:/usr/bin:/bin xdsh node053 'echo $PATH'");
+  EXPECT_EQ(r.out, "node053: /opt/a:/usr/bin:/bin\n");
+  r = run_tool(d_->home(), "LC_MESSAGES=C.UTF-8 xdsh node053 'echo \"[$LC_MESSAGES]\"'");
+  EXPECT_EQ(r.out, "node053: [C.UTF-8]\n");
+  r = run_tool(d_->home(), "LC_MESSAGES=C.UTF-8 xdsh node053 -L 'echo \"[$LC_MESSAGES]\"'");
+  EXPECT_EQ(r.out, "node053: []\n");
+  // -X: only the DSH_* variables it names are read
+  r = run_tool(d_->home(), "DSH_PATH=/opt/b xdsh -X DSH_FANOUT node053 'echo $PATH'");
+  EXPECT_EQ(r.out.find("/opt/b"), std::string::npos) << r.out;
+  r = run_tool(d_->home(), "xdsh node053 -E /nonexistent/env true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Cannot read the environment file /nonexistent/env."), std::string::npos);
+}
+
+TEST_F(nodeshell_test, xdsh_timeout_and_fanout_come_from_the_environment_too) {
+  auto r = run_tool(d_->home(), "DSH_TIMEOUT=1 xdsh node054 sleep 30");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("Timed out waiting for response from child processes"), std::string::npos);
+  r = run_tool(d_->home(), "DSH_FANOUT=x xdsh node054 true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("DSH_FANOUT takes a whole number, not 'x'."), std::string::npos) << r.out;
+  r = run_tool(d_->home(), "DSH_TIMEOUT=1 xdsh -X '' node054 'sleep 2; echo done'");
+  EXPECT_EQ(r.out, "node054: done\n"); // -X '': DSH_TIMEOUT ignored
+}
+
+TEST_F(nodeshell_test, xdsh_o_takes_what_the_engine_honours_and_refuses_identity_changes) {
+  // node055 has no sshport of its own: -p reaches the farm
+  run_tool(d_->home(), "mkdef node055x groups=all ip=127.0.0.1");
+  auto port = std::to_string(farm_->port());
+  auto r = run_tool(d_->home(), "xdsh node055x -o '-x -p " + port + " -o BatchMode=yes' echo hi");
+  EXPECT_EQ(r.out, "node055x: hi\n");
+  r = run_tool(d_->home(), "xdsh node055x -o\"-o Port=" + port + "\" echo hi");
+  EXPECT_EQ(r.out, "node055x: hi\n");
+  for (const char* bad : {"-i /root/.ssh/id_rsa", "-l root", "-o User=root", "-o ProxyCommand=nc",
+                          "-o StrictHostKeyChecking=no", "-A"}) {
+    r = run_tool(d_->home(), std::string{"xdsh node050 -o '"} + bad + "' true");
+    EXPECT_EQ(r.rc, 1) << bad;
+    EXPECT_NE(r.out.find("ssh option"), std::string::npos) << bad << ": " << r.out;
+  }
+  r = run_tool(d_->home(), "xdsh node050 -o '-o User=root' true");
+  EXPECT_NE(r.out.find("is refused: xdsh logs in as you"), std::string::npos) << r.out;
+  // ConnectTimeout bounds a node that never answers
+  r = run_tool(d_->home(), "xdsh deadsilent -o '-o ConnectTimeout=1' true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Connection timed out"), std::string::npos) << r.out;
+  run_tool(d_->home(), "rmdef node055x");
+}
+
+TEST_F(nodeshell_test, xdsh_v_m_and_T_report_in_xcats_words) {
+  auto r = run_tool(d_->home(), "xdsh node056,deadrefused -v true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("deadrefused is not responding, make sure it is a node object and is "
+                       "defined in xCATdb. No command will be issued to this host.\n"),
+            std::string::npos)
+    << r.out;
+  r = run_tool(d_->home(), "xdsh node056,deadrefused -m true");
+  for (const char* line :
+       {"dsh>  Dsh_initialization_completed\n", "dsh>  Dsh_remote_execution_started\n",
+        "dsh>  Remote_command_started node056\n", "dsh>  Remote_command_successful node056\n",
+        "dsh>  Remote_command_failed deadrefused\n",
+        "dsh>  Remote_command_execution_completed\n"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+  }
+  r = run_tool(d_->home(), "xdsh node056 -T 'echo t'");
+  EXPECT_NE(r.out.find("TRACE: user=root fanout=64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Command name: root@node056 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node056: t\n"), std::string::npos) << r.out;
+  r = run_tool(d_->home(), "DSH_FANOUT=7 xdsh -q");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("clusterws:DSH_FANOUT=7\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("clusterws:ssh_connect_timeout=5\n"), std::string::npos) << r.out;
+}
+
+TEST_F(nodeshell_test, xdsh_c_removes_the_sync_backup_directory_on_the_nodes) {
+  auto dir = dir_->path / "syncfiles";
+  std::filesystem::create_directories(dir / "etc");
+  std::ofstream{dir / "etc" / "hosts"} << "backup";
+  run_tool(d_->home(), "chdef -t site nodesyncfiledir=" + dir.string());
+  auto r = run_tool(d_->home(), "xdsh node057 -c");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  r = run_tool(d_->home(), "xdsh node057 -c ls");
+  EXPECT_NE(r.out.find("xdsh -c takes no command."), std::string::npos) << r.out;
+  run_tool(d_->home(), "chdef -t site nodesyncfiledir=");
+}
+
+TEST_F(nodeshell_test, xdsh_refuses_what_has_no_safe_meaning_here_with_the_reason) {
+  struct refusal {
+    const char* args;
+    const char* says;
+  };
+  for (auto [args, says] : std::initializer_list<refusal>{
+         {"node050 -K", "xdsh -K is not supported"},
+         {"node050 -r /usr/bin/rsh true", "the remote shell cannot be changed"},
+         {"-i /install/rootimg true", "install image is not supported"},
+         {"node050 --devicetype IBSwitch::Qlogic true", "--devicetype is not supported"},
+         {"node050 -l nobody true", "-l cannot change the identity"},
+         {"node050 -S bash true", "-S takes ksh or csh"},
+         {"node050 -f 0 true", "-f takes a fanout of at least 1."},
+         {"node050 -Y true", "Unknown option -Y."}}) {
+    auto r = run_tool(d_->home(), std::string{"xdsh "} + args);
+    EXPECT_EQ(r.rc, 1) << args;
+    EXPECT_NE(r.out.find(says), std::string::npos) << args << ": " << r.out;
+  }
+  auto r = run_tool(d_->home(), "DSH_TO_USERID=nobody xdsh node050 true");
+  EXPECT_NE(r.out.find("DSH_TO_USERID cannot change the identity"), std::string::npos) << r.out;
+  r = run_tool(d_->home(), "xdsh node050 -l root -sz true"); // -l naming yourself is fine
+  EXPECT_EQ(r.out, "node050: Remote_command_rc = 0\n");
+}
+
+TEST_F(nodeshell_test, xdsh_ctrl_c_ends_every_remote_command_and_names_the_nodes) {
+  auto pids = dir_->path / "ctrlc.pids";
+  auto out = dir_->path / "ctrlc.out";
+  // xdsh in the background; once both remote commands have started, SIGINT as Ctrl-C sends it
+  auto script = "xdsh 'node[058-059]' 'sleep 300 & echo $! >> " + pids.string() + "; wait' > "
+                + out.string() + " 2>&1 & p=$!; i=0; " + "while [ \"$(cat " + pids.string()
+                + " 2>/dev/null | wc -l)\" -lt 2 ] "
+                + "&& [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; "
+                + "kill -INT $p; wait $p; echo rc=$?";
+  auto r = run_tool(d_->home(), script);
+  EXPECT_EQ(r.out, "rc=2\n");
+  auto text = cws::test::slurp(out);
+  EXPECT_NE(text.find("Caught SIGINT - terminating the child processes.\n"
+                      "Error:  The command was ended on the following nodes.\n"
+                      "Error:  node058 node059\n"),
+            std::string::npos)
+    << text;
+  std::ifstream in{pids};
+  int count = 0;
+  for (long pid; in >> pid; ++count) { // gone on the node, not left running
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; ++i) {
+      gone = ::kill(static_cast<pid_t>(pid), 0) != 0;
+      if (!gone) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    EXPECT_TRUE(gone) << "sleep " << pid << " still runs";
+  }
+  EXPECT_EQ(count, 2);
 }
 
 } // namespace

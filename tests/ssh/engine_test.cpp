@@ -410,6 +410,80 @@ TEST_F(engine_test, cancel_ends_running_and_waiting_jobs_promptly) {
   e.cancel(id);                    // ended: left alone
 }
 
+TEST_F(engine_test, cancel_ends_the_remote_command_and_its_children_without_a_pty) {
+  engine e{config()};
+  std::vector<job> jobs;
+  for (int i = 0; i < 2; ++i) {
+    auto pidfile = dir_->path / ("child.pid." + std::to_string(i));
+    // a child in the background and a `trap ''`-free shell: both must go
+    jobs.push_back(make_job("n1", "sleep 300 & echo $! > " + pidfile.string() + "; wait"));
+  }
+  uint64_t id = 0;
+  auto c = start(e, std::move(jobs), 2, &id);
+  auto pid_of = [&](int i) {
+    return std::atol(read_file(dir_->path / ("child.pid." + std::to_string(i))).c_str());
+  };
+  ASSERT_TRUE(wait_until([&] { return pid_of(0) > 0 && pid_of(1) > 0; }));
+  ASSERT_EQ(::kill(static_cast<pid_t>(pid_of(0)), 0), 0); // running
+  e.cancel(id);
+  ASSERT_TRUE(c->wait(10s));
+  {
+    std::lock_guard<std::mutex> guard{c->mu};
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(c->results[i].error, "cancelled") << i;
+      EXPECT_EQ(c->results[i].message, "The command was cancelled.") << i;
+    }
+  }
+  for (int i = 0; i < 2; ++i) { // gone on the node (reaped by init: poll a moment)
+    EXPECT_TRUE(wait_until([&] { return ::kill(static_cast<pid_t>(pid_of(i)), 0) != 0; }, 5s))
+      << "sleep " << pid_of(i) << " still runs";
+  }
+}
+
+TEST_F(engine_test, output_arrives_as_it_comes_and_matches_the_result) {
+  engine e{config()};
+  struct seen {
+    std::mutex mu;
+    std::string out, err;
+    bool first_before_end = false;
+  };
+  auto s = std::make_shared<seen>();
+  auto flag = dir_->path / "streamed.go";
+  std::vector<job> jobs;
+  // the second line is written only once the first has been seen here
+  jobs.push_back(make_job("n1", "echo one; echo two >&2; while [ ! -e " + flag.string()
+                                  + " ]; do sleep 0.05; done; echo three"));
+  auto c = std::make_shared<collector>(1);
+  e.run(
+    std::move(jobs), 1,
+    [c](size_t i, node_result r) {
+      std::lock_guard<std::mutex> guard{c->mu};
+      c->results.at(i) = std::move(r);
+    },
+    [c] {
+      {
+        std::lock_guard<std::mutex> guard{c->mu};
+        ++c->done;
+      }
+      c->cv.notify_all();
+    },
+    [s](size_t i, int stream, const char* data, size_t size) {
+      std::lock_guard<std::mutex> guard{s->mu};
+      EXPECT_EQ(i, 0u);
+      (stream == 0 ? s->out : s->err).append(data, size);
+    });
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard<std::mutex> guard{s->mu};
+    return s->out == "one\n" && s->err == "two\n";
+  }));
+  std::ofstream{flag} << "go";
+  ASSERT_TRUE(c->wait(20s));
+  std::lock_guard<std::mutex> guard{c->mu};
+  EXPECT_EQ(c->results[0].out, "one\nthree\n"); // the pid marker is never output
+  EXPECT_EQ(s->out, c->results[0].out);
+  EXPECT_EQ(s->err, c->results[0].err);
+}
+
 TEST_F(engine_test, stopping_the_engine_ends_running_jobs_as_disconnected) {
   auto e = std::make_unique<engine>(config());
   auto mark = dir_->path / "stopping.started";
