@@ -200,8 +200,8 @@ void write_txn::set_meta(std::string_view key, std::string_view value) {
 void write_txn::touched(object_type t) {
   if (t == object_type::passwd || t == object_type::policy) {
     root_->auth_changed_ = true;
-  } else if (t == object_type::group) {
-    root_->membership_changed_ = true;
+  } else if (t == object_type::group || t == object_type::site) {
+    root_->membership_changed_ = true; // site: excludenodes changes what every noderange means
   }
 }
 

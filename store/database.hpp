@@ -47,7 +47,8 @@ class read_txn {
   enum class counter : uint8_t {
     all,        ///< every committed write: equal values mean equal contents
     auth,       ///< writes to policy or passwd (what authorization reads)
-    membership, ///< changes of group membership (node groups, group objects)
+    membership, ///< changes of group membership (node groups, group objects) and of the site
+                ///< (excludenodes)
   };
 
   /// A generation counter, bumped by every commit that changed what it counts.

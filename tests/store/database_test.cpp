@@ -264,6 +264,9 @@ TEST(database, counters_tell_what_changed) {
   EXPECT_EQ(at(counter::membership), mem0 + 1);
   db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}, {"mgt", "x"}}); });
   EXPECT_EQ(at(counter::membership), mem0 + 1); // same groups: no change
+  db.write([](write_txn& t) { t.put(object_type::site, "clustersite", {{"excludenodes", "n1"}}); });
+  EXPECT_EQ(at(counter::membership), mem0 + 2); // excludenodes changes what a noderange names
+  EXPECT_EQ(at(counter::auth), auth0 + 2);
 }
 
 } // namespace
