@@ -1,0 +1,424 @@
+#include "virt/hypervisors.hpp"
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace cws::virt {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+/// One call of hypervisors::run.
+struct batch {
+  std::vector<vm_job> jobs;
+  size_t fanout = 1;
+  size_t next = 0;   // under impl::mu
+  size_t active = 0; // under impl::mu
+  std::vector<char>
+    finished;             // under impl::mu: the job's result is taken (by a worker or a deadline)
+  bool cancelled = false; // under impl::mu
+  uint64_t id = 0;
+  hypervisors::result_fn on_result;
+  std::function<void()> on_done;
+  /// Callbacks one at a time, `on_done` after the last result.
+  std::mutex cb_mu;
+  size_t undelivered = 0; // under cb_mu
+};
+
+struct started {
+  std::shared_ptr<batch> b;
+  size_t index = 0;
+};
+
+/// A hypervisor connection, shared by the workers.
+struct connection {
+  std::mutex open_mu; // one opener at a time
+  virConnectPtr conn = nullptr;
+  clock::time_point last_used;
+  int users = 0;
+};
+
+std::string last_error() {
+  const char* msg = virGetLastErrorMessage();
+  return msg != nullptr ? msg : "unknown libvirt error";
+}
+
+/// libvirt prints every error on stderr unless told otherwise: errors go into results here.
+void quiet(void*, virErrorPtr) {
+  // nop
+}
+
+base::node_result failure(const std::string& node, const char* code, std::string message) {
+  base::node_result r;
+  r.name = node;
+  r.rc = -1;
+  r.error = code;
+  r.message = std::move(message);
+  return r;
+}
+
+/// xCAT's kvm plugin reads running, blocked and no-state as on, everything else (paused,
+/// shutting down, shut off, crashed) as off.
+bool is_on(virDomainPtr d) {
+  int state = 0;
+  int reason = 0;
+  if (virDomainGetState(d, &state, &reason, 0) != 0) {
+    return false;
+  }
+  return state == VIR_DOMAIN_RUNNING || state == VIR_DOMAIN_BLOCKED || state == VIR_DOMAIN_NOSTATE;
+}
+
+/// The action on domain `d`, answering the state text xCAT's kvm plugin prints, or a failure.
+base::node_result act(const vm_job& j, virDomainPtr d) {
+  base::node_result r;
+  r.name = j.node;
+  r.rc = 0;
+  bool on = is_on(d);
+  int rc = 0;
+  switch (j.action) {
+    case power_action::state: r.out = on ? "on" : "off"; break;
+    case power_action::on:
+      rc = on ? 0 : virDomainCreate(d);
+      r.out = "on";
+      break;
+    case power_action::off:
+      rc = on ? virDomainDestroy(d) : 0;
+      r.out = "off";
+      break;
+    case power_action::softoff: // asks the guest; the state right after, as xCAT prints it
+      rc = on ? virDomainShutdown(d) : 0;
+      r.out = rc == 0 && is_on(d) ? "on" : "off";
+      break;
+    case power_action::reset: // an off machine stays off
+      rc = on ? virDomainReset(d, 0) : 0;
+      r.out = on ? "reset" : "off";
+      break;
+    case power_action::boot: // the state before, then what was done
+      rc = on ? virDomainReset(d, 0) : virDomainCreate(d);
+      r.out = on ? "on reset" : "off on";
+      break;
+  }
+  if (rc != 0) {
+    return failure(j.node, "libvirt", last_error());
+  }
+  return r;
+}
+
+} // namespace
+
+std::optional<power_action> parse_power_action(std::string_view word) {
+  static const std::pair<std::string_view, power_action> words[] = {
+    {"on", power_action::on},           {"off", power_action::off},
+    {"softoff", power_action::softoff}, {"reset", power_action::reset},
+    {"boot", power_action::boot},       {"stat", power_action::state},
+    {"state", power_action::state},
+  };
+  for (const auto& [w, a] : words) {
+    if (w == word) {
+      return a;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string vmhost_uri(std::string_view vmhost) {
+  if (vmhost.find("://") != std::string_view::npos) {
+    return std::string{vmhost};
+  }
+  return "qemu+ssh://root@" + std::string{vmhost} + "/system";
+}
+
+struct hypervisors::impl {
+  hypervisor_config cfg;
+  mutable std::mutex mu;
+  std::condition_variable work_cv;  // workers: a job is ready, or stopping
+  std::condition_variable timer_cv; // the deadline thread: a new deadline, or stopping
+  std::deque<started> ready;
+  std::multimap<clock::time_point, started> deadlines;
+  std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
+  std::map<std::string, std::shared_ptr<connection>> conns;
+  uint64_t next_run = 1;
+  bool stopping = false;
+  std::vector<std::thread> workers;
+  std::thread timer;
+
+  explicit impl(hypervisor_config c) : cfg(std::move(c)) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      virInitialize();
+      virSetErrorFunc(nullptr, quiet);
+    });
+  }
+
+  void start_threads() {
+    for (size_t i = 0; i < std::max<size_t>(1, cfg.threads); ++i) {
+      workers.emplace_back([this] { work(); });
+    }
+    timer = std::thread([this] { watch(); });
+  }
+
+  void stop() {
+    std::vector<started> orphans;
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      stopping = true;
+      for (auto& [when, s] : deadlines) {
+        orphans.push_back(s);
+      }
+      for (auto& s : ready) {
+        orphans.push_back(s);
+      }
+    }
+    work_cv.notify_all();
+    timer_cv.notify_all();
+    for (auto& t : workers) {
+      t.join();
+    }
+    timer.join();
+    for (auto& s : orphans) {
+      complete(s, failure(s.b->jobs[s.index].node, "disconnected", "the service is stopping"));
+    }
+    for (auto& [uri, c] : conns) {
+      if (c->conn != nullptr) {
+        virConnectClose(c->conn);
+      }
+    }
+  }
+
+  /// Queues the batch's next jobs within its fanout (under mu).
+  void fill(const std::shared_ptr<batch>& b, std::vector<started>& skipped) {
+    while (b->next < b->jobs.size() && (b->active < b->fanout || b->cancelled)) {
+      started s{b, b->next++};
+      if (b->cancelled) {
+        skipped.push_back(s);
+        continue;
+      }
+      ++b->active;
+      deadlines.emplace(clock::now() + cfg.timeout, s);
+      ready.push_back(s);
+    }
+  }
+
+  /// Job `s` has its result (from its worker, its deadline or a cancel); the first one counts.
+  void complete(const started& s, base::node_result r) {
+    std::vector<started> skipped;
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      auto& b = *s.b;
+      if (b.finished[s.index] != 0) {
+        return; // its deadline (or the worker) came first
+      }
+      b.finished[s.index] = 1;
+      if (b.next > s.index && !stopping) { // it was started: its slot is free again
+        --b.active;
+        fill(s.b, skipped);
+      }
+      for (auto it = deadlines.begin(); it != deadlines.end(); ++it) {
+        if (it->second.b == s.b && it->second.index == s.index) {
+          deadlines.erase(it);
+          break;
+        }
+      }
+    }
+    work_cv.notify_all();
+    timer_cv.notify_all();
+    deliver(*s.b, s.index, std::move(r));
+    for (auto& k : skipped) {
+      complete(k, failure(k.b->jobs[k.index].node, "cancelled",
+                          "The request was cancelled before it started."));
+    }
+  }
+
+  void deliver(batch& b, size_t index, base::node_result r) {
+    std::lock_guard<std::mutex> guard{b.cb_mu};
+    b.on_result(index, std::move(r));
+    if (--b.undelivered == 0) {
+      {
+        std::lock_guard<std::mutex> runs_guard{mu};
+        runs.erase(b.id);
+      }
+      b.on_done();
+    }
+  }
+
+  /// The connection to `uri`, opened (or reopened when found dead) if needed; null on failure.
+  std::shared_ptr<connection> acquire(const std::string& uri, std::string& error) {
+    std::shared_ptr<connection> c;
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      auto& slot = conns[uri];
+      if (!slot) {
+        slot = std::make_shared<connection>();
+      }
+      c = slot;
+      ++c->users;
+    }
+    std::lock_guard<std::mutex> open_guard{c->open_mu};
+    if (c->conn != nullptr && virConnectIsAlive(c->conn) != 1) {
+      virConnectClose(c->conn);
+      c->conn = nullptr;
+    }
+    if (c->conn == nullptr) {
+      c->conn = virConnectOpen(uri.c_str());
+      if (c->conn == nullptr) {
+        error = last_error();
+        release(c);
+        return nullptr;
+      }
+    }
+    return c;
+  }
+
+  void release(const std::shared_ptr<connection>& c) {
+    std::lock_guard<std::mutex> guard{mu};
+    --c->users;
+    c->last_used = clock::now();
+  }
+
+  base::node_result call(const vm_job& j) {
+    std::string error;
+    auto c = acquire(j.uri, error);
+    if (!c) {
+      return failure(j.node, "unreachable",
+                     "Cannot communicate via libvirt to " + j.uri + ": " + error);
+    }
+    base::node_result r;
+    if (virDomainPtr d = virDomainLookupByName(c->conn, j.domain.c_str())) {
+      r = act(j, d);
+      virDomainFree(d);
+    } else {
+      r = failure(j.node, "not-found",
+                  "The virtual machine " + j.domain + " was not found on " + j.uri + ".");
+    }
+    release(c);
+    return r;
+  }
+
+  void work() {
+    for (;;) {
+      started s;
+      {
+        std::unique_lock<std::mutex> lock{mu};
+        work_cv.wait(lock, [&] { return stopping || !ready.empty(); });
+        if (stopping) {
+          return;
+        }
+        s = ready.front();
+        ready.pop_front();
+        if (s.b->finished[s.index] != 0) {
+          continue; // its deadline passed while it waited
+        }
+      }
+      complete(s, call(s.b->jobs[s.index]));
+    }
+  }
+
+  /// Delivers `timeout` for jobs past their deadline, and closes idle connections.
+  void watch() {
+    std::unique_lock<std::mutex> lock{mu};
+    while (!stopping) {
+      auto now = clock::now();
+      std::vector<started> due;
+      while (!deadlines.empty() && deadlines.begin()->first <= now) {
+        due.push_back(deadlines.begin()->second);
+        deadlines.erase(deadlines.begin());
+      }
+      for (auto it = conns.begin(); it != conns.end();) {
+        auto& c = it->second;
+        if (c->users == 0 && now - c->last_used >= cfg.idle) {
+          if (c->conn != nullptr) {
+            virConnectClose(c->conn);
+          }
+          it = conns.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (!due.empty()) {
+        lock.unlock();
+        for (auto& s : due) {
+          complete(s,
+                   failure(s.b->jobs[s.index].node, "timeout",
+                           "Timed out waiting for the hypervisor " + s.b->jobs[s.index].uri + "."));
+        }
+        lock.lock();
+        continue;
+      }
+      auto wake = now + std::chrono::seconds(1);
+      if (!deadlines.empty()) {
+        wake = std::min(wake, deadlines.begin()->first);
+      }
+      timer_cv.wait_until(lock, wake);
+    }
+  }
+};
+
+hypervisors::hypervisors(hypervisor_config cfg) : impl_(std::make_shared<impl>(std::move(cfg))) {
+  impl_->start_threads();
+}
+
+hypervisors::~hypervisors() {
+  impl_->stop();
+}
+
+uint64_t hypervisors::run(std::vector<vm_job> jobs, size_t fanout, result_fn on_result,
+                          std::function<void()> on_done) {
+  if (jobs.empty()) {
+    on_done();
+    return 0;
+  }
+  auto b = std::make_shared<batch>();
+  b->jobs = std::move(jobs);
+  b->fanout = std::max<size_t>(1, fanout);
+  b->finished.assign(b->jobs.size(), 0);
+  b->undelivered = b->jobs.size();
+  b->on_result = std::move(on_result);
+  b->on_done = std::move(on_done);
+  std::vector<started> skipped;
+  {
+    std::lock_guard<std::mutex> guard{impl_->mu};
+    b->id = impl_->next_run++;
+    impl_->runs.emplace(b->id, b);
+    impl_->fill(b, skipped);
+  }
+  impl_->work_cv.notify_all();
+  impl_->timer_cv.notify_all();
+  return b->id;
+}
+
+void hypervisors::cancel(uint64_t id) {
+  std::vector<started> skipped;
+  {
+    std::lock_guard<std::mutex> guard{impl_->mu};
+    auto it = impl_->runs.find(id);
+    auto b = it == impl_->runs.end() ? nullptr : it->second.lock();
+    if (!b) {
+      return;
+    }
+    b->cancelled = true;
+    impl_->fill(b, skipped); // the waiting ones, as cancelled
+  }
+  for (auto& s : skipped) {
+    impl_->complete(s, failure(s.b->jobs[s.index].node, "cancelled",
+                               "The request was cancelled before it started."));
+  }
+}
+
+size_t hypervisors::connections() const {
+  std::lock_guard<std::mutex> guard{impl_->mu};
+  size_t n = 0;
+  for (const auto& [uri, c] : impl_->conns) {
+    n += c->conn != nullptr ? 1 : 0;
+  }
+  return n;
+}
+
+} // namespace cws::virt
