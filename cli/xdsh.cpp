@@ -13,6 +13,7 @@
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/remote.hpp"
 
 namespace cws::cli {
 
@@ -64,6 +65,9 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   std::string command;
   for (size_t i = cmd_start; i < argv.size(); ++i) {
     command += (i > cmd_start ? " " : "") + argv[i];
+  }
+  if (auto socket = daemon_socket(store::home::resolve(args.value("home")))) {
+    return xdsh_remote(*socket, args, command, streams); // not root: through clusterwsd
   }
   auto s = session::open(args);
   long long fanout = args.values.count("f") ? std::stoll(args.value("f")) : 0;
