@@ -106,8 +106,10 @@ std::string error_text(const caf::error& e) {
   return "The noderange could not be expanded.";
 }
 
+/// Loopback TCP, or the local Unix socket (client "local"): `localhost` for host rows.
 bool is_loopback(const std::string& addr) {
-  return addr.rfind("127.", 0) == 0 || addr == "::1" || addr.rfind("::ffff:127.", 0) == 0;
+  return addr.rfind("127.", 0) == 0 || addr == "::1" || addr.rfind("::ffff:127.", 0) == 0
+         || addr == "local";
 }
 
 /// True for calls whose target is a noderange that policy `noderange` rows apply to.
@@ -334,6 +336,12 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
 /// Checks the credentials; on success goes on to authorize.
 void authenticate(const context& cx, api_call_ptr call, promise rp, bool fresh, memo_ptr memo) {
   const auto& creds = call->creds;
+  if (!creds.peer_user.empty()) {
+    // the local socket: the kernel named the caller (SO_PEERCRED); policy decides as for
+    // any authenticated user
+    authorize(cx, call, creds.peer_user, rp, fresh, memo);
+    return;
+  }
   if (!creds.token.empty()) {
     cx.self->request(cx.store, caf::infinite, token_atom::value, store::sha256_hex(creds.token))
       .then(

@@ -54,6 +54,9 @@ struct credentials {
   std::string password;
   /// X-Auth-Token value.
   std::string token;
+  /// The Unix user the kernel named for a caller on the local socket (SO_PEERCRED): the
+  /// whole credential there; never set from anything in a request.
+  std::string peer_user;
 };
 
 /// Receives per-node results as they complete (streaming). Called from actor threads.

@@ -33,6 +33,10 @@ const base::settings_schema& settings_schema() {
     {"call_timeout", num, "120", 1, day, "seconds a request may take inside the service (503)"},
     {"page_objects", num, "5000", 0, 1000000,
      "a listing of more objects is sent in pages of this many, never held whole (0: never)"},
+    {"local_socket", text, "", 0, 0,
+     "Unix socket where non-root tools reach the daemon, the caller named by the kernel "
+     "(default /run/clusterws/clusterws.sock, /run/clusterws/home-<hash>.sock with --home; "
+     "off disables)"},
     // -- store
     {"noderange_max", num, "1000000", 1, 100000000, "names one noderange may expand to"},
     {"noderange_regex_max", num, "1024", 1, 65536,

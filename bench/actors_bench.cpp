@@ -53,7 +53,7 @@ void password_cache_hit(benchmark::State& state) {
     auto st = actors::spawn_store(sys, db, {});
     auto pol = actors::spawn_policy(sys, st, {});
     auto call = std::make_shared<api::api_call>();
-    call->creds = {"root", "pw", ""};
+    call->creds = {"root", "pw", "", ""};
     call->client = "127.0.0.1";
     call->policy_command = "lsdef";
     api::api_call_ptr c = call;

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/local_client.hpp"
 #include "store/error.hpp"
 
 namespace cws::cli {
@@ -127,6 +128,9 @@ int restore(const std::vector<std::string>& argv, io& streams) {
                              + ". Restore it with the clusterws that made it.");
   }
   auto home = store::home::resolve(args.value("home"));
+  if (daemon_socket(home)) {
+    throw needs_root{};
+  }
   if (home.initialized()) {
     throw usage_error("The clusterws home '" + home.dir.string()
                       + "' is already initialized; stop the daemon and move it away first.");

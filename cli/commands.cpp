@@ -8,6 +8,7 @@
 #include "api/operations.hpp"
 #include "api/settings.hpp"
 #include "cli/defaults.hpp"
+#include "cli/local_client.hpp"
 #include "store/error.hpp"
 
 namespace cws::cli {
@@ -239,6 +240,9 @@ option_spec definition_options(std::string_view values, std::string_view flags) 
 
 session session::open(const parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
+  if (daemon_socket(home)) {
+    throw needs_root{}; // the store is root's: only lsdef, nodels and xdsh go through the daemon
+  }
   home.require_initialized();
   session s{
     home, std::make_unique<store::database>(home.db()), api::load_settings(home.config()), {}};
@@ -322,6 +326,11 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     if (n == name) {
       try {
         return fn(args, streams);
+      } catch (const needs_root&) {
+        streams.err << "Error: " << name
+                    << " needs root: the clusterws database is readable by root only. Users "
+                       "other than root run lsdef, nodels and xdsh, which go through "
+                       "clusterwsd.\n";
       } catch (const usage_error& e) {
         streams.err << "Error: " << e.what() << "\nTry '" << name << " --help'.\n";
       } catch (const std::exception& e) {

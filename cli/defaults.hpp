@@ -12,6 +12,11 @@ extern const std::string_view site_defaults_text;
 /// for the management node's short host name).
 extern const std::string_view policy_defaults_text;
 
+/// The xcatdefaults postscripts `init` stores (listed in front of every node's own, as xCAT's
+/// lsdef does; lsdef -z leaves them out).
+constexpr std::string_view xcatdefaults_postscripts = "syslog,remoteshell,syncfiles";
+constexpr std::string_view xcatdefaults_postbootscripts = "otherpkgs";
+
 /// This build's version (the CMake project's).
 extern const std::string_view version_text;
 

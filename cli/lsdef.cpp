@@ -1,10 +1,13 @@
 // lsdef and nodels: the listing tools, with xCAT's output formats (xcat-compat.md §6).
 
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "api/operations.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/remote.hpp"
 #include "store/selector.hpp"
 #include "store/tables.hpp"
 #include "store/templates.hpp"
@@ -69,6 +72,72 @@ void print_object(std::ostream& out, const store::listed_object& obj, object_typ
       out << "    " << k << '=' << v << '\n';
     }
   }
+}
+
+/// lsdef over clusterwsd (a caller who cannot open the store): the objects as the daemon
+/// lists them (lsdef -l), then -i, -w and -z applied here by the direct path's own rules, and
+/// printed by the same formatter.
+int lsdef_remote(const remote& daemon, const std::vector<object_type>& types,
+                 const std::string& spec, const std::vector<std::string>& only,
+                 const std::vector<store::selector>& where, const listing_form& form, bool all,
+                 io& streams) {
+  int rc = 0;
+  if (form.stanza) {
+    streams.out << "# <xCAT data object stanza file>\n";
+  }
+  auto fail = [&](const std::string& message) {
+    streams.err << "Error: " << message << '\n';
+    rc = 1;
+  };
+  for (auto t : types) {
+    store::listing found;
+    std::vector<std::string> names;
+    if (spec.empty()) {
+      names = daemon.names(t);
+      if (names.empty()) {
+        if (!all) {
+          fail("Could not get objects of type '" + std::string{store::type_name(t)} + "'.");
+        }
+        continue;
+      }
+    }
+    auto wanted = store::wanted_attributes(t, only.empty() ? nullptr : &only, found.errors);
+    if (spec.empty() && form.short_form && where.empty() && found.errors.empty()) {
+      for (auto& n : names) {
+        found.objects.push_back({std::move(n), {}}); // the names are all it prints
+      }
+    } else if (spec.empty()) {
+      // every object, asked for in batches of names that keep each request short
+      for (size_t i = 0; i < names.size();) {
+        std::string batch;
+        for (; i < names.size() && (batch.empty() || batch.size() + names[i].size() < 4000); ++i) {
+          batch += (batch.empty() ? "" : ",") + names[i];
+        }
+        auto part = daemon.objects(t, batch);
+        for (auto& o : part.objects) {
+          found.objects.push_back(std::move(o));
+        }
+      }
+    } else {
+      auto part = daemon.objects(t, spec);
+      found.objects = std::move(part.objects);
+      found.errors.insert(found.errors.end(), part.errors.begin(), part.errors.end());
+    }
+    for (const auto& e : found.errors) {
+      fail(e);
+    }
+    for (auto& obj : found.objects) {
+      if (form.stanza && t == object_type::node) {
+        strip_xcatdefaults(obj.attrs); // as lsdef -z reads the store
+      }
+      if (form.short_form && spec.empty() && where.empty()) {
+        print_object(streams.out, obj, t, form);
+      } else if (store::select_attributes(obj.attrs, only.empty() ? nullptr : &wanted, where)) {
+        print_object(streams.out, obj, t, form);
+      }
+    }
+  }
+  return rc;
 }
 
 } // namespace
@@ -150,6 +219,15 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
   form.typed_header = types.size() > 1;
   form.short_separator = args.has("a") ? " " : "  "; // xCAT's lsdef -a: `name (type)`
 
+  if (auto socket = daemon_socket(store::home::resolve(args.value("home")))) {
+    // not root, and the store is root's: the same listing from clusterwsd
+    if (templates || (args.has("S") && spec.empty())) {
+      throw std::runtime_error(std::string{templates ? "--template" : "-S"}
+                               + " needs root: users other than root list the database's "
+                                 "objects through clusterwsd, which does not offer it.");
+    }
+    return lsdef_remote(remote{*socket}, types, spec, only, where, form, args.has("a"), streams);
+  }
   auto s = session::open(args);
   auto txn = s.db->read();
   store::cluster_view view{txn, !form.stanza}; // -z: without the xcatdefaults postscripts
@@ -206,22 +284,42 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
                    "  --home DIR    state directory\n";
     return 0;
   }
-  auto s = session::open(args);
-  auto txn = s.db->read();
-  store::cluster_view view{txn};
+  // not root, and the store is root's: the nodes and values come from clusterwsd
+  auto socket = daemon_socket(store::home::resolve(args.value("home")));
+  if (socket && (args.has("b") || args.has("S"))) {
+    throw std::runtime_error(std::string{args.has("b") ? "-b" : "-S"}
+                             + " needs root: users other than root list nodes through "
+                               "clusterwsd, which does not offer it.");
+  }
+  std::optional<session> s;
+  std::optional<store::read_txn> txn;
+  std::optional<store::cluster_view> view;
+  std::optional<remote> daemon;
+  size_t max_regex = store::noderange_options{}.max_regex;
   std::vector<std::string> nodes;
   size_t first_col = 0;
-  if (!args.positional.empty()) {
-    auto r = store::expand_noderange(args.positional.front(), view,
-                                     api::noderange_options_for(view, s.noderange));
-    if (!r.missing.empty()) {
-      streams.err << "Error: " << store::missing_nodes_message(r.missing) << '\n';
-      return 1;
-    }
-    nodes = std::move(r.nodes);
-    first_col = 1;
+  std::string range = args.positional.empty() ? std::string{} : args.positional.front();
+  if (socket) {
+    daemon.emplace(*socket);
+    nodes = daemon->nodels(range);
+    first_col = args.positional.empty() ? 0 : 1;
   } else {
-    nodes = view.nodes();
+    s.emplace(session::open(args));
+    txn.emplace(s->db->read());
+    view.emplace(*txn);
+    max_regex = s->noderange.max_regex;
+    if (!args.positional.empty()) {
+      auto r
+        = store::expand_noderange(range, *view, api::noderange_options_for(*view, s->noderange));
+      if (!r.missing.empty()) {
+        streams.err << "Error: " << store::missing_nodes_message(r.missing) << '\n';
+        return 1;
+      }
+      nodes = std::move(r.nodes);
+      first_col = 1;
+    } else {
+      nodes = view->nodes();
+    }
   }
   struct column {
     std::string label;
@@ -236,7 +334,7 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
     bool is_selector = a.find("==") != std::string::npos || a.find("!=") != std::string::npos
                        || a.find("=~") != std::string::npos || a.find("!~") != std::string::npos;
     if (is_selector) {
-      if (auto sel = store::selector::parse(a, s.noderange.max_regex)) {
+      if (auto sel = store::selector::parse(a, max_regex)) {
         sels.push_back(std::move(*sel));
         continue;
       }
@@ -257,12 +355,35 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
     rc = 1;
   }
   bool label = args.has("H") || whole_table || cols.size() + sels.size() >= 2;
+  // over clusterwsd: the nodes' values as lsdef shows them (inherited, expressions evaluated)
+  std::map<std::string, store::attr_map> remote_values;
+  if (daemon && (!cols.empty() || !sels.empty()) && !nodes.empty()) {
+    for (size_t i = 0; i < nodes.size();) {
+      std::string batch;
+      for (; i < nodes.size() && (batch.empty() || batch.size() + nodes[i].size() < 4000); ++i) {
+        batch += (batch.empty() ? "" : ",") + nodes[i];
+      }
+      for (auto& o : daemon->objects(object_type::node, batch).objects) {
+        strip_xcatdefaults(o.attrs); // an attribute's own value, as the store holds it
+        remote_values[o.name] = std::move(o.attrs);
+      }
+    }
+  }
+  auto value = [&](const std::string& n, std::string_view attr, std::string& group) {
+    if (!daemon) {
+      return view->attribute(n, attr, group);
+    }
+    const auto& attrs = remote_values[n];
+    auto it = attrs.find(std::string{attr});
+    return it == attrs.end() ? std::string{} : it->second;
+  };
   for (const auto& n : nodes) {
-    if (!args.has("S") && view.hidden(n)) {
-      continue;
+    if (!daemon && !args.has("S") && view->hidden(n)) {
+      continue; // (clusterwsd leaves hidden nodes out itself)
     }
     bool pass = std::all_of(sels.begin(), sels.end(), [&](const store::selector& sel) {
-      return sel.matches(view.attribute(n, sel.attribute()));
+      std::string ignored;
+      return sel.matches(value(n, sel.attribute(), ignored));
     });
     if (!pass) {
       continue;
@@ -276,7 +397,7 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
         streams.out << c.label << ": ";
       }
       std::string group;
-      streams.out << view.attribute(n, c.attr, group);
+      streams.out << value(n, c.attr, group);
       if (args.has("b") && !group.empty()) {
         streams.out << " (inherited from group " << group << ')'; // tabutils.pm nodels
       }

@@ -10,6 +10,7 @@
 
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/local_client.hpp"
 #include "cli/pki.hpp"
 
 namespace cws::cli {
@@ -112,6 +113,9 @@ int pki(const std::vector<std::string>& argv, io& streams) {
     return 0;
   }
   auto home = store::home::resolve(args.value("home"));
+  if (daemon_socket(home)) {
+    throw needs_root{};
+  }
   home.require_initialized();
   auto dir = home.pki();
   auto action = args.positional.empty() ? std::string{"show"} : args.positional.front();

@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/defaults.hpp"
+#include "cli/local_client.hpp"
 #include "cli/pki.hpp"
 #include "store/credentials.hpp"
 #include "store/tokens.hpp"
@@ -169,6 +170,9 @@ int init(const std::vector<std::string>& argv, io& streams) {
     throw usage_error("--listen must be ADDR:PORT ([::1]:PORT for IPv6), not '" + listen + "'.");
   }
   auto home = store::home::resolve(args.value("home"));
+  if (daemon_socket(home)) {
+    throw needs_root{};
+  }
   if (home.initialized()) {
     throw usage_error("The clusterws home '" + home.dir.string() + "' is already initialized.");
   }
@@ -207,8 +211,8 @@ int init(const std::vector<std::string>& argv, io& streams) {
   auto master = args.value("master", "127.0.0.1");
   db.write([&](store::write_txn& t) {
     t.put(object_type::site, "clustersite", site_defaults(master));
-    t.set_meta("xcatdefaults.postscripts", "syslog,remoteshell,syncfiles");
-    t.set_meta("xcatdefaults.postbootscripts", "otherpkgs");
+    t.set_meta("xcatdefaults.postscripts", xcatdefaults_postscripts);
+    t.set_meta("xcatdefaults.postbootscripts", xcatdefaults_postbootscripts);
     put_default_policy(t, host);
     t.put(object_type::passwd, "root", {{"password", store::hash_password(password)}});
   });

@@ -18,6 +18,7 @@
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/remote.hpp"
 #include "cli/xdsh_options.hpp"
 
 extern char** environ;
@@ -56,6 +57,14 @@ const char* usage_text
     "Refused with the reason: -e (not yet), -K, -r, -i, -B, --devicetype, -l other than you.\n"
     "Ctrl-C ends every remote command and names the nodes still running.\n"
     "Exit status: the number of failed nodes (at most 255).\n";
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string joined;
+  for (const auto& w : words) {
+    joined += (joined.empty() ? "" : " ") + w;
+  }
+  return joined;
+}
 
 /// The caller's LANG and LC_* variables, exported to the nodes unless -L.
 std::vector<std::pair<std::string, std::string>> local_locale() {
@@ -276,6 +285,28 @@ void show_config(const xdsh_options& o, const api::shell_config& shell,
       << "clusterws:key=" << api::user_key(shell, "<user>").string() << '\n';
 }
 
+/// xdsh for a caller who cannot open the store: nodeshell over clusterwsd's local socket
+/// (docs/cli.md, "Users other than root"), printed as the direct path prints it. The daemon
+/// plans with its own settings, so -o and -q are refused here; -s prints each node's lines
+/// when the node ends (the daemon streams whole nodes); Ctrl-C ends xdsh, and the daemon,
+/// seeing the connection go, ends the commands on the nodes.
+int xdsh_remote(const std::filesystem::path& socket, const xdsh_options& o, io& streams) {
+  if (!o.node_options.empty() || o.show_config) {
+    throw usage_error("xdsh -o and -q are not available to users other than root: clusterwsd "
+                      "runs the command with its own SSH settings.");
+  }
+  auto command = remote_command(
+    o, o.cleanup ? std::string{"rm -rf "} + default_nodesyncfiledir : join_words(o.words),
+    local_locale(), o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+  auto stream_off = o;
+  stream_off.stream = false;
+  printer print{stream_off, streams};
+  remote{socket}.nodeshell(o.noderange, command, o.fanout, o.timeout,
+                           [&](base::node_result res) { print.result(std::move(res)); });
+  print.finish(0);
+  return static_cast<int>(std::min<size_t>(print.failed(), 255));
+}
+
 } // namespace
 
 int xdsh(const std::vector<std::string>& argv, io& streams) {
@@ -294,6 +325,9 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     throw usage_error("xdsh -e is not available yet: copy the script with your own tools and "
                       "run it with xdsh.");
   }
+  if (auto socket = daemon_socket(store::home::resolve(o.home))) {
+    return xdsh_remote(*socket, o, streams); // not root: through clusterwsd
+  }
   base::parsed_args home_args;
   if (!o.home.empty()) {
     home_args.values["home"].push_back(o.home);
@@ -311,10 +345,7 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     show_config(o, shell, engine_cfg, streams);
     return 0;
   }
-  std::string command;
-  for (const auto& w : o.words) {
-    command += (command.empty() ? "" : " ") + w;
-  }
+  std::string command = join_words(o.words);
   if (o.cleanup) {
     std::string dir = default_nodesyncfiledir;
     auto txn = s.db->read();

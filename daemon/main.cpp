@@ -141,6 +141,13 @@ int serve(const base::parsed_args& args) {
   cfg.apply(settings);
   cfg.cert = home.pki() / "server-cert.pem";
   cfg.key = home.pki() / "server-key.pem";
+  // the local socket for non-root tools: the default path may be out of reach (a daemon
+  // that is not root), a configured one must work
+  const auto& local = settings.text("local_socket");
+  cfg.local_socket = local == "off"  ? std::filesystem::path{}
+                     : local.empty() ? home.local_socket()
+                                     : std::filesystem::path{local};
+  cfg.local_socket_required = !local.empty() && local != "off";
 
   auto db = std::make_shared<store::database>(home.db());
   raise_file_limit();

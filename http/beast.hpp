@@ -21,6 +21,10 @@ using tcp = boost::asio::ip::tcp;
 using io_executor = net::io_context::executor_type;
 using tcp_socket = net::basic_stream_socket<tcp, io_executor>;
 using tcp_stream = beast::basic_stream<tcp, io_executor>;
+/// The local Unix socket's stream (plain HTTP: the kernel names the peer, SO_PEERCRED).
+using unix_protocol = net::local::stream_protocol;
+using unix_socket = net::basic_stream_socket<unix_protocol, io_executor>;
+using unix_stream = beast::basic_stream<unix_protocol, io_executor>;
 using steady_timer
   = net::basic_waitable_timer<std::chrono::steady_clock,
                               net::wait_traits<std::chrono::steady_clock>, io_executor>;

@@ -326,7 +326,27 @@ routed route(const http_input& in, const router_limits& limits) {
   }
   auto& call = *r.call;
   call.client = in.client;
-  call.creds = collect_credentials(body, query, in.token, in.authorization);
+  if (in.local) {
+    // the kernel named the caller: nothing in the request may name anyone, and no token is
+    // made there (it would turn a local login into a network credential)
+    bool named = query.find("userName") || query.find("userPW") || !in.token.empty()
+                 || !in.authorization.empty()
+                 || std::any_of(body.begin(), body.end(), [](const auto& f) {
+                      return f.first == "userName" || f.first == "userPW";
+                    });
+    if (named) {
+      return refuse(r, errc::bad_request,
+                    "The local socket identifies the caller by its Unix user: userName, userPW, "
+                    "X-Auth-Token and Authorization are not accepted here.");
+    }
+    if (res->kind == resource_kind::tokens || res->kind == resource_kind::token) {
+      return refuse(r, errc::bad_request,
+                    "Tokens are not available on the local socket: use HTTPS with a password.");
+    }
+    call.creds.peer_user = in.peer_user;
+  } else {
+    call.creds = collect_credentials(body, query, in.token, in.authorization);
+  }
   call.type = res->type;
   call.target = res->target;
   call.attrs = res->attrs;

@@ -24,6 +24,10 @@ struct http_input {
   std::string token;
   /// The client's address.
   std::string client;
+  /// The local Unix socket: the caller is `peer_user`, named by the kernel (SO_PEERCRED);
+  /// credentials in the request are refused.
+  bool local = false;
+  std::string peer_user;
 };
 
 /// How a successful result is rendered.

@@ -105,6 +105,7 @@ server::~server() {
   summary_timer_.reset();
   signals_.reset();
   listener_.reset();
+  local_.reset();
   work_.clear();
   iocs_.clear();
 }
@@ -117,12 +118,30 @@ tcp::endpoint server::start() {
   for (auto& ioc : iocs_) {
     iocs.push_back(ioc.get());
   }
-  listener_
-    = std::make_shared<listener>(std::move(iocs), tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
+  listener_ = std::make_shared<listener>(iocs, tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
   listener_->run();
+  start_local(iocs);
   summary_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
   summarise_logs();
   return listener_->local_endpoint();
+}
+
+void server::start_local(const std::vector<net::io_context*>& iocs) {
+  if (ctx_.cfg.local_socket.empty()) {
+    return;
+  }
+  try {
+    local_ = std::make_shared<local_listener>(iocs, ctx_.cfg.local_socket, ctx_);
+  } catch (const std::exception& e) {
+    if (ctx_.cfg.local_socket_required) {
+      throw;
+    }
+    base::log(base::log_level::warning,
+              std::string{e.what()} + "; non-root tools cannot reach this daemon");
+    return;
+  }
+  local_->run();
+  base::log(base::log_level::notice, "local tools connect to " + ctx_.cfg.local_socket.string());
 }
 
 void server::summarise_logs() {
@@ -212,6 +231,9 @@ void server::stop() {
     }
     if (listener_) {
       listener_->stop();
+    }
+    if (local_) {
+      local_->stop(); // (removes the socket: tools see "not running" at once)
     }
     beast::error_code ignored;
     signals_->cancel(ignored);

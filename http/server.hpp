@@ -9,6 +9,7 @@
 #include "actors/dispatcher.hpp"
 #include "http/beast.hpp"
 #include "http/listener.hpp"
+#include "http/local_listener.hpp"
 #include "http/server_config.hpp"
 #include "http/session.hpp"
 
@@ -23,7 +24,9 @@ class server {
          metrics_sources sources = {});
   ~server();
 
-  /// Loads the certificate, binds and starts accepting. Returns the bound endpoint.
+  /// Loads the certificate, binds and starts accepting, on the local socket too (when
+  /// configured; one that cannot be made is a warning unless `local_socket_required`).
+  /// Returns the bound endpoint.
   /// @throws std::exception when the certificate or the address is unusable.
   tcp::endpoint start();
 
@@ -57,6 +60,8 @@ class server {
 
  private:
   void drain(int rounds);
+  /// Opens the local socket (server_config::local_socket).
+  void start_local(const std::vector<net::io_context*>& iocs);
   void wait_for_signal();
   /// Every log_summary period: the summaries of bursts of failures (base/log_burst.hpp).
   void summarise_logs();
@@ -72,6 +77,7 @@ class server {
   std::shared_ptr<ssl::context> tls_;
   session_context ctx_;
   std::shared_ptr<listener> listener_;
+  std::shared_ptr<local_listener> local_;
   std::unique_ptr<net::signal_set> signals_;
   std::unique_ptr<steady_timer> drain_timer_;
   std::unique_ptr<steady_timer> summary_timer_;

@@ -35,6 +35,11 @@ struct server_config {
   /// Bursts of failures (TLS handshakes, 503s, commits) are logged as one summary line per
   /// period at most.
   std::chrono::seconds log_summary{60};
+  /// The Unix socket local tools use (plain HTTP, the caller named by SO_PEERCRED); empty:
+  /// none. `local_socket_required`: failing to create it stops the start (a configured
+  /// path) instead of a warning (the default path, e.g. a daemon that is not root).
+  std::filesystem::path local_socket;
+  bool local_socket_required = false;
   /// Certificate and key (PEM).
   std::filesystem::path cert;
   std::filesystem::path key;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "actors/dispatcher.hpp"
 #include "http/audit_log.hpp"
@@ -33,15 +34,35 @@ struct session_context {
 template<class Session>
 class stream_sink;
 
+/// What a session speaks over `NextLayer`: TLS, except on the local Unix socket, where the
+/// kernel names the peer (SO_PEERCRED) and the requests are plain HTTP.
+template<class NextLayer>
+struct session_transport {
+  using stream = beast::ssl_stream<NextLayer>;
+  static constexpr bool tls = true;
+};
+
+template<>
+struct session_transport<unix_stream> {
+  using stream = unix_stream;
+  static constexpr bool tls = false;
+};
+
 /// Represents an established HTTPS connection: TLS handshake, then requests one at a time
 /// (keep-alive), each handed to the actor system; the reply comes back on the session's own
 /// io thread. `NextLayer` is what TLS runs over: a TCP stream (`session`), or Beast's test
-/// stream in tests. Defined in session.ipp, instantiated in session.cpp.
+/// stream in tests; over `unix_stream` (the local socket) it is plain HTTP. Defined in
+/// session.ipp, instantiated in session.cpp (TCP) and local_listener.cpp (Unix).
 template<class NextLayer>
 class basic_session : public std::enable_shared_from_this<basic_session<NextLayer>> {
  public:
   /// A session over `next` for the peer at address `client` (policy, audit log).
   basic_session(NextLayer&& next, ssl::context& tls, session_context& ctx, std::string client);
+  /// A plain session on the local socket for the Unix user `peer_user` (empty: the kernel
+  /// named a uid without a name, which authenticates as nobody).
+  /// (A template: the TLS sessions, instantiated whole, never have it.)
+  template<class L = NextLayer, std::enable_if_t<!session_transport<L>::tls, int> = 0>
+  basic_session(NextLayer&& next, session_context& ctx, std::string peer_user);
   ~basic_session();
 
   /// Starts the handshake on the session's io thread.
@@ -89,7 +110,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
 
   friend class stream_sink<basic_session>;
 
-  beast::ssl_stream<NextLayer> stream_;
+  static constexpr bool tls_ = session_transport<NextLayer>::tls;
+  typename session_transport<NextLayer>::stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   /// The response being written.
@@ -97,6 +119,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   std::string body_;
   session_context& ctx_;
   std::string client_;
+  /// On the local socket: the caller's Unix user, its only credential.
+  std::string peer_user_;
   routed pending_;
   /// The request being answered, for the audit log.
   std::string method_;

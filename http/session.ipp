@@ -50,6 +50,19 @@ inline void close(tcp_stream& s) {
   beast::error_code ignored;
   s.socket().close(ignored);
 }
+inline void expire_after(unix_stream& s, std::chrono::steady_clock::duration d) {
+  s.expires_after(d);
+}
+inline void expire_at(unix_stream& s, std::chrono::steady_clock::time_point t) {
+  s.expires_at(t);
+}
+inline void expire_never(unix_stream& s) {
+  s.expires_never();
+}
+inline void close(unix_stream& s) {
+  beast::error_code ignored;
+  s.socket().close(ignored);
+}
 template<class Stream>
 void expire_after(Stream&, std::chrono::steady_clock::duration) {
   // nop
@@ -78,6 +91,15 @@ basic_session<NextLayer>::basic_session(NextLayer&& next, ssl::context& tls, ses
 }
 
 template<class NextLayer>
+template<class L, std::enable_if_t<!session_transport<L>::tls, int>>
+basic_session<NextLayer>::basic_session(NextLayer&& next, session_context& ctx,
+                                        std::string peer_user)
+    : stream_(std::move(next)), ctx_(ctx), client_("local"), peer_user_(std::move(peer_user)),
+      deadline_(stream_.get_executor()) {
+  ++ctx_.connections;
+}
+
+template<class NextLayer>
 basic_session<NextLayer>::~basic_session() {
   --ctx_.connections;
 }
@@ -90,11 +112,15 @@ void basic_session<NextLayer>::run() {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_run() {
-  detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.handshake_timeout);
-  // a look at the first bytes tells plain HTTP (answered, in plain HTTP) from a TLS hello
-  beast::async_detect_ssl(
-    stream_.next_layer(), buffer_,
-    beast::bind_front_handler(&basic_session::on_detect, this->shared_from_this()));
+  if constexpr (!tls_) {
+    do_read(); // the local socket: no TLS, the kernel named the peer
+  } else {
+    detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.handshake_timeout);
+    // a look at the first bytes tells plain HTTP (answered, in plain HTTP) from a TLS hello
+    beast::async_detect_ssl(
+      stream_.next_layer(), buffer_,
+      beast::bind_front_handler(&basic_session::on_detect, this->shared_from_this()));
+  }
 }
 
 template<class NextLayer>
@@ -207,6 +233,8 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   in.authorization = std::string{req[bhttp::field::authorization]};
   in.token = std::string{req["X-Auth-Token"]};
   in.client = client_;
+  in.local = !tls_;
+  in.peer_user = peer_user_;
   method_ = in.method;
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
@@ -555,10 +583,16 @@ void basic_session<NextLayer>::do_drain(size_t drained) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::do_close() {
-  detail::expire_after(beast::get_lowest_layer(stream_), std::chrono::seconds(5));
-  stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
-    detail::close(beast::get_lowest_layer(self->stream_));
-  });
+  if constexpr (!tls_) {
+    beast::error_code ignored;
+    stream_.socket().shutdown(net::socket_base::shutdown_send, ignored);
+    detail::close(stream_);
+  } else {
+    detail::expire_after(beast::get_lowest_layer(stream_), std::chrono::seconds(5));
+    stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+      detail::close(beast::get_lowest_layer(self->stream_));
+    });
+  }
 }
 
 } // namespace cws::http

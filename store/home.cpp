@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "store/credentials.hpp"
+
 namespace cws::store {
 
 home home::resolve(const std::string& flag) {
@@ -32,6 +34,19 @@ home home::system() {
   h.log_dir = "/var/log/clusterws";
   h.installed = true;
   return h;
+}
+
+std::filesystem::path home::local_socket() const {
+  const std::filesystem::path run = "/run/clusterws";
+  if (installed) {
+    return run / "clusterws.sock";
+  }
+  // lexical only: the caller may not be allowed to resolve anything inside DIR
+  auto where = std::filesystem::absolute(dir).lexically_normal().string();
+  while (where.size() > 1 && where.back() == '/') {
+    where.pop_back();
+  }
+  return run / ("home-" + sha256_hex(where).substr(0, 16) + ".sock");
 }
 
 bool home::initialized() const {

@@ -53,6 +53,13 @@ struct home {
     return log_dir / "audit.log";
   }
 
+  /// Where clusterwsd listens for local tools by default (setting `local_socket`): outside
+  /// the 0700 state directory, so that any local user can reach it.
+  /// `/run/clusterws/clusterws.sock` for the installed layout; for a home DIR,
+  /// `/run/clusterws/home-<16 hex of the SHA-256 of DIR's absolute path>.sock`, so that a
+  /// tool finds it from `--home` or $CLUSTERWS_HOME alone (it cannot read DIR).
+  std::filesystem::path local_socket() const;
+
   /// True once `clusterctl init` has created the database.
   bool initialized() const;
 

@@ -234,6 +234,33 @@ TEST_F(caf_fixture, policy_allows_root_and_denies_others_until_a_row_allows_them
   EXPECT_TRUE(authz(call(operation::list, {}, "alice", "alicepw")).allowed);
 }
 
+TEST_F(caf_fixture, a_peer_user_from_the_local_socket_is_authorized_by_policy_without_a_hash) {
+  // the kernel named the caller: no password, no passwd row, no hash; policy decides by name
+  auto peer = [&](std::string user) {
+    auto c = std::make_shared<api_call>();
+    c->op = operation::list;
+    c->creds.peer_user = std::move(user);
+    c->client = "local";
+    c->policy_command = "lsdef";
+    return c;
+  };
+  EXPECT_TRUE(authz(peer("root")).allowed);
+  auto r = authz(peer("carol"));
+  EXPECT_FALSE(r.allowed);
+  EXPECT_EQ(r.reason, "Permission denied for request");
+  EXPECT_EQ(r.auth.user, "carol"); // authenticated, not authorized
+  // host rows see the local socket as localhost
+  db->write([](store::write_txn& t) {
+    t.put(object_type::policy, "6", {{"name", "carol"}, {"host", "localhost"}, {"rule", "allow"}});
+  });
+  EXPECT_TRUE(authz(peer("carol")).allowed);
+  // an empty name (a uid without one) authenticates as nobody
+  r = authz(peer(""));
+  EXPECT_FALSE(r.allowed);
+  EXPECT_EQ(r.reason, "Authentication failure");
+  EXPECT_EQ(stats().hash_checks, 0u);
+}
+
 TEST_F(caf_fixture, bad_password_and_unknown_user_fail_authentication) {
   auto r = authz(call(operation::list, {}, "root", "wrong"));
   EXPECT_FALSE(r.allowed);

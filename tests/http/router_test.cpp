@@ -112,6 +112,41 @@ TEST(router, token_and_basic_credentials) {
   EXPECT_EQ(r.call->creds.token, "tok");
 }
 
+TEST(router, the_local_socket_names_the_caller_and_refuses_credentials) {
+  http_input in;
+  in.method = "GET";
+  in.target = "/clusterws/nodes/n1";
+  in.local = true;
+  in.peer_user = "alice";
+  auto r = route(in, {});
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call->creds.peer_user, "alice");
+  EXPECT_TRUE(r.call->creds.user.empty());
+  // nothing in the request may name anyone there
+  for (auto change : {+[](http_input& i) { i.target += "?userName=root&userPW=x"; },
+                      +[](http_input& i) { i.token = "tok"; },
+                      +[](http_input& i) { i.authorization = "Basic YWxpY2U6eA=="; },
+                      +[](http_input& i) {
+                        i.method = "PUT";
+                        i.body = R"({"userName":"root","os":"x"})";
+                      }}) {
+    auto bad = in;
+    change(bad);
+    auto refused = route(bad, {});
+    ASSERT_TRUE(refused.answer);
+    EXPECT_EQ(refused.answer->error, api::errc::bad_request);
+  }
+  auto tokens = in;
+  tokens.method = "POST";
+  tokens.target = "/clusterws/tokens";
+  auto t = route(tokens, {});
+  ASSERT_TRUE(t.answer);
+  EXPECT_EQ(t.answer->error, api::errc::bad_request);
+  // over HTTPS a peer user can never be set
+  in.local = false;
+  EXPECT_TRUE(route(in, {}).call->creds.peer_user.empty());
+}
+
 TEST(router, bad_bodies_are_400_with_a_clear_message) {
   auto r = go("PUT", "/clusterws/nodes/n1", "{\"mgt\":");
   ASSERT_TRUE(r.answer);
