@@ -48,20 +48,28 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     }
     head.push_back(a);
   }
-  auto args = parse_args(head, {"ft", "", {"home"}, {}, {}});
+  auto args = parse_args(head, {"ft", "e", {"home"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: xdsh NODERANGE [-f FANOUT] [-t TIMEOUT] COMMAND...\n"
                    "Runs COMMAND on every node of NODERANGE over SSH as you, at most FANOUT\n"
                    "nodes at once (default ssh_fanout, 64), and prints each node's output as\n"
                    "`node: line` when the node finishes. -t ends a command still running after\n"
                    "TIMEOUT seconds (on the node too). Exit status: the number of failed nodes\n"
-                   "(at most 255). Keys: <home>/ssh/<user>/id_ed25519.\n";
+                   "(at most 255). Keys: <home>/ssh/<user>/id_ed25519.\n"
+                   "-e: COMMAND is a local script and its arguments: it is copied to each node's\n"
+                   "/tmp over the same connection (SFTP), run there, and removed.\n";
     return 0;
   }
   if (args.positional.size() != 1 || cmd_start >= argv.size()) {
     throw usage_error("A noderange and a command are needed.");
   }
   std::string command;
+  std::shared_ptr<api::copy_request> script;
+  if (args.has("e")) { // xdsh -e: the first word is a local script, copied then run
+    script = std::make_shared<api::copy_request>();
+    script->execute = true;
+    script->entries.push_back({{argv[cmd_start++]}, "/tmp/"});
+  }
   for (size_t i = cmd_start; i < argv.size(); ++i) {
     command += (i > cmd_start ? " " : "") + argv[i];
   }
@@ -78,12 +86,14 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   call.op = api::operation::nodeshell;
   call.target = args.positional.front();
   call.command = command;
+  call.copy = script;
   call.fanout = static_cast<size_t>(fanout);
   call.timeout_ms = timeout >= 0 ? timeout * 1000 : -1;
   auto nr = s.noderange;
   nr.allow_files = false;
   api::drivers transports;
   transports.shell = api::shell_settings(s.settings, s.home.dir);
+  transports.copy = api::copy_settings(s.settings, s.home.dir);
   transports.ssh = std::make_shared<ssh::engine>(api::engine_settings(s.settings, s.home.dir));
   api::node_operation_ptr op;
   auto r = api::plan(*s.db, call, self, nr, transports, op);

@@ -44,7 +44,8 @@ std::string session_error(LIBSSH2_SESSION* s) {
 
 } // namespace
 
-session::session(uint64_t id, const job& j, session_context& ctx) : id_(id), j_(j), ctx_(ctx) {
+session::session(uint64_t id, const job& j, session_context& ctx)
+    : id_(id), j_(j), ctx_(ctx), command_(j.command) {
   res_.name = j_.node;
 }
 
@@ -234,7 +235,37 @@ void session::step() {
         ph_ = phase::open;
         break;
       }
+      case phase::copy: {
+        auto st = copy_->step();
+        if (st == transfer::status::again) {
+          wait_for_session();
+          return;
+        }
+        if (st == transfer::status::failed) {
+          if (!copy_->untouched() || !retry_fresh()) {
+            fail(copy_->error(), copy_->message());
+          } else {
+            copy_.reset();
+          }
+          return;
+        }
+        retried_ = true; // files were written: never copy twice
+        command_ = copy_->command(j_.command);
+        if (command_.empty()) {
+          res_.rc = 0;
+          finish(true);
+          return;
+        }
+        ph_ = phase::open;
+        break;
+      }
       case phase::open: {
+        if (j_.copy && !copy_) {
+          copy_ = std::make_unique<transfer>(*j_.copy, j_.node, s);
+          set_command_deadline();
+          ph_ = phase::copy;
+          break;
+        }
         channel_ = libssh2_channel_open_session(s);
         if (channel_ == nullptr) {
           if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN) {
@@ -246,11 +277,8 @@ void session::step() {
           }
           return;
         }
-        // connected: the connect deadline ends, the command's (if any) begins
-        if (j_.command_timeout.count() > 0) {
-          ctx_.timers.set(id_, clock::now() + j_.command_timeout);
-        } else {
-          ctx_.timers.clear(id_);
+        if (!copy_) {
+          set_command_deadline(); // connected: the connect deadline ends
         }
         ph_ = j_.command_timeout.count() > 0 ? phase::pty : phase::exec;
         break;
@@ -272,7 +300,7 @@ void session::step() {
         break;
       }
       case phase::exec: {
-        int rc = libssh2_channel_exec(channel_, j_.command.c_str());
+        int rc = libssh2_channel_exec(channel_, command_.c_str());
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           wait_for_session();
           return;
@@ -343,6 +371,16 @@ void session::step() {
         return;
       }
     }
+  }
+}
+
+/// The command's deadline (if any) replaces the connect deadline; with a copy it covers the
+/// copy too.
+void session::set_command_deadline() {
+  if (j_.command_timeout.count() > 0) {
+    ctx_.timers.set(id_, clock::now() + j_.command_timeout);
+  } else {
+    ctx_.timers.clear(id_);
   }
 }
 

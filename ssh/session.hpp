@@ -12,6 +12,7 @@
 #include "ssh/deadlines.hpp"
 #include "ssh/engine.hpp"
 #include "ssh/known_hosts.hpp"
+#include "ssh/transfer.hpp"
 
 namespace cws::ssh {
 
@@ -71,7 +72,7 @@ class session {
   }
 
  private:
-  enum class phase { connect, handshake, auth, open, pty, exec, read, close, wait_closed };
+  enum class phase { connect, handshake, auth, copy, open, pty, exec, read, close, wait_closed };
 
   void connect_fresh();
   void connect_failed(int err);
@@ -80,6 +81,7 @@ class session {
   void append(std::string& to, const char* buf, ssize_t n);
   void watch(int op, uint32_t events);
   void wait_for_session();
+  void set_command_deadline();
   void finish(bool keep_connection);
 
   uint64_t id_;
@@ -87,6 +89,10 @@ class session {
   session_context& ctx_;
   std::unique_ptr<connection> conn_;
   LIBSSH2_CHANNEL* channel_ = nullptr;
+  /// The job's SFTP part (xdcp, xdsh -e), before its command.
+  std::unique_ptr<transfer> copy_;
+  /// The command run: the job's, or what the copy leaves to run (renames, the script).
+  std::string command_;
   phase ph_ = phase::connect;
   bool retried_ = false;
   bool reused_ = false;
