@@ -137,6 +137,20 @@ class builder {
 
 } // namespace
 
+std::string describe(const copy_request& req, const std::string& command) {
+  std::string s = req.execute ? "xdsh -e" : "xdcp";
+  s += req.recursive ? " -R" : "";
+  s += req.preserve ? " -p" : "";
+  s += req.pull ? " -P" : "";
+  for (const auto& e : req.entries) {
+    for (const auto& src : e.sources) {
+      s += " " + src;
+    }
+    s += req.execute ? "" : (req.entries.size() > 1 ? " ->" : "") + std::string{" "} + e.target;
+  }
+  return req.execute && !command.empty() ? s + " " + command : s;
+}
+
 std::string parse_synclist(const std::string& text, std::vector<copy_entry>& out) {
   std::istringstream in{text};
   std::string line;

@@ -35,6 +35,10 @@ struct copy_config {
 api_result build_copy(const copy_request& req, const copy_config& cfg,
                       std::shared_ptr<const ssh::copy_spec>& out);
 
+/// The copy as an xdcp command line, for the audit log (`xdcp -R src... target`, or for
+/// xdsh -e `xdsh -e script args`).
+std::string describe(const copy_request& req, const std::string& command);
+
 /// Parses an xCAT synclist (xdcp -F) in its common form: `src... -> dest` lines (several
 /// sources, or a dest ending in '/', copy into the directory dest), blank lines and `#`
 /// comments. The EXECUTE, EXECUTEALWAYS, APPEND and MERGE sections are refused.
