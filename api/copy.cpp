@@ -175,11 +175,11 @@ std::string parse_synclist(const std::string& text, std::vector<copy_entry>& out
              + " section is not supported (only `source... -> destination` lines are).";
     }
     auto arrow = std::find(w.begin(), w.end(), "->");
+    if (arrow != w.end() && arrow + 1 != w.end() && arrow[1].front() == '(') {
+      return where + "node lists in a synclist line are not supported.";
+    }
     if (arrow == w.end() || arrow == w.begin() || arrow + 2 != w.end()) {
       return where + "expected `source... -> destination`.";
-    }
-    if (arrow[1].front() == '(') {
-      return where + "node lists in a synclist line are not supported.";
     }
     copy_entry e;
     e.sources.assign(w.begin(), arrow);
