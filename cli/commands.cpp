@@ -301,7 +301,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
   static const std::pair<std::string_view, command_fn> table[] = {
     {"lsdef", lsdef},         {"nodels", nodels},
     {"mkdef", mkdef},         {"chdef", chdef},
-    {"rmdef", rmdef},         {"xdsh", xdsh}, {"xdcp", xdcp},
+    {"rmdef", rmdef},         {"xdsh", xdsh},
     {"init", init},           {"passwd", passwd},
     {"noderange", noderange}, {"tokens", tokens},
     {"revoke", revoke},       {"rmuser", rmuser},
@@ -312,7 +312,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
     {"backup", backup},       {"pki", pki},
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
-    {"restore", restore},
+    {"restore", restore},     {"xdcp", xdcp},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {

@@ -33,24 +33,15 @@ std::string random_suffix() {
 const char* status_text(unsigned long code) {
   switch (code) {
     case LIBSSH2_FX_NO_SUCH_FILE:
-    case LIBSSH2_FX_NO_SUCH_PATH:
-      return "No such file or directory";
-    case LIBSSH2_FX_PERMISSION_DENIED:
-      return "Permission denied";
-    case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM:
-      return "No space left on device";
-    case LIBSSH2_FX_QUOTA_EXCEEDED:
-      return "Disk quota exceeded";
-    case LIBSSH2_FX_FILE_ALREADY_EXISTS:
-      return "File exists";
-    case LIBSSH2_FX_WRITE_PROTECT:
-      return "Read-only file system";
-    case LIBSSH2_FX_NOT_A_DIRECTORY:
-      return "Not a directory";
-    case LIBSSH2_FX_OP_UNSUPPORTED:
-      return "Operation unsupported";
-    default:
-      return "Failure";
+    case LIBSSH2_FX_NO_SUCH_PATH: return "No such file or directory";
+    case LIBSSH2_FX_PERMISSION_DENIED: return "Permission denied";
+    case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM: return "No space left on device";
+    case LIBSSH2_FX_QUOTA_EXCEEDED: return "Disk quota exceeded";
+    case LIBSSH2_FX_FILE_ALREADY_EXISTS: return "File exists";
+    case LIBSSH2_FX_WRITE_PROTECT: return "Read-only file system";
+    case LIBSSH2_FX_NOT_A_DIRECTORY: return "Not a directory";
+    case LIBSSH2_FX_OP_UNSUPPORTED: return "Operation unsupported";
+    default: return "Failure";
   }
 }
 
@@ -183,7 +174,7 @@ transfer::status transfer::step() {
       ph_ = phase::finished;
       return status::failed;
     }
-    ph_ = !spec_.pull.empty()   ? phase::pull_open
+    ph_ = !spec_.pull.empty()  ? phase::pull_open
           : spec_.push.empty() ? phase::shutdown
                                : phase::stat_target;
   }
@@ -196,9 +187,8 @@ transfer::status transfer::push_step() {
       case phase::stat_target: {
         const auto& g = spec_.push[group_];
         LIBSSH2_SFTP_ATTRIBUTES a{};
-        int rc = libssh2_sftp_stat_ex(sftp_, g.target.c_str(),
-                                      static_cast<unsigned>(g.target.size()), LIBSSH2_SFTP_STAT,
-                                      &a);
+        int rc = libssh2_sftp_stat_ex(
+          sftp_, g.target.c_str(), static_cast<unsigned>(g.target.size()), LIBSSH2_SFTP_STAT, &a);
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           return status::again;
         }
@@ -212,9 +202,9 @@ transfer::status transfer::push_step() {
           }
         }
         target_dir_ = exists && LIBSSH2_SFTP_S_ISDIR(a.permissions);
-        size_t roots = static_cast<size_t>(std::count_if(
-          g.files.begin(), g.files.end(),
-          [](const copy_file& f) { return f.name.find('/') == std::string::npos; }));
+        size_t roots = static_cast<size_t>(
+          std::count_if(g.files.begin(), g.files.end(),
+                        [](const copy_file& f) { return f.name.find('/') == std::string::npos; }));
         if (exists && !target_dir_ && (g.into || roots > 1 || g.files.front().directory)) {
           return fail(g.target + ": Not a directory", LIBSSH2_ERROR_SFTP_PROTOCOL);
         }
@@ -248,8 +238,8 @@ transfer::status transfer::push_step() {
       case phase::mkdir: {
         const auto& f = spec_.push[group_].files[file_];
         auto path = final_path(f);
-        int rc = libssh2_sftp_mkdir_ex(sftp_, path.c_str(), static_cast<unsigned>(path.size()),
-                                       f.mode);
+        int rc
+          = libssh2_sftp_mkdir_ex(sftp_, path.c_str(), static_cast<unsigned>(path.size()), f.mode);
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           return status::again;
         }
@@ -270,10 +260,10 @@ transfer::status transfer::push_step() {
         if (tmp_.empty()) {
           tmp_ = join(parent_of(path), "." + base_of(path) + ".cws-" + random_suffix());
         }
-        handle_ = libssh2_sftp_open_ex(
-          sftp_, tmp_.c_str(), static_cast<unsigned>(tmp_.size()),
-          LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL | LIBSSH2_FXF_TRUNC,
-          static_cast<long>(f.mode), LIBSSH2_SFTP_OPENFILE);
+        handle_ = libssh2_sftp_open_ex(sftp_, tmp_.c_str(), static_cast<unsigned>(tmp_.size()),
+                                       LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL
+                                         | LIBSSH2_FXF_TRUNC,
+                                       static_cast<long>(f.mode), LIBSSH2_SFTP_OPENFILE);
         if (handle_ == nullptr) {
           if (libssh2_session_last_errno(s_) == LIBSSH2_ERROR_EAGAIN) {
             return status::again;
@@ -391,10 +381,8 @@ transfer::status transfer::push_step() {
         ph_ = phase::finished;
         break;
       }
-      case phase::finished:
-        return failed_ ? status::failed : status::done;
-      default:
-        return pull_step();
+      case phase::finished: return failed_ ? status::failed : status::done;
+      default: return pull_step();
     }
   }
 }
@@ -468,8 +456,8 @@ transfer::status transfer::pull_step() {
             ::fchmod(fd_, static_cast<mode_t>(attrs_.permissions & 07777));
           }
           if (attrs_.flags & LIBSSH2_SFTP_ATTR_ACMODTIME) {
-            timespec t[2] = {{static_cast<time_t>(attrs_.atime), 0},
-                             {static_cast<time_t>(attrs_.mtime), 0}};
+            timespec t[2]
+              = {{static_cast<time_t>(attrs_.atime), 0}, {static_cast<time_t>(attrs_.mtime), 0}};
             ::futimens(fd_, t);
           }
         }
@@ -488,8 +476,7 @@ transfer::status transfer::pull_step() {
         ph_ = phase::shutdown;
         break;
       }
-      default:
-        return push_step();
+      default: return push_step();
     }
   }
 }

@@ -39,9 +39,9 @@ TEST(synclist, common_forms_and_refusals) {
   EXPECT_EQ(parse_synclist("/a /b\n", e), "line 1: expected `source... -> destination`.");
   EXPECT_EQ(parse_synclist("-> /b\n", e), "line 1: expected `source... -> destination`.");
   EXPECT_EQ(parse_synclist("/a -> /b /c\n", e), "line 1: expected `source... -> destination`.");
-  EXPECT_EQ(parse_synclist("/a -> (n1,n2) /b\n", e), "line 1: node lists in a synclist line are not supported.");
-  EXPECT_EQ(parse_synclist("# nothing\n", e),
-            "the synclist has no `source -> destination` line.");
+  EXPECT_EQ(parse_synclist("/a -> (n1,n2) /b\n", e),
+            "line 1: node lists in a synclist line are not supported.");
+  EXPECT_EQ(parse_synclist("# nothing\n", e), "the synclist has no `source -> destination` line.");
 }
 
 class copy_build : public ::testing::Test {

@@ -106,14 +106,15 @@ bool nodecopy_test::user_ok_ = false;
 
 TEST_F(nodecopy_test, rest_copies_a_file_from_copy_root_to_every_node) {
   spit(copy_root() / "motd", "welcome\n");
-  auto r = copy("cn[01-08]", R"({"src":[")" + (copy_root() / "motd").string()
-                               + R"("],"target":")" + (work_ / "motd").string() + R"("})");
+  auto r = copy("cn[01-08]", R"({"src":[")" + (copy_root() / "motd").string() + R"("],"target":")"
+                               + (work_ / "motd").string() + R"("})");
   EXPECT_EQ(r.status, 201u) << r.body;
   EXPECT_EQ(r.body, "[]\n"); // xdcp prints nothing on success: infoout's empty array
   EXPECT_EQ(slurp(work_ / "motd"), "welcome\n");
   // a string src works too, and format=detail answers per node
-  r = copy("cn01,cn02", R"({"src":")" + (copy_root() / "motd").string() + R"(","target":")"
-                          + work_.string() + R"("})",
+  r = copy("cn01,cn02",
+           R"({"src":")" + (copy_root() / "motd").string() + R"(","target":")" + work_.string()
+             + R"("})",
            "&format=detail");
   EXPECT_EQ(r.status, 201u) << r.body;
   EXPECT_NE(r.body.find("\"cn01\":{\"rc\":0"), std::string::npos) << r.body;
@@ -129,8 +130,8 @@ TEST_F(nodecopy_test, rest_refuses_sources_outside_copy_root_and_copies_nothing)
   for (const auto& src :
        {std::string{"/etc/passwd"}, (copy_root() / ".." / "clusterws.conf").string(),
         (copy_root() / "link-out").string(), std::string{"relative/path"}}) {
-    auto r = copy("cn01", R"({"src":[")" + src + R"("],"target":")" + (work_ / "x").string()
-                            + R"("})");
+    auto r
+      = copy("cn01", R"({"src":[")" + src + R"("],"target":")" + (work_ / "x").string() + R"("})");
     EXPECT_EQ(r.status, 400u) << src << ": " << r.body;
     EXPECT_NE(r.body.find("is not inside " + fs::canonical(copy_root()).string()
                           + " (copy_root). Nothing was copied."),
@@ -155,9 +156,9 @@ TEST_F(nodecopy_test, rest_failures_are_xcats_error_lines) {
               + (work_ / "missing" / "f").string() + R"("})";
   auto r = copy("cn03,deadrefused", body);
   EXPECT_EQ(r.status, 403u) << r.body;
-  EXPECT_NE(r.body.find("cn03: " + (work_ / "missing" / "f").string()
-                        + ": No such file or directory"),
-            std::string::npos)
+  EXPECT_NE(
+    r.body.find("cn03: " + (work_ / "missing" / "f").string() + ": No such file or directory"),
+    std::string::npos)
     << r.body;
   EXPECT_NE(r.body.find("deadrefused: ssh: connect to host deadrefused"), std::string::npos);
   EXPECT_NE(r.body.find("\"errorcode\":\"2\""), std::string::npos) << r.body;
@@ -191,8 +192,8 @@ TEST_F(nodecopy_test, a_non_root_user_needs_an_xdcp_policy_row_and_copies_as_its
   EXPECT_EQ(st.st_uid, pw->pw_uid);
   // where Unix refuses the user: xCAT's rule makes "Permission denied" a 401
   r = copy("cn04",
-           R"({"src":[")" + (copy_root() / "userfile").string() + R"("],"target":"/root/x"})",
-           {}, who);
+           R"({"src":[")" + (copy_root() / "userfile").string() + R"("],"target":"/root/x"})", {},
+           who);
   EXPECT_EQ(r.status, 401u) << r.body;
   EXPECT_FALSE(fs::exists("/root/x"));
   run_tool(d_->home(), "rmdef -t policy -o 6.1");
@@ -210,8 +211,8 @@ TEST_F(nodecopy_test, xdcp_copies_files_trees_with_modes_and_times_and_synclists
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(slurp(work_ / "dst" / "a.conf"), "A\n");
   // -R without which a directory is refused, -p keeps modes and times
-  r = run_tool(home, "xdcp cn01 " + (work_ / "src" / "tree").string() + " "
-                       + (work_ / "dst").string());
+  r = run_tool(home,
+               "xdcp cn01 " + (work_ / "src" / "tree").string() + " " + (work_ / "dst").string());
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("is a directory: -R copies directories."), std::string::npos) << r.out;
   r = run_tool(home, "touch -d '2001-02-03 04:05:06' " + (work_ / "src/tree/sub/b").string()
@@ -258,9 +259,9 @@ TEST_F(nodecopy_test, xdcp_pulls_one_file_per_node_and_counts_failed_nodes) {
   r = run_tool(home, "xdcp cn05,cn06,deadrefused " + (work_ / "node.log").string() + " "
                        + (work_ / "no" / "dir" / "f").string());
   EXPECT_EQ(r.rc, 3) << r.out;
-  EXPECT_NE(r.out.find("cn05: " + (work_ / "no" / "dir" / "f").string()
-                       + ": No such file or directory"),
-            std::string::npos)
+  EXPECT_NE(
+    r.out.find("cn05: " + (work_ / "no" / "dir" / "f").string() + ": No such file or directory"),
+    std::string::npos)
     << r.out;
   EXPECT_NE(r.out.find("deadrefused: ssh: connect to host deadrefused"), std::string::npos);
   r = run_tool(home, "xdcp cn05 -P " + (work_ / "node.log").string() + " /nonexistent/dir");

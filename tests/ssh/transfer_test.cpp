@@ -7,11 +7,11 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <pwd.h>
 #include <sstream>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -204,15 +204,15 @@ TEST_F(transfer_test, into_an_existing_directory_several_sources_and_a_trailing_
   EXPECT_EQ(r.rc, 0) << r.err << r.message;
   EXPECT_EQ(slurp(work_ / "dir" / "a"), "A");
   // several sources: the target is a directory, made when missing
-  r = run_one(make_job("n1", push((work_ / "new").string(), {file("a", "A"), file("b", "B")},
-                                  true)));
+  r = run_one(
+    make_job("n1", push((work_ / "new").string(), {file("a", "A"), file("b", "B")}, true)));
   EXPECT_EQ(r.rc, 0) << r.err << r.message;
   EXPECT_EQ(slurp(work_ / "new" / "a"), "A");
   EXPECT_EQ(slurp(work_ / "new" / "b"), "B");
   // several sources onto a file: refused, nothing written
   spit(work_ / "plain", "keep");
-  r = run_one(make_job("n1", push((work_ / "plain").string(), {file("a", "A"), file("b", "B")},
-                                  true)));
+  r = run_one(
+    make_job("n1", push((work_ / "plain").string(), {file("a", "A"), file("b", "B")}, true)));
   EXPECT_EQ(r.error, "copy");
   EXPECT_NE(r.message.find("Not a directory"), std::string::npos) << r.message;
   EXPECT_EQ(slurp(work_ / "plain"), "keep");
@@ -291,8 +291,8 @@ TEST_F(transfer_test, large_files_stream_from_disk_and_many_nodes_replace_one_fi
 }
 
 TEST_F(transfer_test, a_failed_copy_names_the_path_and_leaves_no_temporary) {
-  auto r = run_one(make_job("n1", push((work_ / "missing" / "deep" / "f").string(),
-                                       {file("f", "x")})));
+  auto r
+    = run_one(make_job("n1", push((work_ / "missing" / "deep" / "f").string(), {file("f", "x")})));
   EXPECT_EQ(r.error, "copy");
   EXPECT_EQ(r.rc, -1);
   EXPECT_NE(r.message.find("No such file or directory"), std::string::npos) << r.message;
@@ -365,9 +365,8 @@ TEST_F(transfer_test, pull_writes_one_file_per_node_named_after_it) {
 }
 
 TEST_F(transfer_test, a_script_is_copied_run_with_its_arguments_and_removed) {
-  auto spec = push("/tmp", {file("probe.sh", "#!/bin/sh\necho \"args: $*\"; echo \"$0\"\nexit 3\n",
-                                 0700)},
-                   true);
+  auto spec = push(
+    "/tmp", {file("probe.sh", "#!/bin/sh\necho \"args: $*\"; echo \"$0\"\nexit 3\n", 0700)}, true);
   spec->execute = true;
   auto j = make_job("n1", spec);
   j.command = "one 'two words'";
