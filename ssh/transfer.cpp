@@ -174,6 +174,7 @@ transfer::status transfer::step() {
       ph_ = phase::finished;
       return status::failed;
     }
+    started_ = true;
     ph_ = !spec_.pull.empty()  ? phase::pull_open
           : spec_.push.empty() ? phase::shutdown
                                : phase::stat_target;

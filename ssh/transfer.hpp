@@ -86,7 +86,7 @@ class transfer {
 
   /// True if nothing was done on the node yet (a pooled connection may be replaced).
   bool untouched() const noexcept {
-    return ph_ == phase::init && sftp_ == nullptr;
+    return !started_;
   }
 
   /// Once `done`: the command the job runs next on the node (renames, the script), with
@@ -128,6 +128,8 @@ class transfer {
   LIBSSH2_SFTP_HANDLE* handle_ = nullptr;
   phase ph_ = phase::init;
   bool failed_ = false;
+  /// The SFTP subsystem started: the node may have been changed.
+  bool started_ = false;
   std::string error_;
   std::string message_;
 

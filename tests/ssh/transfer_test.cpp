@@ -392,6 +392,15 @@ TEST_F(transfer_test, copies_reuse_pooled_connections) {
   EXPECT_TRUE(r.reused);
   EXPECT_EQ(farm_->logins(), logins);
   EXPECT_EQ(slurp(work_ / "p"), "pooled");
+  // the node's sshd restarted: the pooled connection is broken before anything was written,
+  // so the copy goes over a fresh one, once
+  farm_->stop();
+  farm_->start();
+  spec = push((work_ / "p").string(), {file("p", "after restart")});
+  r = run_one(make_job("pool1", spec));
+  EXPECT_EQ(r.rc, 0) << r.error << " " << r.message;
+  EXPECT_FALSE(r.reused);
+  EXPECT_EQ(slurp(work_ / "p"), "after restart");
 }
 
 TEST(shell_quote, quotes_anything_for_sh) {
