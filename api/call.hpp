@@ -40,6 +40,30 @@ enum class operation : uint8_t {
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
+  nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
+};
+
+/// Sources copied to one target (a synclist line; a plain xdcp has one).
+struct copy_entry {
+  std::vector<std::string> sources;
+  std::string target;
+};
+
+/// What xdcp, nodecopy and xdsh -e copy (api/copy.hpp checks and plans it).
+struct copy_request {
+  std::vector<copy_entry> entries;
+  /// -R: directories with everything below them.
+  bool recursive = false;
+  /// -p: modes and times as the source's.
+  bool preserve = false;
+  /// -P: one remote file from each node into the local directory `entries[0].target`.
+  bool pull = false;
+  /// xdsh -e: the one source is a script run on each node (the call's command holds its
+  /// arguments), then removed.
+  bool execute = false;
+  /// REST: every source must lie under the configured `copy_root` once symlinks and `..`
+  /// are resolved. The CLI copies what its user can read.
+  bool confined = false;
 };
 
 /// True for operations that write the database.
@@ -95,6 +119,8 @@ struct api_call {
   std::string command;
   size_t fanout = 0;
   long long timeout_ms = -1;
+  /// nodecopy, and nodeshell with a script (xdsh -e): the files.
+  std::shared_ptr<const copy_request> copy;
   /// Per-node results wanted (format=detail): nodeshell, node deletes.
   bool detail = false;
   /// nodeshell with stream=1: where each node's result goes as soon as it is known.

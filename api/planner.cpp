@@ -6,7 +6,7 @@ namespace cws::api {
 
 api_result plan(const store::database& db, const api_call& call, const authorization& auth,
                 const store::noderange_options& opts, const drivers& d, node_operation_ptr& out) {
-  if (call.op != operation::nodeshell) {
+  if (call.op != operation::nodeshell && call.op != operation::nodecopy) {
     return api_result::failure({"This operation does not run on nodes."});
   }
   if (!d.ssh) {
@@ -16,7 +16,15 @@ api_result plan(const store::database& db, const api_call& call, const authoriza
   if (auto r = find_targets(db, call, auth, opts, targets); !r.ok()) {
     return r;
   }
-  return plan_shell(call, auth.user, std::move(targets), d.shell, d.ssh, out);
+  std::shared_ptr<const ssh::copy_spec> copy;
+  if (call.copy) {
+    if (auto r = build_copy(*call.copy, d.copy, copy); !r.ok()) {
+      return r;
+    }
+  } else if (call.op == operation::nodecopy) {
+    return api_result::failure(errc::missing_data, "Lack of operation data.");
+  }
+  return plan_shell(call, auth.user, std::move(targets), d.shell, d.ssh, out, std::move(copy));
 }
 
 } // namespace cws::api

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "api/call.hpp"
+#include "api/copy.hpp"
 #include "api/node_operation.hpp"
 #include "api/result.hpp"
 #include "api/shell.hpp"
@@ -20,6 +21,8 @@ namespace cws::api {
 struct drivers {
   std::shared_ptr<ssh::engine> ssh;
   shell_config shell;
+  /// nodecopy, xdcp and xdsh -e.
+  copy_config copy;
 };
 
 /// Plans fan-out call `call` in one read of `db`: its nodes (expanded once: the nodes policy

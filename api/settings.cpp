@@ -88,6 +88,14 @@ const base::settings_schema& settings_schema() {
     {"ssh_host_key_policy", text, "accept-new", 0, 0,
      "unknown host keys: accept-new adds them, strict refuses them, off skips checks",
      "strict|accept-new|off"},
+    // -- xdcp, nodecopy and xdsh -e
+    {"copy_root", text, "", 0, 0,
+     "nodecopy (REST) copies only files under this directory (default <home>/copy)"},
+    {"copy_memory_max", num, "67108864", 0, 1ULL << 40,
+     "bytes of one copy's files read once into memory for every node; the rest are streamed"},
+    {"copy_chunk_bytes", num, "262144", 4096, 1ULL << 30,
+     "bytes in flight per node while copying (one SFTP write or read)"},
+    {"copy_files_max", num, "10000", 1, 100000000, "files and directories one copy may hold"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
@@ -116,6 +124,15 @@ shell_config shell_settings(const base::settings& s, const std::filesystem::path
   c.port = static_cast<uint16_t>(s.number("ssh_port"));
   c.command_timeout = std::chrono::seconds(s.number("ssh_command_timeout"));
   c.key_dir = path_or(s.text("ssh_key_dir"), home / "ssh");
+  return c;
+}
+
+copy_config copy_settings(const base::settings& s, const std::filesystem::path& home) {
+  copy_config c;
+  c.root = path_or(s.text("copy_root"), home / "copy");
+  c.memory_max = s.number("copy_memory_max");
+  c.chunk = s.number("copy_chunk_bytes");
+  c.files_max = s.number("copy_files_max");
   return c;
 }
 

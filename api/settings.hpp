@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "api/copy.hpp"
 #include "api/shell.hpp"
 #include "base/settings.hpp"
 #include "ssh/engine.hpp"
@@ -24,6 +25,9 @@ store::noderange_options noderange_limits(const base::settings& s);
 
 /// How commands run on nodes (`ssh_*`); keys live under `<home>/ssh` unless configured.
 shell_config shell_settings(const base::settings& s, const std::filesystem::path& home);
+
+/// Copy limits (`copy_*`); nodecopy's sources live under `<home>/copy` unless configured.
+copy_config copy_settings(const base::settings& s, const std::filesystem::path& home);
 
 /// The SSH engine's settings (`ssh_*`).
 ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);

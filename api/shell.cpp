@@ -52,7 +52,8 @@ std::filesystem::path user_key(const shell_config& cfg, const std::string& user)
 
 api_result plan_shell(const api_call& call, const std::string& user,
                       std::vector<node_target> targets, const shell_config& cfg,
-                      std::shared_ptr<ssh::engine> engine, node_operation_ptr& out) {
+                      std::shared_ptr<ssh::engine> engine, node_operation_ptr& out,
+                      std::shared_ptr<const ssh::copy_spec> copy) {
   auto key = user_key(cfg, user);
   if (!std::filesystem::exists(key)) {
     return api_result::failure({"No SSH key is configured for user '" + user + "' (" + key.string()
@@ -77,6 +78,7 @@ api_result plan_shell(const api_call& call, const std::string& user,
     j.public_key = pub;
     j.command = call.command;
     j.command_timeout = timeout;
+    j.copy = copy;
     jobs.push_back(std::move(j));
   }
   auto fanout = std::min(call.fanout > 0 ? call.fanout : cfg.fanout, cfg.fanout_max);

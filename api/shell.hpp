@@ -33,10 +33,11 @@ struct shell_config {
 std::filesystem::path user_key(const shell_config& cfg, const std::string& user);
 
 /// Plans `call.command` on `targets` as `user` (never anyone else: the identity is not the
-/// request's to choose) on `engine`.
+/// request's to choose) on `engine`, after `copy` (if any: api/copy.hpp) on each node.
 /// @returns a failure when the user has no key; else `out` is set.
 api_result plan_shell(const api_call& call, const std::string& user,
                       std::vector<node_target> targets, const shell_config& cfg,
-                      std::shared_ptr<ssh::engine> engine, node_operation_ptr& out);
+                      std::shared_ptr<ssh::engine> engine, node_operation_ptr& out,
+                      std::shared_ptr<const ssh::copy_spec> copy = nullptr);
 
 } // namespace cws::api

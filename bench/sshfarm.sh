@@ -37,6 +37,8 @@ MaxSessions 1024
 LogLevel ERROR
 # root's .bashrc here runs pyenv (+250 ms a shell): keep bash from reading it
 SetEnv SHLVL=1
+# SFTP: xdcp and clush --copy (scp speaks SFTP since OpenSSH 9)
+Subsystem sftp internal-sftp
 CONF
 cat >"$dir/ssh_config" <<CONF
 Host node*

@@ -290,7 +290,7 @@ int report(const store::outcome& out, io& streams) {
 
 bool asks_version(std::string_view name, const std::vector<std::string>& args) {
   // xdsh: -V (its -v is xCAT's --verify), and only first: the command follows the noderange
-  if (name == "xdsh") {
+  if (name == "xdsh" || name == "xdcp") {
     return !args.empty() && (args.front() == "-V" || args.front() == "--version");
   }
   return std::any_of(args.begin(), args.end(),
@@ -316,7 +316,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
     {"backup", backup},       {"pki", pki},
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
-    {"restore", restore},
+    {"restore", restore},     {"xdcp", xdcp},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -341,7 +341,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
   }
   streams.err
     << "Error: Unknown command '" << name
-    << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
+    << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks backup restore pki xdshbak xcoll\n";
   return 1;

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
       std::cout
         << "Usage: clusterctl COMMAND [ARGS]\n"
            "       clusterctl {-h | --help | -v | --version}\n"
-           "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser\n"
+           "Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke\n"
+           "          rmuser\n"
            "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
            "          tabrestore tabprune makenetworks backup restore pki xdshbak\n"
            "          xcoll\n"

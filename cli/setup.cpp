@@ -218,6 +218,8 @@ int init(const std::vector<std::string>& argv, io& streams) {
   });
   streams.out << "Initialized clusterws home " << home.dir.string() << '\n'
               << "CA certificate for clients: " << (home.pki() / "ca-cert.pem").string() << '\n';
+  // nodecopy's sources live there (copy_root; docs/nodeshell.md)
+  std::filesystem::create_directories(home.dir / "copy");
   auto key = make_ssh_key(home.dir / "ssh" / "root");
   if (!key.empty()) {
     streams.out << "Root's SSH key for nodeshell and xdsh: " << key

@@ -20,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/remote.hpp"
 #include "cli/xdsh_options.hpp"
+#include "ssh/transfer.hpp"
 
 extern char** environ;
 
@@ -54,14 +55,17 @@ const char* usage_text
     "  --sudo         run COMMAND under `sudo -n` on the nodes\n"
     "  -c             remove xdcp's backup directory (site.nodesyncfiledir) on the nodes\n"
     "  -q             show the settings xdsh would use;  -V  version\n"
-    "Refused with the reason: -e (not yet), -K, -r, -i, -B, --devicetype, -l other than you.\n"
+    "  -e             COMMAND is a local script and its arguments: copied to each node's /tmp\n"
+    "                 over the same connection (SFTP), run there, and removed\n"
+    "Refused with the reason: -K, -r, -i, -B, --devicetype, -l other than you.\n"
     "Ctrl-C ends every remote command and names the nodes still running.\n"
     "Exit status: the number of failed nodes (at most 255).\n";
 
-std::string join_words(const std::vector<std::string>& words) {
+/// `words` joined by spaces, after `lead` when there are any.
+std::string join_words(const std::vector<std::string>& words, const std::string& lead = {}) {
   std::string joined;
   for (const auto& w : words) {
-    joined += (joined.empty() ? "" : " ") + w;
+    joined += (joined.empty() ? lead : " ") + w;
   }
   return joined;
 }
@@ -291,9 +295,10 @@ void show_config(const xdsh_options& o, const api::shell_config& shell,
 /// when the node ends (the daemon streams whole nodes); Ctrl-C ends xdsh, and the daemon,
 /// seeing the connection go, ends the commands on the nodes.
 int xdsh_remote(const std::filesystem::path& socket, const xdsh_options& o, io& streams) {
-  if (!o.node_options.empty() || o.show_config) {
-    throw usage_error("xdsh -o and -q are not available to users other than root: clusterwsd "
-                      "runs the command with its own SSH settings.");
+  if (!o.node_options.empty() || o.show_config || o.execute) {
+    throw usage_error("xdsh -o, -q and -e are not available to users other than root: "
+                      "clusterwsd runs the command with its own SSH settings, and copies only "
+                      "from copy_root (xdcp, nodecopy).");
   }
   auto command = remote_command(
     o, o.cleanup ? std::string{"rm -rf "} + default_nodesyncfiledir : join_words(o.words),
@@ -321,10 +326,6 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     print_version("xdsh", streams.out);
     return 0;
   }
-  if (o.execute) {
-    throw usage_error("xdsh -e is not available yet: copy the script with your own tools and "
-                      "run it with xdsh.");
-  }
   if (auto socket = daemon_socket(store::home::resolve(o.home))) {
     return xdsh_remote(*socket, o, streams); // not root: through clusterwsd
   }
@@ -346,7 +347,18 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     return 0;
   }
   std::string command = join_words(o.words);
-  if (o.cleanup) {
+  std::shared_ptr<api::copy_request> script;
+  if (o.execute) { // the first word is a local script: copied over SFTP, run, removed
+    script = std::make_shared<api::copy_request>();
+    script->execute = true;
+    script->entries.push_back({{o.words.front()}, "/tmp/"});
+    auto plain = o;
+    plain.sudo = false; // the script runs under sudo itself, its path outside any quotes
+    command = remote_command(plain, "", local_locale(),
+                             o.env_file.empty() ? std::string{} : read_env_file(o.env_file))
+              + (o.sudo ? "sudo -n " : "") + ssh::script_token
+              + join_words({o.words.begin() + 1, o.words.end()}, " ");
+  } else if (o.cleanup) {
     std::string dir = default_nodesyncfiledir;
     auto txn = s.db->read();
     if (auto site = txn.get(store::object_type::site, "clustersite")) {
@@ -354,8 +366,10 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     }
     command = "rm -rf " + shell_quote(dir);
   }
-  command = remote_command(o, command, local_locale(),
-                           o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+  if (!o.execute) {
+    command = remote_command(o, command, local_locale(),
+                             o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+  }
 
   api::authorization me;
   me.user = self;
@@ -363,6 +377,7 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   call.op = api::operation::nodeshell;
   call.target = o.noderange;
   call.command = command;
+  call.copy = script;
   call.fanout = static_cast<size_t>(o.fanout);
   call.timeout_ms = o.timeout >= 0 ? o.timeout * 1000 : -1;
   auto nr = s.noderange;
@@ -389,6 +404,7 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   }};
   api::drivers transports;
   transports.shell = shell;
+  transports.copy = api::copy_settings(s.settings, s.home.dir);
   transports.ssh = std::make_shared<ssh::engine>(engine_cfg);
   api::node_operation_ptr planned;
   auto r = api::plan(*s.db, call, me, nr, transports, planned);

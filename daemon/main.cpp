@@ -153,6 +153,7 @@ int serve(const base::parsed_args& args) {
   raise_file_limit();
   auto drivers = std::make_shared<api::drivers>();
   drivers->shell = api::shell_settings(settings, home.dir);
+  drivers->copy = api::copy_settings(settings, home.dir);
   // before the actor system: libssh2's global init is not thread-safe
   drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
   actors::store_config sc;

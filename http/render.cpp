@@ -195,6 +195,16 @@ response_text render_nodeshell(const routed& req, const api::api_result& res) {
     w.end_object();
     return {403, finish(w, pretty)};
   }
+  if (req.out == output::nodecopy) { // xCAT's infoout for xdcp: a flat array of its lines
+    std::vector<std::string> lines;
+    for (const auto& n : res.nodes) {
+      for (auto& l : base::output_lines(n.out)) {
+        lines.push_back(n.name + ": " + l);
+      }
+    }
+    write_lines(w, lines);
+    return {201, finish(w, pretty)};
+  }
   // node -> [" line", ...]: lines of only blanks are dropped, as xCAT's infoout does
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
   std::map<std::vector<std::string>, size_t> same;
@@ -398,7 +408,8 @@ response_text render(const routed& req, const api::api_result& res) {
       w.end_object();
       w.end_object();
       return {201, finish(w, pretty)};
-    case output::nodeshell: return render_nodeshell(req, res);
+    case output::nodeshell:
+    case output::nodecopy: return render_nodeshell(req, res);
     case output::tables: {
       w.begin_object();
       for (const auto& t : req.call->tables) {

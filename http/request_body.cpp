@@ -19,6 +19,9 @@ char list_separator(const std::string& key) {
   if (key == "command") {
     return ';';
   }
+  if (key == "src") {
+    return '\n'; // nodecopy's sources (a path with a line break is refused)
+  }
   return 0;
 }
 

@@ -123,6 +123,54 @@ void build_nodeshell(routed& r, const query_params& query, const fields& attrs) 
   }
 }
 
+/// POST /nodes/{noderange}/nodecopy: xCAT's body `{"src":[paths],"target":path}`; the
+/// sources must lie under copy_root (api/copy.hpp), fanout and timeout as nodeshell's.
+void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
+  auto& call = *r.call;
+  call.op = operation::nodecopy;
+  call.policy_command = "xdcp";
+  r.out = output::nodecopy;
+  constexpr long long max_fanout = 100000;
+  constexpr long long max_timeout = 86400;
+  auto fanout = query.number("fanout", max_fanout, 0);
+  auto timeout = query.number("timeout", max_timeout, -1);
+  if (!fanout || !timeout) {
+    bool bad_fanout = !fanout;
+    refuse(r, errc::bad_request,
+           std::string{bad_fanout ? "fanout" : "timeout"} + " must be a whole number from 0 to "
+             + std::to_string(bad_fanout ? max_fanout : max_timeout) + ".");
+    return;
+  }
+  call.fanout = static_cast<size_t>(*fanout);
+  call.timeout_ms = *timeout < 0 ? -1 : *timeout * 1000;
+  auto req = std::make_shared<api::copy_request>();
+  req->confined = true;
+  api::copy_entry e;
+  for (const auto& [k, v] : attrs) {
+    if (k == "src") {
+      for (size_t at = 0; at <= v.size();) {
+        auto nl = std::min(v.find('\n', at), v.size());
+        e.sources.push_back(v.substr(at, nl - at));
+        at = nl + 1;
+      }
+    } else if (k == "target") {
+      e.target = v;
+    } else if (k == "ENV" || k == "raw") {
+      refuse(r, errc::bad_request,
+             "'" + k
+               + "' is not accepted: nodecopy runs as the authenticated user with the "
+                 "service's options.");
+      return;
+    }
+  }
+  if (e.sources.empty() || e.target.empty()) {
+    refuse(r, errc::missing_data, "Lack of operation data.");
+    return;
+  }
+  req->entries.push_back(std::move(e));
+  call.copy = std::move(req);
+}
+
 /// /tables (xcatws.cgi's tablenodehdl and tablerowhdl): the operation and the xCAT command
 /// that policy rows name for it.
 void build_table(routed& r, const resource& res, const std::string& m, const fields& attrs) {
@@ -399,6 +447,8 @@ routed route(const http_input& in, const router_limits& limits) {
     build_table(r, *res, m, attrs);
   } else if (res->kind == resource_kind::nodeshell) {
     build_nodeshell(r, query, attrs);
+  } else if (res->kind == resource_kind::nodecopy) {
+    build_nodecopy(r, query, attrs);
   } else {
     build_definition(r, *res, m, std::move(attrs));
   }

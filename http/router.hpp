@@ -37,6 +37,7 @@ enum class output {
   objects,   ///< {"name":{attr:value,...},...}
   token,     ///< {"token":{"id":...,"expire":...}}
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
+  nodecopy,  ///< nodeshell's, but success is a flat array of lines (xCAT's infoout)
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it

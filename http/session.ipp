@@ -3,6 +3,7 @@
 // The definitions of basic_session: included by session.cpp (the TCP session) and by the
 // tests that run a session over Beast's test stream, nowhere else.
 
+#include "api/copy.hpp"
 #include "http/date.hpp"
 #include "http/framing.hpp"
 #include "http/render.hpp"
@@ -256,7 +257,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   waiting_ = true;
   ctx_.mon.in_flight.add(1);
   // nodeshell is bounded per node (connect and command timeouts) instead
-  call_deadline_ = pending_.call->op == api::operation::nodeshell
+  call_deadline_ = api::is_fan_out(pending_.call->op)
                      ? steady_timer::time_point::max()
                      : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
   if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
@@ -395,7 +396,7 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
 template<class NextLayer>
 bool basic_session<NextLayer>::audited(const api::api_result& res) const {
   const auto& call = *pending_.call;
-  bool change = api::is_write(call.op) || call.op == api::operation::nodeshell;
+  bool change = api::is_write(call.op) || api::is_fan_out(call.op);
   return ctx_.audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }
@@ -411,7 +412,7 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
   if (call.type == store::object_type::node) {
     e.noderange = call.target;
   }
-  e.command = call.command;
+  e.command = call.copy ? api::describe(*call.copy, call.command) : call.command;
   e.status = status;
   ctx_.audit->write(e);
 }

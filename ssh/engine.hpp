@@ -13,6 +13,8 @@
 
 namespace cws::ssh {
 
+struct copy_spec;
+
 /// How host keys are checked against the known_hosts file.
 enum class host_key_policy {
   strict,     ///< unknown or changed keys are refused
@@ -53,6 +55,9 @@ struct job {
   /// 0 = none. With a timeout the command gets a pty, so closing the channel hangs it up
   /// (SIGHUP) on the node; stdout and stderr then arrive merged.
   std::chrono::milliseconds command_timeout{0};
+  /// Files copied over SFTP first (ssh/transfer.hpp); the command then runs after them (with
+  /// a push, the renames that make the files appear; xdsh -e, the script). Null: none.
+  std::shared_ptr<const copy_spec> copy;
 };
 
 /// Counters.

@@ -50,14 +50,10 @@ std::string session_error(LIBSSH2_SESSION* s) {
 
 } // namespace
 
-session::session(uint64_t id, const job& j, session_context& ctx) : id_(id), j_(j), ctx_(ctx) {
+session::session(uint64_t id, const job& j, session_context& ctx)
+    : id_(id), j_(j), ctx_(ctx), command_(j.command) {
   res_.name = j_.node;
-  if (j_.command_timeout.count() > 0) {
-    command_ = j_.command; // a pty: closing the channel hangs the command up
-    marker_done_ = true;
-  } else {
-    command_ = "printf '\\036cws-pid:%d\\n' $$; " + j_.command;
-  }
+  marker_done_ = j_.command_timeout.count() > 0; // a pty: closing the channel hangs it up
 }
 
 session::~session() = default;
@@ -270,7 +266,37 @@ void session::step() {
         ph_ = phase::open;
         break;
       }
+      case phase::copy: {
+        auto st = copy_->step();
+        if (st == transfer::status::again) {
+          wait_for_session();
+          return;
+        }
+        if (st == transfer::status::failed) {
+          if (!copy_->untouched() || !retry_fresh()) {
+            fail(copy_->error(), copy_->message());
+          } else {
+            copy_.reset();
+          }
+          return;
+        }
+        retried_ = true; // files were written: never copy twice
+        command_ = copy_->command(j_.command);
+        if (command_.empty()) {
+          res_.rc = 0;
+          finish(true);
+          return;
+        }
+        ph_ = phase::open;
+        break;
+      }
       case phase::open: {
+        if (j_.copy && !copy_) {
+          copy_ = std::make_unique<transfer>(*j_.copy, j_.node, s);
+          set_command_deadline();
+          ph_ = phase::copy;
+          break;
+        }
         channel_ = libssh2_channel_open_session(s);
         if (channel_ == nullptr) {
           if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN) {
@@ -282,11 +308,8 @@ void session::step() {
           }
           return;
         }
-        // connected: the connect deadline ends, the command's (if any) begins
-        if (j_.command_timeout.count() > 0) {
-          ctx_.timers.set(id_, clock::now() + j_.command_timeout);
-        } else {
-          ctx_.timers.clear(id_);
+        if (!copy_) {
+          set_command_deadline(); // connected: the connect deadline ends
         }
         ph_ = j_.command_timeout.count() > 0 ? phase::pty : phase::exec;
         break;
@@ -308,7 +331,8 @@ void session::step() {
         break;
       }
       case phase::exec: {
-        int rc = libssh2_channel_exec(channel_, command_.c_str());
+        auto sent = marker_done_ ? command_ : "printf '\\036cws-pid:%d\\n' $$; " + command_;
+        int rc = libssh2_channel_exec(channel_, sent.c_str());
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           wait_for_session();
           return;
@@ -455,6 +479,16 @@ bool session::step_kill(LIBSSH2_SESSION* s) {
   }
   fail("cancelled", "The command was cancelled.");
   return false;
+}
+
+/// The command's deadline (if any) replaces the connect deadline; with a copy it covers the
+/// copy too.
+void session::set_command_deadline() {
+  if (j_.command_timeout.count() > 0) {
+    ctx_.timers.set(id_, clock::now() + j_.command_timeout);
+  } else {
+    ctx_.timers.clear(id_);
+  }
 }
 
 void session::fail(const std::string& code, const std::string& message) {

@@ -13,6 +13,7 @@
 #include "ssh/deadlines.hpp"
 #include "ssh/engine.hpp"
 #include "ssh/known_hosts.hpp"
+#include "ssh/transfer.hpp"
 
 namespace cws::ssh {
 
@@ -90,6 +91,7 @@ class session {
     connect,
     handshake,
     auth,
+    copy,
     open,
     pty,
     exec,
@@ -110,6 +112,7 @@ class session {
   bool step_kill(LIBSSH2_SESSION* s);
   void watch(int op, uint32_t events);
   void wait_for_session();
+  void set_command_deadline();
   void finish(bool keep_connection);
 
   uint64_t id_;
@@ -118,8 +121,11 @@ class session {
   std::unique_ptr<connection> conn_;
   LIBSSH2_CHANNEL* channel_ = nullptr;
   LIBSSH2_CHANNEL* kill_channel_ = nullptr;
-  /// The command string as sent: without a pty it first prints the shell's pid (a marker line
-  /// taken out of stdout) so that cancel can end its process group.
+  /// The job's SFTP part (xdcp, xdsh -e), before its command.
+  std::unique_ptr<transfer> copy_;
+  /// The command run: the job's, or what the copy leaves to run (renames, the script).
+  /// Without a pty it is sent after a marker printing the shell's pid (taken out of stdout),
+  /// so that cancel can end its process group.
   std::string command_;
   /// Stdout's start while the marker line is not complete yet.
   std::string head_;

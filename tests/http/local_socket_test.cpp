@@ -188,7 +188,7 @@ TEST_F(local_socket_test, an_allowed_user_runs_xdsh_as_itself_with_its_own_key) 
   EXPECT_EQ(r.out, "ln01: /opt/u:/usr/bin:/bin\n");
   r = as_user(*d_, allowed_user, "xdsh ln01 -o '-p 22' true");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.out.find("xdsh -o and -q are not available to users other than root"),
+  EXPECT_NE(r.out.find("xdsh -o, -q and -e are not available to users other than root"),
             std::string::npos)
     << r.out;
   // a node that does not exist: nothing runs

@@ -338,6 +338,20 @@ TEST_F(nodeshell_test, xdsh_environment_file_path_and_locale_reach_the_node) {
   EXPECT_NE(r.out.find("Cannot read the environment file /nonexistent/env."), std::string::npos);
 }
 
+TEST_F(nodeshell_test, xdsh_e_runs_the_script_after_the_exports_with_its_arguments) {
+  auto script = dir_->path / "show.sh";
+  std::ofstream{script} << "#!/bin/sh\necho \"$PATH [$1] [$2]\"\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto r = run_tool(d_->home(),
+                    "DSH_PATH=/opt/e:/usr/bin:/bin xdsh node060 -e " + script.string()
+                      + " '\"one two\"' three"); // the remote shell splits the words, as xCAT's
+
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "node060: /opt/e:/usr/bin:/bin [one two] [three]\n");
+  r = run_tool(d_->home(), "xdsh node060 'ls /tmp | grep -c show.sh.cws- || true'");
+  EXPECT_EQ(r.out, "node060: 0\n"); // removed after it ran
+}
+
 TEST_F(nodeshell_test, xdsh_timeout_and_fanout_come_from_the_environment_too) {
   auto r = run_tool(d_->home(), "DSH_TIMEOUT=1 xdsh node054 sleep 30");
   EXPECT_EQ(r.rc, 1) << r.out;

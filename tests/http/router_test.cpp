@@ -182,6 +182,36 @@ TEST(router, nodeshell_needs_a_command_and_refuses_identity_changes) {
   EXPECT_EQ(r.answer->status, 400u);
 }
 
+TEST(router, nodecopy_takes_xcats_body_confined_to_copy_root) {
+  auto r
+    = go("POST", "/clusterws/nodes/n[1-2]/nodecopy", R"({"src":["/c/a","/c/b"],"target":"/etc/"})");
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call->op, cws::api::operation::nodecopy);
+  EXPECT_EQ(r.call->policy_command, "xdcp");
+  ASSERT_TRUE(r.call->copy);
+  EXPECT_TRUE(r.call->copy->confined);
+  ASSERT_EQ(r.call->copy->entries.size(), 1u);
+  EXPECT_EQ(r.call->copy->entries[0].sources, (std::vector<std::string>{"/c/a", "/c/b"}));
+  EXPECT_EQ(r.call->copy->entries[0].target, "/etc/");
+  r = go("POST", "/clusterws/nodes/n1/nodecopy", R"({"src":"/c/a","target":"/t"})");
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call->copy->entries[0].sources, std::vector<std::string>{"/c/a"});
+  for (const auto* body : {R"({"src":["/c/a"]})", R"({"target":"/t"})", "{}"}) {
+    r = go("POST", "/clusterws/nodes/n1/nodecopy", body);
+    ASSERT_TRUE(r.answer) << body;
+    EXPECT_EQ(r.answer->body, "{\"error\":\"Lack of operation data.\",\"errorcode\":3}\n");
+  }
+  r = go("POST", "/clusterws/nodes/n1/nodecopy", R"({"src":"/c/a","target":"/t","raw":"-l x"})");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 400u);
+  r = go("POST", "/clusterws/nodes/n1/nodecopy?fanout=x", R"({"src":"/c/a","target":"/t"})");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 400u);
+  r = go("GET", "/clusterws/nodes/n1/nodecopy");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 405u);
+}
+
 TEST(json_writer, pretty_layout_is_perls_indent) {
   json_writer w{true};
   w.begin_object();

@@ -97,7 +97,7 @@ sshd::sshd(std::filesystem::path dir) : dir_(std::move(dir)), port_(free_port())
     << "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nUseDNS no\n"
     << "PrintMotd no\nPrintLastLog no\nX11Forwarding no\nAllowTcpForwarding no\n"
     << "StrictModes no\nMaxStartups 4096\nMaxSessions 1024\nLoginGraceTime 60\n"
-    << "LogLevel INFO\nSetEnv SHLVL=1\n";
+    << "LogLevel INFO\nSetEnv SHLVL=1\nSubsystem sftp internal-sftp\n";
 }
 
 sshd::~sshd() {

@@ -1,0 +1,51 @@
+#pragma once
+
+// xdcp, nodecopy and xdsh -e: the files of a copy request, checked and read once on the
+// head node, become one ssh::copy_spec that every node's job shares (docs/nodeshell.md,
+// "Copying files").
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+
+#include "api/call.hpp"
+#include "api/result.hpp"
+#include "ssh/transfer.hpp"
+
+namespace cws::api {
+
+/// Copy limits. Every limit is explicit (docs/configuration.md).
+struct copy_config {
+  /// REST nodecopy: sources must lie under this directory (symlinks and `..` resolved).
+  std::filesystem::path root;
+  /// Files are read into memory, once for every node, while their sizes add up to at most
+  /// this; the rest are streamed from disk by each node.
+  size_t memory_max = 64 * 1024 * 1024;
+  /// Bytes in flight per node (one SFTP write or read).
+  size_t chunk = 256 * 1024;
+  /// Most files and directories one request copies.
+  size_t files_max = 10000;
+};
+
+/// Checks `req` and builds what each node copies: sources exist, are regular files (or
+/// directories with -R), lie under `cfg.root` when the request is confined, and are no more
+/// than `cfg.files_max`; small files are read now.
+/// @returns a bad_request failure naming the first bad source (nothing is copied), or
+/// success with `out` set.
+api_result build_copy(const copy_request& req, const copy_config& cfg,
+                      std::shared_ptr<const ssh::copy_spec>& out);
+
+/// The copy as an xdcp command line, for the audit log (`xdcp -R src... target`, or for
+/// xdsh -e `xdsh -e script args`).
+std::string describe(const copy_request& req, const std::string& command);
+
+/// Parses an xCAT synclist (xdcp -F) in its common form: `src... -> dest` lines (several
+/// sources, or a dest ending in '/', copy into the directory dest), blank lines and `#`
+/// comments. The EXECUTE, EXECUTEALWAYS, APPEND and MERGE sections are refused.
+/// @returns an empty string and `out` set, or what is wrong (with its line number).
+std::string parse_synclist(const std::string& text, std::vector<copy_entry>& out);
+
+/// True if `path`, resolved (symlinks, `..`), lies in the resolved directory `root`.
+bool inside_root(const std::filesystem::path& path, const std::filesystem::path& root);
+
+} // namespace cws::api

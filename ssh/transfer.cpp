@@ -1,0 +1,512 @@
+#include "ssh/transfer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <string_view>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cws::ssh {
+
+namespace {
+
+/// Eight random hex digits: temporary names never collide, even between nodes that share a
+/// file system.
+std::string random_suffix() {
+  unsigned char b[4] = {};
+  if (getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    static unsigned counter = 0;
+    std::memcpy(b, &++counter, sizeof b);
+  }
+  static const char hex[] = "0123456789abcdef";
+  std::string s;
+  for (auto c : b) {
+    s += hex[c >> 4];
+    s += hex[c & 15];
+  }
+  return s;
+}
+
+/// The words OpenSSH's scp prints for an SFTP status.
+const char* status_text(unsigned long code) {
+  switch (code) {
+    case LIBSSH2_FX_NO_SUCH_FILE:
+    case LIBSSH2_FX_NO_SUCH_PATH: return "No such file or directory";
+    case LIBSSH2_FX_PERMISSION_DENIED: return "Permission denied";
+    case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM: return "No space left on device";
+    case LIBSSH2_FX_QUOTA_EXCEEDED: return "Disk quota exceeded";
+    case LIBSSH2_FX_FILE_ALREADY_EXISTS: return "File exists";
+    case LIBSSH2_FX_WRITE_PROTECT: return "Read-only file system";
+    case LIBSSH2_FX_NOT_A_DIRECTORY: return "Not a directory";
+    case LIBSSH2_FX_OP_UNSUPPORTED: return "Operation unsupported";
+    default: return "Failure";
+  }
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) {
+    return ".";
+  }
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) {
+    return name;
+  }
+  return dir.back() == '/' ? dir + name : dir + '/' + name;
+}
+
+} // namespace
+
+std::string shell_quote(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+transfer::transfer(const copy_spec& spec, std::string node, LIBSSH2_SESSION* s)
+    : spec_(spec), node_(std::move(node)), s_(s) {
+  // nop
+}
+
+transfer::~transfer() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+  }
+  if (!local_tmp_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(local_tmp_, ec);
+  }
+  // An SFTP subsystem still open (the job failed on the connection) goes with the session.
+}
+
+transfer::status transfer::fail(const std::string& what, int rc) {
+  if (rc != 0 && rc != LIBSSH2_ERROR_SFTP_PROTOCOL) {
+    char* msg = nullptr;
+    libssh2_session_last_error(s_, &msg, nullptr, 0);
+    error_ = "disconnected";
+    message_ = "ssh: connection to " + node_ + " lost: " + (msg != nullptr ? msg : "?");
+    failed_ = true;
+    ph_ = phase::finished; // the connection is gone: nothing can be cleaned up on the node
+    return status::failed;
+  }
+  if (!failed_) {
+    error_ = "copy";
+    message_ = what;
+    failed_ = true;
+  }
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!local_tmp_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(local_tmp_, ec);
+    local_tmp_.clear();
+  }
+  unlink_ = 0;
+  ph_ = handle_ != nullptr ? phase::cleanup_close : phase::cleanup_unlink;
+  return step();
+}
+
+transfer::status transfer::sftp_fail(const std::string& what) {
+  int rc = libssh2_session_last_errno(s_);
+  if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL && sftp_ != nullptr) {
+    return fail(what + ": " + status_text(libssh2_sftp_last_error(sftp_)), rc);
+  }
+  return fail(what, rc == 0 ? LIBSSH2_ERROR_SOCKET_RECV : rc);
+}
+
+std::string transfer::final_path(const copy_file& f) const {
+  const auto& g = spec_.push[group_];
+  if (target_dir_) {
+    return join(g.target, f.name);
+  }
+  auto slash = f.name.find('/');
+  return g.target + (slash == std::string::npos ? std::string{} : f.name.substr(slash));
+}
+
+bool transfer::refill() {
+  while (!eof_ && buf_.size() < spec_.chunk) {
+    auto have = buf_.size();
+    buf_.resize(spec_.chunk);
+    auto n = ::read(fd_, &buf_[have], spec_.chunk - have);
+    buf_.resize(have + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    eof_ = n == 0;
+  }
+  return true;
+}
+
+transfer::status transfer::step() {
+  if (ph_ == phase::init) {
+    sftp_ = libssh2_sftp_init(s_);
+    if (sftp_ == nullptr) {
+      if (libssh2_session_last_errno(s_) == LIBSSH2_ERROR_EAGAIN) {
+        return status::again;
+      }
+      int rc = libssh2_session_last_errno(s_);
+      char* msg = nullptr;
+      libssh2_session_last_error(s_, &msg, nullptr, 0);
+      error_ = rc == LIBSSH2_ERROR_CHANNEL_FAILURE ? "channel" : "copy";
+      message_ = "ssh: cannot start SFTP on " + node_ + ": " + (msg != nullptr ? msg : "?");
+      failed_ = true;
+      ph_ = phase::finished;
+      return status::failed;
+    }
+    started_ = true;
+    ph_ = !spec_.pull.empty()  ? phase::pull_open
+          : spec_.push.empty() ? phase::shutdown
+                               : phase::stat_target;
+  }
+  return spec_.pull.empty() ? push_step() : pull_step();
+}
+
+transfer::status transfer::push_step() {
+  for (;;) {
+    switch (ph_) {
+      case phase::stat_target: {
+        const auto& g = spec_.push[group_];
+        LIBSSH2_SFTP_ATTRIBUTES a{};
+        int rc = libssh2_sftp_stat_ex(
+          sftp_, g.target.c_str(), static_cast<unsigned>(g.target.size()), LIBSSH2_SFTP_STAT, &a);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        bool exists = rc == 0;
+        if (rc != 0) {
+          bool missing = rc == LIBSSH2_ERROR_SFTP_PROTOCOL
+                         && (libssh2_sftp_last_error(sftp_) == LIBSSH2_FX_NO_SUCH_FILE
+                             || libssh2_sftp_last_error(sftp_) == LIBSSH2_FX_NO_SUCH_PATH);
+          if (!missing) {
+            return sftp_fail(g.target);
+          }
+        }
+        target_dir_ = exists && LIBSSH2_SFTP_S_ISDIR(a.permissions);
+        size_t roots = static_cast<size_t>(
+          std::count_if(g.files.begin(), g.files.end(),
+                        [](const copy_file& f) { return f.name.find('/') == std::string::npos; }));
+        if (exists && !target_dir_ && (g.into || roots > 1 || g.files.front().directory)) {
+          return fail(g.target + ": Not a directory", LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        file_ = 0;
+        ph_ = !exists && g.into ? phase::make_target : phase::next_file;
+        break;
+      }
+      case phase::make_target: {
+        const auto& g = spec_.push[group_];
+        int rc = libssh2_sftp_mkdir_ex(sftp_, g.target.c_str(),
+                                       static_cast<unsigned>(g.target.size()), 0755);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc != 0) {
+          return sftp_fail(g.target);
+        }
+        target_dir_ = true;
+        ph_ = phase::next_file;
+        break;
+      }
+      case phase::next_file: {
+        const auto& g = spec_.push[group_];
+        if (file_ == g.files.size()) {
+          ph_ = ++group_ == spec_.push.size() ? phase::shutdown : phase::stat_target;
+          break;
+        }
+        ph_ = g.files[file_].directory ? phase::mkdir : phase::open;
+        break;
+      }
+      case phase::mkdir: {
+        const auto& f = spec_.push[group_].files[file_];
+        auto path = final_path(f);
+        int rc
+          = libssh2_sftp_mkdir_ex(sftp_, path.c_str(), static_cast<unsigned>(path.size()), f.mode);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        // OpenSSH answers "failure" for a directory that exists: that is fine (scp -r too)
+        if (rc != 0
+            && (rc != LIBSSH2_ERROR_SFTP_PROTOCOL
+                || (libssh2_sftp_last_error(sftp_) != LIBSSH2_FX_FAILURE
+                    && libssh2_sftp_last_error(sftp_) != LIBSSH2_FX_FILE_ALREADY_EXISTS))) {
+          return sftp_fail(path);
+        }
+        ++file_;
+        ph_ = phase::next_file;
+        break;
+      }
+      case phase::open: {
+        const auto& f = spec_.push[group_].files[file_];
+        auto path = final_path(f);
+        if (tmp_.empty()) {
+          tmp_ = join(parent_of(path), "." + base_of(path) + ".cws-" + random_suffix());
+        }
+        handle_ = libssh2_sftp_open_ex(sftp_, tmp_.c_str(), static_cast<unsigned>(tmp_.size()),
+                                       LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_EXCL
+                                         | LIBSSH2_FXF_TRUNC,
+                                       static_cast<long>(f.mode), LIBSSH2_SFTP_OPENFILE);
+        if (handle_ == nullptr) {
+          if (libssh2_session_last_errno(s_) == LIBSSH2_ERROR_EAGAIN) {
+            return status::again;
+          }
+          tmp_.clear();
+          return sftp_fail(path);
+        }
+        renames_.emplace_back(std::move(tmp_), std::move(path));
+        tmp_.clear();
+        sent_ = 0;
+        buf_.clear();
+        eof_ = false;
+        if (!f.data) {
+          fd_ = ::open(f.local.c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd_ < 0) {
+            return fail(f.local.string() + ": " + std::strerror(errno),
+                        LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+        }
+        ph_ = phase::write;
+        break;
+      }
+      case phase::write: {
+        const auto& f = spec_.push[group_].files[file_];
+        const char* p = nullptr;
+        size_t n = 0;
+        if (f.data) {
+          p = f.data->data() + sent_;
+          n = std::min<size_t>(spec_.chunk, f.data->size() - sent_);
+        } else {
+          if (!refill()) {
+            return fail(f.local.string() + ": " + std::strerror(errno),
+                        LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          p = buf_.data();
+          n = buf_.size();
+        }
+        if (n == 0) {
+          ph_ = f.mtime >= 0 ? phase::setstat : phase::close;
+          break;
+        }
+        auto rc = libssh2_sftp_write(handle_, p, n);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc < 0) {
+          return sftp_fail(renames_.back().second);
+        }
+        sent_ += static_cast<uint64_t>(rc);
+        if (!f.data) {
+          buf_.erase(0, static_cast<size_t>(rc));
+        }
+        break;
+      }
+      case phase::setstat: {
+        const auto& f = spec_.push[group_].files[file_];
+        LIBSSH2_SFTP_ATTRIBUTES a{};
+        a.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS | LIBSSH2_SFTP_ATTR_ACMODTIME;
+        a.permissions = f.mode;
+        a.atime = static_cast<unsigned long>(f.atime);
+        a.mtime = static_cast<unsigned long>(f.mtime);
+        int rc = libssh2_sftp_fstat_ex(handle_, &a, 1);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc != 0) {
+          return sftp_fail(renames_.back().second);
+        }
+        ph_ = phase::close;
+        break;
+      }
+      case phase::close: {
+        int rc = libssh2_sftp_close_handle(handle_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        handle_ = nullptr;
+        if (fd_ >= 0) {
+          ::close(fd_);
+          fd_ = -1;
+        }
+        if (rc != 0) {
+          return sftp_fail(renames_.back().second);
+        }
+        ++file_;
+        ph_ = phase::next_file;
+        break;
+      }
+      case phase::cleanup_close: {
+        if (libssh2_sftp_close_handle(handle_) == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        handle_ = nullptr;
+        ph_ = spec_.pull.empty() ? phase::cleanup_unlink : phase::shutdown;
+        break;
+      }
+      case phase::cleanup_unlink: {
+        if (unlink_ == renames_.size()) {
+          ph_ = phase::shutdown;
+          break;
+        }
+        const auto& tmp = renames_[unlink_].first;
+        int rc = libssh2_sftp_unlink_ex(sftp_, tmp.c_str(), static_cast<unsigned>(tmp.size()));
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        ++unlink_;
+        break;
+      }
+      case phase::shutdown: {
+        if (libssh2_sftp_shutdown(sftp_) == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        sftp_ = nullptr;
+        ph_ = phase::finished;
+        break;
+      }
+      case phase::finished: return failed_ ? status::failed : status::done;
+      default: return pull_step();
+    }
+  }
+}
+
+transfer::status transfer::pull_step() {
+  for (;;) {
+    switch (ph_) {
+      case phase::pull_open: {
+        handle_ = libssh2_sftp_open_ex(sftp_, spec_.pull.c_str(),
+                                       static_cast<unsigned>(spec_.pull.size()), LIBSSH2_FXF_READ,
+                                       0, LIBSSH2_SFTP_OPENFILE);
+        if (handle_ == nullptr) {
+          if (libssh2_session_last_errno(s_) == LIBSSH2_ERROR_EAGAIN) {
+            return status::again;
+          }
+          return sftp_fail(spec_.pull);
+        }
+        local_final_ = spec_.pull_dir / (base_of(spec_.pull) + "._" + node_);
+        local_tmp_ = local_final_;
+        local_tmp_ += ".cws-" + random_suffix();
+        fd_ = ::open(local_tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd_ < 0) {
+          auto why = std::string{std::strerror(errno)};
+          local_tmp_.clear();
+          return fail(local_final_.string() + ": " + why, LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        ph_ = spec_.preserve ? phase::pull_stat : phase::pull_read;
+        break;
+      }
+      case phase::pull_stat: {
+        int rc = libssh2_sftp_fstat_ex(handle_, &attrs_, 0);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc != 0) {
+          return sftp_fail(spec_.pull);
+        }
+        ph_ = phase::pull_read;
+        break;
+      }
+      case phase::pull_read: {
+        buf_.resize(spec_.chunk);
+        auto n = libssh2_sftp_read(handle_, &buf_[0], buf_.size());
+        if (n == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (n < 0) {
+          return sftp_fail(spec_.pull);
+        }
+        if (n == 0) {
+          ph_ = phase::pull_close;
+          break;
+        }
+        for (ssize_t off = 0; off < n;) {
+          auto w = ::write(fd_, buf_.data() + off, static_cast<size_t>(n - off));
+          if (w < 0 && errno != EINTR) {
+            return fail(local_final_.string() + ": " + std::strerror(errno),
+                        LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          off += std::max<ssize_t>(w, 0);
+        }
+        break;
+      }
+      case phase::pull_close: {
+        if (libssh2_sftp_close_handle(handle_) == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        handle_ = nullptr;
+        if (spec_.preserve) {
+          if (attrs_.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) {
+            ::fchmod(fd_, static_cast<mode_t>(attrs_.permissions & 07777));
+          }
+          if (attrs_.flags & LIBSSH2_SFTP_ATTR_ACMODTIME) {
+            timespec t[2]
+              = {{static_cast<time_t>(attrs_.atime), 0}, {static_cast<time_t>(attrs_.mtime), 0}};
+            ::futimens(fd_, t);
+          }
+        }
+        bool ok = ::close(fd_) == 0;
+        fd_ = -1;
+        std::error_code ec;
+        if (ok) {
+          std::filesystem::rename(local_tmp_, local_final_, ec);
+        }
+        if (!ok || ec) {
+          return fail(local_final_.string() + ": "
+                        + (ec ? ec.message() : std::string{std::strerror(errno)}),
+                      LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        local_tmp_.clear();
+        ph_ = phase::shutdown;
+        break;
+      }
+      default: return push_step();
+    }
+  }
+}
+
+std::string transfer::command(const std::string& command) const {
+  if (renames_.empty()) {
+    return {};
+  }
+  if (spec_.execute) {
+    const auto& script = shell_quote(renames_.front().first);
+    std::string run = command;
+    auto at = run.find(script_token);
+    if (at == std::string::npos) {
+      run = script + (command.empty() ? "" : " " + command);
+    }
+    for (; at != std::string::npos; at = run.find(script_token, at + script.size())) {
+      run.replace(at, std::string_view{script_token}.size(), script);
+    }
+    return run + "; r=$?; rm -f -- " + script + "; exit $r";
+  }
+  // one command renames every file: `mv -T` never moves a file into a directory of the same
+  // name; a failed rename removes its temporary
+  std::string cmd = "r=0";
+  for (const auto& [tmp, final] : renames_) {
+    auto t = shell_quote(tmp);
+    cmd += "; mv -f -T -- " + t + " " + shell_quote(final) + " || { r=1; rm -f -- " + t + "; }";
+  }
+  return cmd + "; exit $r";
+}
+
+} // namespace cws::ssh

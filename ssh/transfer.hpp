@@ -1,0 +1,165 @@
+#pragma once
+
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cws::ssh {
+
+/// One file or directory pushed to a node.
+struct copy_file {
+  /// Its path below the destination, '/'-separated; the first part is the source's own name
+  /// (`hosts`, `dir/sub/file`).
+  std::string name;
+  bool directory = false;
+  /// The content when it is held in memory (once, shared by every node); null: streamed
+  /// from `local` by each node.
+  std::shared_ptr<const std::string> data;
+  std::filesystem::path local;
+  /// Permission bits of the new file or directory.
+  unsigned mode = 0644;
+  /// Access and modification times (seconds) to set, when >= 0 (xdcp -p).
+  long long atime = -1;
+  long long mtime = -1;
+};
+
+/// Sources copied to one target path, as scp does: into the target if it is a directory on
+/// the node (or `into`), else as the target itself (one source only).
+struct copy_group {
+  std::string target;
+  /// The target is a directory (several sources, or a target ending in '/'): made (one
+  /// level) when missing.
+  bool into = false;
+  /// Parents before their children.
+  std::vector<copy_file> files;
+};
+
+/// Where the script's path goes in an xdsh -e job's command (`export A=1; %CWS_SCRIPT% args`).
+constexpr const char* script_token = "%CWS_SCRIPT%";
+
+/// What a job copies over SFTP before its command runs (xdcp, nodecopy, xdsh -e). Shared,
+/// read-only, by every node of a run.
+struct copy_spec {
+  /// Push: every file is written under a temporary name in its final directory, then all
+  /// are renamed (`mv -f -T`, atomic) by one command on the same connection, so a node never
+  /// sees half a file; on failure the temporaries are removed.
+  std::vector<copy_group> push;
+  /// xdsh -e: the one pushed file (a script) is written under a temporary name, run with the
+  /// job's command as its arguments, and removed.
+  bool execute = false;
+  /// Pull (xdcp -P): this remote file of each node goes to `<pull_dir>/<name>._<node>`
+  /// (written under a temporary name, then renamed).
+  std::string pull;
+  std::filesystem::path pull_dir;
+  /// Pull: keep the remote file's mode and times.
+  bool preserve = false;
+  /// Bytes handed to one SFTP write or read (the data in flight per node).
+  size_t chunk = 256 * 1024;
+};
+
+/// The SFTP part of one node's job: a state machine that never blocks, driven by its session
+/// on the engine thread until `done` or `failed`. Engine thread only.
+class transfer {
+ public:
+  enum class status { again, done, failed };
+
+  /// Copies `spec` (which must outlive it) for `node` on `s`, an authenticated session.
+  transfer(const copy_spec& spec, std::string node, LIBSSH2_SESSION* s);
+  ~transfer();
+
+  transfer(const transfer&) = delete;
+  transfer& operator=(const transfer&) = delete;
+
+  /// Goes as far as it can; `again`: libssh2 waits for the socket.
+  status step();
+
+  /// Once `failed`: a short code (`copy`, `disconnected`) and the words.
+  const std::string& error() const noexcept {
+    return error_;
+  }
+  const std::string& message() const noexcept {
+    return message_;
+  }
+
+  /// True if nothing was done on the node yet (a pooled connection may be replaced).
+  bool untouched() const noexcept {
+    return !started_;
+  }
+
+  /// Once `done`: the command the job runs next on the node (renames, the script); empty when
+  /// there is nothing to run. For a script, `command` (the job's) holds `script_token` where
+  /// the script's path goes (outside quotes), else it is the script's arguments.
+  std::string command(const std::string& command) const;
+
+ private:
+  enum class phase {
+    init,
+    stat_target,
+    make_target,
+    next_file,
+    mkdir,
+    open,
+    write,
+    setstat,
+    close,
+    pull_open,
+    pull_stat,
+    pull_read,
+    pull_close,
+    cleanup_close,
+    cleanup_unlink,
+    shutdown,
+    finished,
+  };
+
+  status fail(const std::string& what, int rc);
+  status sftp_fail(const std::string& what);
+  bool refill();
+  std::string final_path(const copy_file& f) const;
+  status push_step();
+  status pull_step();
+
+  const copy_spec& spec_;
+  std::string node_;
+  LIBSSH2_SESSION* s_;
+  LIBSSH2_SFTP* sftp_ = nullptr;
+  LIBSSH2_SFTP_HANDLE* handle_ = nullptr;
+  phase ph_ = phase::init;
+  bool failed_ = false;
+  /// The SFTP subsystem started: the node may have been changed.
+  bool started_ = false;
+  std::string error_;
+  std::string message_;
+
+  // push
+  size_t group_ = 0;
+  size_t file_ = 0;
+  /// The target is a directory: files go into it.
+  bool target_dir_ = false;
+  std::string tmp_;
+  /// Temporaries written, and their final names.
+  std::vector<std::pair<std::string, std::string>> renames_;
+  /// Bytes of the current file acknowledged so far.
+  uint64_t sent_ = 0;
+  /// Streaming from disk: the local file and the bytes read but not yet acknowledged.
+  int fd_ = -1;
+  std::string buf_;
+  bool eof_ = false;
+  size_t unlink_ = 0;
+
+  // pull
+  std::filesystem::path local_tmp_;
+  std::filesystem::path local_final_;
+  LIBSSH2_SFTP_ATTRIBUTES attrs_{};
+};
+
+/// `text` quoted for a POSIX shell ('...').
+std::string shell_quote(const std::string& text);
+
+} // namespace cws::ssh
