@@ -40,6 +40,8 @@ enum class operation : uint8_t {
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
+  power,             ///< rpower: the action (on, off, stat, ...) in `command`
+  nextboot,          ///< rsetboot: the action (net, hd, cd, def, stat) in `command`
 };
 
 /// True for operations that write the database.
@@ -88,7 +90,7 @@ struct api_call {
   /// templates to show, a comma list (empty: all).
   std::string template_name;
   /// nodeshell: the command line, the fanout (0: configured) and command timeout in
-  /// milliseconds (-1: configured; 0: none).
+  /// milliseconds (-1: configured; 0: none). power, nextboot: the action word.
   std::string command;
   size_t fanout = 0;
   long long timeout_ms = -1;
