@@ -7,6 +7,7 @@
 #include "api/operations.hpp"
 #include "ipmi/chassis.hpp"
 #include "store/cluster_view.hpp"
+#include "store/tables.hpp"
 
 namespace cws::api {
 
@@ -154,7 +155,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
     int retries = static_cast<int>(site_number(txn, "ipmiretries", 3, 1, 100));
     std::string fallback_user = default_bmc_user;
     std::string fallback_password = default_bmc_password;
-    if (auto row = txn.get(store::object_type::site, bmc_credentials_object)) {
+    if (auto row = txn.get(store::object_type::site, store::bmc_credentials_object)) {
       fallback_user = std::string{row->find("username").value_or(fallback_user)};
       fallback_password = std::string{row->find("password").value_or(fallback_password)};
     }

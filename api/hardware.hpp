@@ -28,11 +28,6 @@ struct hardware_config {
 constexpr const char* default_bmc_user = "USERID";
 constexpr const char* default_bmc_password = "PASSW0RD";
 
-/// The passwd table's `ipmi` row: BMC credentials for nodes without bmcusername/bmcpassword.
-/// Kept in the site kind as object `passwd.ipmi` (never a passwd entry: no API login can
-/// ever use it).
-constexpr const char* bmc_credentials_object = "passwd.ipmi";
-
 /// Plans `call` (operation power or nextboot, the action in `call.command`) in one read of
 /// `db`: the nodes, their mgt, BMC address, port and credentials, site.ipmitimeout and
 /// site.ipmiretries.

@@ -17,6 +17,8 @@ enum class resource_kind {
   nodels,         ///< /nodes/{noderange}/nodels
   nodeshell,      ///< /nodes/{noderange}/nodeshell
   rename,         ///< /nodes/{node}/rename
+  power,          ///< /nodes/{noderange}/power (rpower)
+  nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

@@ -34,6 +34,7 @@ enum class output {
   token,     ///< {"token":{"id":...,"expire":...}}
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
+  action,    ///< xCAT's actionout: {"node":{"power":"on"},...} (power, nextboot)
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it
   openapi,   ///< docs/openapi.yaml (YAML)

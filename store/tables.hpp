@@ -17,6 +17,11 @@
 
 namespace cws::store {
 
+/// Where the passwd table's `ipmi` row (BMC credentials for nodes without bmcusername and
+/// bmcpassword) is kept: object `passwd.ipmi` of the site kind, never a passwd entry, so no
+/// API login can ever use it. Its password is kept as given (the BMC needs it).
+constexpr std::string_view bmc_credentials_object = "passwd.ipmi";
+
 /// An attribute that holds a column, when its condition holds (attribute_entry::only_if).
 struct column_source {
   std::string_view attr;
