@@ -548,9 +548,10 @@ std::string check_columns(const table_def& t, const key_values& keys,
       return t.name + "." + c.column + " not a valid table.column description";
     }
     const auto& col = t.columns[*i];
-    bool kept = !col.sources.empty() || t.type == object_type::site
-                || (t.type == object_type::passwd && (col.name == "password" || col.name == "username"))
-                || is_name_column(t, col.name);
+    bool kept
+      = !col.sources.empty() || t.type == object_type::site
+        || (t.type == object_type::passwd && (col.name == "password" || col.name == "username"))
+        || is_name_column(t, col.name);
     if (!kept) {
       return "clusterws does not keep " + t.name + "." + c.column
              + " (no definition attribute holds it).";

@@ -29,8 +29,10 @@ class hardware_test : public ::testing::Test {
     run_tool(home, "chdef -t site clustersite ipmitimeout=1 ipmiretries=2");
     run_tool(home, "mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret");
     for (size_t i = 0; i < 3; ++i) {
-      auto r = run_tool(home, "mkdef bmc" + std::to_string(i) + " groups=bmcs,all bmc=127.0.0.1 "
-                                "bmcport=" + std::to_string(farm_->port(i)));
+      auto r = run_tool(home, "mkdef bmc" + std::to_string(i)
+                                + " groups=bmcs,all bmc=127.0.0.1 "
+                                  "bmcport="
+                                + std::to_string(farm_->port(i)));
       ASSERT_EQ(r.rc, 0) << r.out;
     }
     // BMC 3 is stopped: an address where nothing answers
@@ -38,7 +40,8 @@ class hardware_test : public ::testing::Test {
                      + std::to_string(farm_->port(3)));
     farm_->stop(3);
     run_tool(home, "mkdef wrongpw groups=all mgt=ipmi bmc=127.0.0.1 bmcusername=admin "
-                   "bmcpassword=nope bmcport=" + std::to_string(farm_->port(0)));
+                   "bmcpassword=nope bmcport="
+                     + std::to_string(farm_->port(0)));
     run_tool(home, "mkdef vm1 groups=all mgt=kvm");
     run_tool(home, "mkdef nobmc groups=all mgt=ipmi");
     d_->start();
@@ -78,7 +81,8 @@ TEST_F(hardware_test, power_get_and_put_in_xcat_shapes) {
   farm_->set_power(1, true);
   auto r = call("GET", "/nodes/bmc0,bmc1/power");
   EXPECT_EQ(r.status, 200u) << r.body;
-  EXPECT_EQ(r.body, R"({"bmc0":{"power":"off"},"bmc1":{"power":"on"}})" "\n");
+  EXPECT_EQ(r.body, R"({"bmc0":{"power":"off"},"bmc1":{"power":"on"}})"
+                    "\n");
   r = call("PUT", "/nodes/bmc0/power", R"({"action":"on"})");
   EXPECT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(r.body, "");
@@ -99,7 +103,8 @@ TEST_F(hardware_test, power_get_and_put_in_xcat_shapes) {
   EXPECT_EQ(farm_->log(0), before);
   // xcoll merges equal answers
   r = call("GET", "/nodes/bmc0,bmc1/power", {}, "&xcoll=1");
-  EXPECT_EQ(r.body, R"({"bmc0,bmc1":{"power":"off"}})" "\n");
+  EXPECT_EQ(r.body, R"({"bmc0,bmc1":{"power":"off"}})"
+                    "\n");
 }
 
 TEST_F(hardware_test, nextboot_sets_and_reads_the_boot_device) {
@@ -107,7 +112,8 @@ TEST_F(hardware_test, nextboot_sets_and_reads_the_boot_device) {
   EXPECT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(farm_->boot(2), "pxe");
   r = call("GET", "/nodes/bmc2/nextboot");
-  EXPECT_EQ(r.body, R"({"bmc2":{"nextboot":"Network"}})" "\n");
+  EXPECT_EQ(r.body, R"({"bmc2":{"nextboot":"Network"}})"
+                    "\n");
   r = call("PUT", "/nodes/bmc2/nextboot", R"({"action":"net"})");
   EXPECT_EQ(r.status, 404u) << r.body; // rsetboot's key is `order`
 }
@@ -146,8 +152,8 @@ TEST_F(hardware_test, passwd_ipmi_row_supplies_credentials_and_is_no_api_login) 
   // the row is never an API user, under any name
   cws::test::https_client client{d_->ca(), d_->port()};
   for (const char* user : {"admin", "ipmi"}) {
-    auto login = client.request("GET", std::string{"/clusterws/nodes?userName="} + user
-                                         + "&userPW=secret");
+    auto login
+      = client.request("GET", std::string{"/clusterws/nodes?userName="} + user + "&userPW=secret");
     EXPECT_EQ(login.status, 401u) << user;
   }
   // tabdump shows the row with its password hidden from the REST tables API
