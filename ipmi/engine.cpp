@@ -99,6 +99,9 @@ struct task {
   bool reused = false;
   bool refused = false;
   int tries = 0;
+  /// Tries a pooled session used up before it was given up: they count against the next
+  /// message until the BMC answers, so a dead BMC costs its deadline, not one try more.
+  int spent = 0;
   uint8_t tag = 0;
   bytes packet;                   ///< the last set-up message, sent again on timeout
   std::optional<request> pending; ///< the last in-session request
@@ -410,6 +413,7 @@ struct engine::impl {
           return;
         }
         h.bmc_sid = r->bmc_sid;
+        t.spent = 0; // it answers
         t.at = phase::rakp1;
         t.tag = 1;
         send_setup(id, t, wrap_plain(payload::rakp1, rakp1(t.tag, h)));
@@ -501,10 +505,11 @@ struct engine::impl {
       const auto& j = t.b->jobs[t.index];
       if (t.reused && t.at == phase::working) {
         // a pooled session the BMC has forgotten: a new one, once
+        t.spent = t.tries;
         open_session(id, t);
         continue;
       }
-      if (t.tries < std::max(1, j.retries)) {
+      if (t.tries + t.spent < std::max(1, j.retries)) {
         transmit(id, t);
         continue;
       }
@@ -512,7 +517,7 @@ struct engine::impl {
       char what[160];
       std::snprintf(what, sizeof what, "%s%s:%u after %d tries of %.3g s",
                     t.refused ? "refused by " : "no answer from ", j.address.c_str(), j.port,
-                    t.tries, secs);
+                    t.tries + t.spent, secs);
       fail(id, "timeout", std::string{"timeout ("} + what + ")");
     }
     while (!pool.empty() && pool.front()->idle_since + cfg.pool_idle <= now) {

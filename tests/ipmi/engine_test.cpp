@@ -200,6 +200,22 @@ TEST_F(IpmiEngine, NothingListeningCostsItsDeadline) {
   EXPECT_EQ(r[0].error, "resolve");
 }
 
+TEST_F(IpmiEngine, APooledSessionOfADeadBmcCostsOnlyItsDeadline) {
+  engine e{{}};
+  run(e, {make(2, power_action(power_op::stat))});
+  ASSERT_EQ(e.stats().pooled, 1u);
+  farm_->stop(2);
+  auto dead = make(2, power_action(power_op::stat));
+  dead.timeout = 200ms;
+  dead.retries = 3;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run(e, {dead});
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r[0].error, "timeout");
+  EXPECT_GE(took, 550ms);
+  EXPECT_LT(took, 800ms); // 3 tries in all: the pooled one counts
+}
+
 TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
   engine e{{}};
   farm_->set_delay(1, 1.5); // the chassis script holds the BMC in its answer
