@@ -367,7 +367,9 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
 template<class NextLayer>
 bool basic_session<NextLayer>::audited(const api::api_result& res) const {
   const auto& call = *pending_.call;
-  bool change = api::is_write(call.op) || call.op == api::operation::nodeshell;
+  bool change = api::is_write(call.op) || call.op == api::operation::nodeshell
+                || ((call.op == api::operation::power || call.op == api::operation::nextboot)
+                    && call.command != "stat"); // the action, never a BMC password
   return ctx_.audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }

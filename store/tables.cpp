@@ -459,6 +459,22 @@ const table_def* find_table(std::string_view name) {
   return nullptr;
 }
 
+void hide_bmc_passwords(const table_def& t, table_row& row) {
+  for (size_t i = 0; i < t.columns.size() && i < row.size(); ++i) {
+    for (const auto& s : t.columns[i].sources) {
+      if (s.attr == "bmcpassword" && row[i] && !row[i]->empty()) {
+        row[i] = "********";
+      }
+    }
+  }
+}
+
+void hide_bmc_passwords(attr_map& attrs) {
+  if (auto it = attrs.find("bmcpassword"); it != attrs.end() && !it->second.empty()) {
+    it->second = "********";
+  }
+}
+
 void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
                const std::function<void(std::string_view, table_row&&)>& sink) {
   const auto& txn = view.txn();
@@ -469,6 +485,9 @@ void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
           auto own = rec.to_map();
           object_reader r{view, name, type == object_type::node, own, false};
           if (auto row = object_row(t, r)) {
+            if (!passwords) {
+              hide_bmc_passwords(t, *row);
+            }
             sink(name, std::move(*row));
           }
         });

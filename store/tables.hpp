@@ -69,6 +69,13 @@ enum class row_values {
 
 /// Calls `sink(object, row)` for every row of `t`, in name order (node tables: nodes, then
 /// groups). `passwords` false hides passwd.password (shown as "********").
+/// Replaces the BMC passwords of `row` (columns held by `bmcpassword`) with "********": what
+/// anyone but root sees (docs/hardware.md).
+void hide_bmc_passwords(const table_def& t, table_row& row);
+
+/// The same for an object's attributes (`bmcpassword`).
+void hide_bmc_passwords(attr_map& attrs);
+
 void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
                const std::function<void(std::string_view, table_row&&)>& sink);
 

@@ -88,6 +88,9 @@ TEST_F(hardware_test, power_get_and_put_in_xcat_shapes) {
   EXPECT_EQ(r.body, "");
   EXPECT_EQ(farm_->power(0), "1");
   EXPECT_NE(farm_->log(0).find("set power 1"), std::string::npos);
+  auto audit = cws::test::slurp(d_->home() / "audit.log");
+  EXPECT_NE(audit.find("\"command\":\"on\""), std::string::npos) << audit;
+  EXPECT_EQ(audit.find("secret"), std::string::npos); // the action, never the BMC password
   r = call("PUT", "/nodes/bmc0,bmc1/power", R"({"action":"off"})");
   EXPECT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(farm_->power(0), "0");
@@ -197,6 +200,18 @@ TEST_F(hardware_test, policy_names_rpower_and_rsetboot) {
   EXPECT_EQ(r.status, 200u) << r.body;
   r = client.request("GET", "/clusterws/nodes/bmc0/nextboot?userName=operator1&userPW=opw");
   EXPECT_EQ(r.status, 401u) << r.body;
+  // a reader other than root never sees a BMC password: definitions, pages, /tables
+  run_tool(home, "mkdef -t policy -o 6.1 name=operator1 rule=allow commands=lsdef");
+  run_tool(home, "mkdef -t policy -o 6.2 name=operator1 rule=allow commands=getTablesNodesAttribs");
+  r = client.request("GET", "/clusterws/nodes/bmc0?userName=operator1&userPW=opw");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_NE(r.body.find(R"("bmcpassword":"********")"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("secret"), std::string::npos) << r.body;
+  r = client.request("GET", "/clusterws/tables/ipmi/nodes/bmc0?userName=operator1&userPW=opw");
+  EXPECT_EQ(r.body.find("secret"), std::string::npos) << r.body;
+  r = call("GET", "/nodes/bmc0");
+  EXPECT_NE(r.body.find(R"("bmcpassword":"secret")"), std::string::npos) << r.body;
+  run_tool(home, "rmdef -t policy -o 6.1,6.2");
   run_tool(home, "rmdef -t policy -o 6");
 }
 
