@@ -153,6 +153,19 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
     // site.ipmitimeout (seconds per try) and site.ipmiretries, xCAT's defaults 2 and 3
     auto timeout = std::chrono::seconds(site_number(txn, "ipmitimeout", 2, 1, 3600));
     int retries = static_cast<int>(site_number(txn, "ipmiretries", 3, 1, 100));
+    // staged power-on (xCAT's ipmi.pm): on, reset and boot go to syspowermaxnodes BMCs at a
+    // time, each group syspowerinterval seconds after the one before
+    long interval = 0;
+    long per_stage = 0;
+    if (call.op == operation::power
+        && (call.command == "on" || call.command == "reset" || call.command == "boot")) {
+      interval = site_number(txn, "syspowerinterval", 0, 0, 86400);
+      per_stage = site_number(txn, "syspowermaxnodes", 0, 0, 100000000);
+      if (interval > 0 && per_stage == 0) {
+        return api_result::failure(
+          {"IPMI plugin requires syspowermaxnodes be defined if syspowerinterval is defined"});
+      }
+    }
     std::string fallback_user = default_bmc_user;
     std::string fallback_password = default_bmc_password;
     if (auto row = txn.get(store::object_type::site, store::bmc_credentials_object)) {
@@ -189,6 +202,9 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         j.timeout = timeout;
         j.retries = retries;
         j.work = make_action(call.op, call.command);
+        if (interval > 0) {
+          j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
+        }
         p.job = jobs.size();
         jobs.push_back(std::move(j));
       }

@@ -68,6 +68,7 @@ struct batch {
   engine::result_fn on_result;
   std::function<void()> on_done;
   uint64_t id = 0;
+  clock::time_point started = clock::now();
   std::atomic<bool> cancelled{false};
 };
 
@@ -88,7 +89,7 @@ struct connection {
   }
 };
 
-enum class phase { opening, rakp1, rakp3, privilege, working };
+enum class phase { delayed, opening, rakp1, rakp3, privilege, working };
 
 /// A running job.
 struct task {
@@ -274,6 +275,17 @@ struct engine::impl {
       fail(id, "resolve", b->endpoints[idx].error);
       return;
     }
+    if (j.delay.count() > 0 && clock::now() < b->started + j.delay) {
+      t.at = phase::delayed;
+      set_timer(id, t, b->started + j.delay);
+      return;
+    }
+    begin(id, t);
+  }
+
+  /// The job's BMC session: a pooled one, or a new one.
+  void begin(uint64_t id, task& t) {
+    const auto& j = t.b->jobs[t.index];
     if (auto c = take_pooled(pool_key(j))) {
       ++reuses;
       t.c = std::move(c);
@@ -398,6 +410,7 @@ struct engine::impl {
       return;
     }
     switch (t.at) {
+      case phase::delayed: return;
       case phase::opening: {
         auto r
           = d->type == payload::open_response ? parse_open_session_response(d->body) : std::nullopt;
@@ -503,6 +516,10 @@ struct engine::impl {
       }
       auto& t = it->second;
       const auto& j = t.b->jobs[t.index];
+      if (t.at == phase::delayed) {
+        begin(id, t);
+        continue;
+      }
       if (t.reused && t.at == phase::working) {
         // a pooled session the BMC has forgotten: a new one, once
         t.spent = t.tries;

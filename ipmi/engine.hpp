@@ -55,6 +55,9 @@ struct job {
   std::chrono::milliseconds timeout{2000};
   /// Sends of one request before the node fails with `timeout` (xCAT's site.ipmiretries).
   int retries = 3;
+  /// Time after the run's start before this job begins (staged power-on: xCAT's
+  /// site.syspowerinterval per site.syspowermaxnodes nodes). Its fanout slot is held meanwhile.
+  std::chrono::milliseconds delay{0};
   std::shared_ptr<action> work;
 };
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "../store/temp_home.hpp"
@@ -189,6 +190,30 @@ TEST_F(hardware_test, cli_rpower_and_rsetboot_print_xcat_lines) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("Invalid nodes and/or groups in noderange: nosuchnode"), std::string::npos)
     << r.out;
+}
+
+TEST_F(hardware_test, staged_power_on_follows_syspowerinterval) {
+  auto home = d_->home();
+  run_tool(home, "chdef -t site clustersite syspowerinterval=1");
+  auto r = run_tool(home, "rpower bmc0,bmc1 on");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("IPMI plugin requires syspowermaxnodes be defined if syspowerinterval "
+                       "is defined"),
+            std::string::npos)
+    << r.out;
+  run_tool(home, "chdef -t site clustersite syspowermaxnodes=1");
+  farm_->set_power(0, false);
+  farm_->set_power(1, false);
+  auto t0 = std::chrono::steady_clock::now();
+  r = run_tool(home, "rpower bmc0,bmc1 on");
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_GE(took, std::chrono::seconds(1)); // the second BMC one interval after the first
+  EXPECT_EQ(farm_->power(1), "1");
+  t0 = std::chrono::steady_clock::now();
+  r = run_tool(home, "rpower bmc0,bmc1 stat"); // only on, reset and boot are staged
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  run_tool(home, "chdef -t site clustersite syspowerinterval=0 syspowermaxnodes=");
 }
 
 TEST_F(hardware_test, policy_names_rpower_and_rsetboot) {

@@ -216,6 +216,34 @@ TEST_F(IpmiEngine, APooledSessionOfADeadBmcCostsOnlyItsDeadline) {
   EXPECT_LT(took, 800ms); // 3 tries in all: the pooled one counts
 }
 
+TEST_F(IpmiEngine, DelayedJobsStartAfterTheirDelay) {
+  engine e{{}};
+  auto later = make(1, power_action(power_op::on));
+  later.delay = 600ms;
+  std::vector<std::chrono::steady_clock::duration> ended(2);
+  auto t0 = std::chrono::steady_clock::now();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  e.run(
+    {make(0, power_action(power_op::on)), later}, 64,
+    [&](size_t i, node_result r) {
+      std::lock_guard<std::mutex> g{mu};
+      EXPECT_EQ(r.out, "on") << r.message;
+      ended[i] = std::chrono::steady_clock::now() - t0;
+    },
+    [&] {
+      std::lock_guard<std::mutex> g{mu};
+      done = true;
+      cv.notify_all();
+    });
+  std::unique_lock<std::mutex> lock{mu};
+  ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return done; }));
+  EXPECT_LT(ended[0], 500ms);
+  EXPECT_GE(ended[1], 600ms);
+  EXPECT_EQ(farm_->power(1), "1");
+}
+
 TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
   engine e{{}};
   farm_->set_delay(1, 1.5); // the chassis script holds the BMC in its answer
