@@ -297,11 +297,27 @@ response_text render_nodeshell(const routed& req, const api::api_result& res) {
 
 } // namespace
 
-std::string stream_line(const base::node_result& node) {
+std::string stream_line(const base::node_result& node, std::string_view value_key) {
   json_writer w;
   w.begin_object();
   w.key("node");
   w.value(node.name);
+  if (!value_key.empty()) {
+    // power, nextboot: {"node":"n1","rc":0,"power":"on"} or its error
+    w.key("rc");
+    w.number(node.rc);
+    if (node.failed()) {
+      w.key("error");
+      w.value(node.error);
+      w.key("message");
+      w.value(node.message);
+    } else {
+      w.key(std::string{value_key});
+      w.value(node.out);
+    }
+    w.end_object();
+    return w.str() + "\n";
+  }
   write_detail(w, node);
   w.end_object();
   return w.str() + "\n";

@@ -393,7 +393,10 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
 template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
   if (!stream_ended_) {
-    queue_stream(detail::chunk(stream_line(out)));
+    auto op = pending_.call->op;
+    queue_stream(detail::chunk(stream_line(out, op == api::operation::power      ? "power"
+                                                : op == api::operation::nextboot ? "nextboot"
+                                                                                 : "")));
   }
 }
 

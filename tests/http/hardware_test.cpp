@@ -142,6 +142,15 @@ TEST_F(hardware_test, mixed_range_fails_per_node_without_hiding_the_others_in_de
   EXPECT_NE(r.body.find(R"("vm1":{"rc":1,"error":"unsupported")"), std::string::npos);
 }
 
+TEST_F(hardware_test, stream_sends_each_node_as_it_finishes) {
+  farm_->set_power(0, false);
+  auto r = call("GET", "/nodes/bmc0,vm1/power", {}, "&stream=1");
+  EXPECT_EQ(r.status, 201u) << r.body; // as nodeshell's stream
+  EXPECT_NE(r.body.find(R"({"node":"bmc0","rc":0,"power":"off"})"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"({"node":"vm1","rc":1,"error":"unsupported")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"("done":"true","nodes":2,"failed":1)"), std::string::npos) << r.body;
+}
+
 TEST_F(hardware_test, passwd_ipmi_row_supplies_credentials_and_is_no_api_login) {
   auto home = d_->home();
   run_tool(home, "mkdef nocreds groups=all mgt=ipmi bmc=127.0.0.1 bmcport="
