@@ -86,7 +86,10 @@ void log_failures(const running& r) {
     failed += n;
     why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + error;
   }
-  base::log(base::log_level::warning, "nodeshell by " + r.user + ": " + std::to_string(failed)
+  auto what = r.call->policy_command == "xdsh" || r.call->policy_command.empty()
+                ? std::string{"nodeshell"}
+                : r.call->policy_command; // rpower, rsetboot
+  base::log(base::log_level::warning, what + " by " + r.user + ": " + std::to_string(failed)
                                         + " of " + std::to_string(r.results.size())
                                         + " nodes failed (" + why + "); first: " + r.first_failure);
 }

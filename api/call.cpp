@@ -19,7 +19,8 @@ bool is_write(operation op) {
 }
 
 bool is_fan_out(operation op) {
-  return op == operation::nodeshell || op == operation::nodecopy;
+  return op == operation::nodeshell || op == operation::nodecopy || op == operation::power
+         || op == operation::nextboot;
 }
 
 } // namespace cws::api

@@ -41,6 +41,8 @@ enum class operation : uint8_t {
   make_networks,     ///< makenetworks: networks of the service host's interfaces
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
+  power,             ///< rpower: the action (on, off, stat, ...) in `command`
+  nextboot,          ///< rsetboot: the action (net, hd, cd, def, stat) in `command`
 };
 
 /// Sources copied to one target (a synclist line; a plain xdcp has one).
@@ -115,7 +117,7 @@ struct api_call {
   /// templates to show, a comma list (empty: all).
   std::string template_name;
   /// nodeshell: the command line, the fanout (0: configured) and command timeout in
-  /// milliseconds (-1: configured; 0: none).
+  /// milliseconds (-1: configured; 0: none). power, nextboot: the action word.
   std::string command;
   size_t fanout = 0;
   long long timeout_ms = -1;

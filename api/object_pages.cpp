@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "store/definitions.hpp"
+#include "store/tables.hpp"
 
 namespace cws::api {
 
@@ -27,9 +28,13 @@ std::vector<object_record> object_pages::next(size_t count) {
   std::vector<std::string> slice(std::make_move_iterator(names_.begin() + pos_),
                                  std::make_move_iterator(names_.begin() + end));
   page.reserve(slice.size());
-  store::list_objects(
-    view_, type_, slice, only_attrs_ ? &only_ : nullptr, {},
-    [&](store::listed_object&& o) { page.emplace_back(std::move(o.name), o.attrs); });
+  store::list_objects(view_, type_, slice, only_attrs_ ? &only_ : nullptr, {},
+                      [&](store::listed_object&& o) {
+                        if (hide_) {
+                          store::hide_bmc_passwords(o.attrs);
+                        }
+                        page.emplace_back(std::move(o.name), o.attrs);
+                      });
   since_release_ += end - pos_;
   pos_ = end;
   if (since_release_ >= store::read_txn::release_every || pos_ == names_.size()) {

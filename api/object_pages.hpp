@@ -18,9 +18,8 @@ class object_pages {
  public:
   /// Lists `names` (sorted here) of type `t`, with only `only` when given, from `txn`. The
   /// names must have been checked (store::listing_errors): a missing one is skipped.
-  object_pages(std::shared_ptr<const store::database> db, store::read_txn txn,
-               store::object_type t, std::vector<std::string> names,
-               std::vector<std::string> only, bool only_attrs);
+  object_pages(std::shared_ptr<const store::database> db, store::read_txn txn, store::object_type t,
+               std::vector<std::string> names, std::vector<std::string> only, bool only_attrs);
 
   object_pages(const object_pages&) = delete;
   object_pages& operator=(const object_pages&) = delete;
@@ -33,7 +32,13 @@ class object_pages {
     return names_.size();
   }
 
+  /// Shows `bmcpassword` as "********" (a reader other than root).
+  void hide_bmc_passwords(bool hide) noexcept {
+    hide_ = hide;
+  }
+
  private:
+  bool hide_ = false;
   std::shared_ptr<const store::database> db_;
   store::read_txn txn_;
   store::cluster_view view_;

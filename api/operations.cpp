@@ -10,6 +10,7 @@
 #include "base/text.hpp"
 #include "store/credentials.hpp"
 #include "store/error.hpp"
+#include "store/tables.hpp"
 #include "store/templates.hpp"
 #include "store/tokens.hpp"
 
@@ -184,12 +185,19 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
           }
           r.pages = std::make_shared<object_pages>(db, std::move(txn), call.type, std::move(names),
                                                    call.attrs, call.only_attrs);
+          r.pages->hide_bmc_passwords(auth.stamped && auth.user != "root");
           return r;
         }
         r.objects.reserve(names.size());
-        auto errors = store::list_objects(
-          view, call.type, names, call.only_attrs ? &call.attrs : nullptr, {},
-          [&](store::listed_object&& o) { r.objects.emplace_back(std::move(o.name), o.attrs); });
+        bool hide = auth.stamped && auth.user != "root"; // BMC passwords: root's only
+        auto errors
+          = store::list_objects(view, call.type, names, call.only_attrs ? &call.attrs : nullptr, {},
+                                [&](store::listed_object&& o) {
+                                  if (hide) {
+                                    store::hide_bmc_passwords(o.attrs);
+                                  }
+                                  r.objects.emplace_back(std::move(o.name), o.attrs);
+                                });
         if (!errors.empty()) {
           return api_result::failure(std::move(errors)); // xCAT: any error, no listing
         }

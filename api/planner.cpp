@@ -6,6 +6,9 @@ namespace cws::api {
 
 api_result plan(const store::database& db, const api_call& call, const authorization& auth,
                 const store::noderange_options& opts, const drivers& d, node_operation_ptr& out) {
+  if (call.op == operation::power || call.op == operation::nextboot) {
+    return plan_hardware(db, call, auth, opts, d.hardware, d.ipmi, out);
+  }
   if (call.op != operation::nodeshell && call.op != operation::nodecopy) {
     return api_result::failure({"This operation does not run on nodes."});
   }

@@ -8,6 +8,7 @@
 
 #include "api/call.hpp"
 #include "api/copy.hpp"
+#include "api/hardware.hpp"
 #include "api/node_operation.hpp"
 #include "api/result.hpp"
 #include "api/shell.hpp"
@@ -23,6 +24,9 @@ struct drivers {
   shell_config shell;
   /// nodecopy, xdcp and xdsh -e.
   copy_config copy;
+  /// Hardware control (rpower, rsetboot) of mgt=ipmi nodes.
+  std::shared_ptr<ipmi::engine> ipmi;
+  hardware_config hardware;
 };
 
 /// Plans fan-out call `call` in one read of `db`: its nodes (expanded once: the nodes policy

@@ -96,6 +96,14 @@ const base::settings_schema& settings_schema() {
     {"copy_chunk_bytes", num, "262144", 4096, 1ULL << 30,
      "bytes in flight per node while copying (one SFTP write or read)"},
     {"copy_files_max", num, "10000", 1, 100000000, "files and directories one copy may hold"},
+    // -- hardware control (rpower, rsetboot); per-node timeout and retries are xCAT's
+    // site.ipmitimeout and site.ipmiretries
+    {"ipmi_fanout", num, "1024", 1, 65536, "BMCs worked on at once by one request"},
+    {"ipmi_port", num, "623", 1, 65535, "RMCP+ UDP port of BMCs without bmcport"},
+    {"ipmi_pool_idle", num, "20", 0, 3600,
+     "seconds an established BMC session stays pooled without use (BMCs end them at ~60)"},
+    {"ipmi_max_pooled", num, "4096", 0, 1000000,
+     "most pooled BMC sessions; the oldest are closed beyond it"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
@@ -144,6 +152,20 @@ ssh::engine_config engine_settings(const base::settings& s, const std::filesyste
   c.pool_idle = std::chrono::seconds(s.number("ssh_pool_idle"));
   c.max_pooled = s.number("ssh_max_pooled");
   c.output_max = s.number("ssh_output_max");
+  return c;
+}
+
+hardware_config hardware_settings(const base::settings& s) {
+  hardware_config c;
+  c.fanout = s.number("ipmi_fanout");
+  c.port = static_cast<uint16_t>(s.number("ipmi_port"));
+  return c;
+}
+
+ipmi::engine_config ipmi_settings(const base::settings& s) {
+  ipmi::engine_config c;
+  c.pool_idle = std::chrono::seconds(s.number("ipmi_pool_idle"));
+  c.max_pooled = s.number("ipmi_max_pooled");
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/copy.hpp"
+#include "api/hardware.hpp"
 #include "api/shell.hpp"
 #include "base/settings.hpp"
 #include "ssh/engine.hpp"
@@ -31,5 +32,11 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
 
 /// The SSH engine's settings (`ssh_*`).
 ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);
+
+/// How hardware control runs (`ipmi_fanout`, `ipmi_port`).
+hardware_config hardware_settings(const base::settings& s);
+
+/// The IPMI engine's settings (`ipmi_pool_idle`, `ipmi_max_pooled`).
+ipmi::engine_config ipmi_settings(const base::settings& s);
 
 } // namespace cws::api

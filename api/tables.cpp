@@ -84,6 +84,9 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
         if (!row) {
           continue;
         }
+        if (auth.stamped && auth.user != "root") {
+          store::hide_bmc_passwords(*t, *row);
+        }
         auto m = row_map(*t, *row, columns);
         m.erase(t->keys.front());
         m.emplace("name", n);

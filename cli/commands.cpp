@@ -317,6 +317,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"backup", backup},       {"pki", pki},
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},     {"xdcp", xdcp},
+    {"restore", restore},     {"rpower", rpower},
+    {"rsetboot", rsetboot},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -343,7 +345,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki xdshbak xcoll\n";
+       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot\n";
   return 1;
 }
 

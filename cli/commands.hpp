@@ -113,6 +113,9 @@ int backup(const std::vector<std::string>& args, io& streams);
 int pki(const std::vector<std::string>& args, io& streams);
 int xdshbak(const std::vector<std::string>& args, io& streams);
 int xcoll(const std::vector<std::string>& args, io& streams);
+/// rpower and rsetboot (cli/hardware.cpp).
+int rpower(const std::vector<std::string>& args, io& streams);
+int rsetboot(const std::vector<std::string>& args, io& streams);
 
 /// The address of a listen setting `ADDR:PORT` (`[::1]:PORT` for IPv6), or nullopt if it is
 /// not one.

@@ -16,6 +16,7 @@
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
 #include "api/settings.hpp"
+#include "ipmi/engine.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
 #include "daemon/systemd.hpp"
@@ -156,6 +157,8 @@ int serve(const base::parsed_args& args) {
   drivers->copy = api::copy_settings(settings, home.dir);
   // before the actor system: libssh2's global init is not thread-safe
   drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
+  drivers->hardware = api::hardware_settings(settings);
+  drivers->ipmi = std::make_shared<ipmi::engine>(api::ipmi_settings(settings));
   actors::store_config sc;
   sc.noderange = api::noderange_limits(settings);
   sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));

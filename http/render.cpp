@@ -123,6 +123,72 @@ void write_detail(json_writer& w, const base::node_result& n) {
   }
 }
 
+/// xCAT's actionout for power and nextboot (xcat-compat.md §1): 200 with
+/// {"node":{"power":"on"}}; a failed node makes it 403 with every node's error line, as xcatd
+/// does (format=detail keeps every node: {"node":{"rc":0,"power":"on"}} or its error). PUT
+/// answers nothing on success.
+response_text render_action(const routed& req, const api::api_result& res) {
+  bool pretty = req.render.pretty;
+  const char* key = req.call->op == api::operation::power ? "power" : "nextboot";
+  json_writer w{pretty};
+  if (!req.call->detail) {
+    std::vector<std::string> errors;
+    for (const auto& n : res.nodes) {
+      if (node_failed(n)) {
+        errors.push_back(n.name + ": " + (n.message.empty() ? n.error : n.message));
+      }
+    }
+    if (!errors.empty()) {
+      w.begin_object();
+      w.key("error");
+      write_lines(w, errors);
+      w.key("errorcode");
+      w.value("1");
+      w.end_object();
+      return {403, finish(w, pretty)};
+    }
+    if (req.call->command != "stat") {
+      return {200, {}}; // a PUT: xCAT's CGI has no output handler for it
+    }
+  }
+  // node -> {power: value}; xcoll merges nodes with the same answer
+  std::vector<std::pair<std::string, const base::node_result*>> entries;
+  std::map<std::string, size_t> same;
+  for (const auto& n : res.nodes) {
+    if (req.render.xcoll) {
+      auto sig = std::to_string(n.rc) + '\n' + n.out + '\n' + n.error + '\n' + n.message;
+      auto [it, fresh] = same.emplace(sig, entries.size());
+      if (!fresh) {
+        entries[it->second].first += "," + n.name;
+        continue;
+      }
+    }
+    entries.emplace_back(n.name, &n);
+  }
+  std::sort(entries.begin(), entries.end());
+  w.begin_object();
+  for (const auto& [name, n] : entries) {
+    w.key(name);
+    w.begin_object();
+    if (req.call->detail) {
+      w.key("rc");
+      w.number(n->rc);
+    }
+    if (!n->failed()) {
+      w.key(key);
+      w.value(n->out);
+    } else {
+      w.key("error");
+      w.value(n->error);
+      w.key("message");
+      w.value(n->message);
+    }
+    w.end_object();
+  }
+  w.end_object();
+  return {200, finish(w, pretty)};
+}
+
 /// xCAT's nodeshell answer (xcat-compat.md §3.5): 201 with each node's stdout lines, each kept
 /// with its leading space (`" line"`); any failure makes the whole answer 403 with the error
 /// lines (401 on "Permission denied").
@@ -241,11 +307,27 @@ response_text render_nodeshell(const routed& req, const api::api_result& res) {
 
 } // namespace
 
-std::string stream_line(const base::node_result& node) {
+std::string stream_line(const base::node_result& node, std::string_view value_key) {
   json_writer w;
   w.begin_object();
   w.key("node");
   w.value(node.name);
+  if (!value_key.empty()) {
+    // power, nextboot: {"node":"n1","rc":0,"power":"on"} or its error
+    w.key("rc");
+    w.number(node.rc);
+    if (node.failed()) {
+      w.key("error");
+      w.value(node.error);
+      w.key("message");
+      w.value(node.message);
+    } else {
+      w.key(std::string{value_key});
+      w.value(node.out);
+    }
+    w.end_object();
+    return w.str() + "\n";
+  }
   write_detail(w, node);
   w.end_object();
   return w.str() + "\n";
@@ -410,6 +492,7 @@ response_text render(const routed& req, const api::api_result& res) {
       return {201, finish(w, pretty)};
     case output::nodeshell:
     case output::nodecopy: return render_nodeshell(req, res);
+    case output::action: return render_action(req, res);
     case output::tables: {
       w.begin_object();
       for (const auto& t : req.call->tables) {

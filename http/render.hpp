@@ -6,8 +6,9 @@
 
 namespace cws::http {
 
-/// One NDJSON line (with its newline) for a streamed nodeshell result.
-std::string stream_line(const base::node_result& node);
+/// One NDJSON line (with its newline) for a streamed node result: nodeshell's detail, or with
+/// `value_key` (power, nextboot) the node's rc and value or error.
+std::string stream_line(const base::node_result& node, std::string_view value_key = {});
 
 /// The last NDJSON line of a stream: how many nodes ran and how many failed.
 std::string stream_summary(const api::api_result& res);

@@ -31,6 +31,8 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/nodeshell", resource_kind::nodeshell, "POST"},
   {"nodes", object_type::node, "{name}/nodecopy", resource_kind::nodecopy, "POST"},
   {"nodes", object_type::node, "{name}/rename", resource_kind::rename, "PUT"},
+  {"nodes", object_type::node, "{name}/power", resource_kind::power, "GET PUT"},
+  {"nodes", object_type::node, "{name}/nextboot", resource_kind::nextboot, "GET PUT"},
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
   {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},

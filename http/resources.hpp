@@ -18,6 +18,8 @@ enum class resource_kind {
   nodeshell,      ///< /nodes/{noderange}/nodeshell
   nodecopy,       ///< /nodes/{noderange}/nodecopy
   rename,         ///< /nodes/{node}/rename
+  power,          ///< /nodes/{noderange}/power (rpower)
+  nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

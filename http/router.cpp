@@ -171,6 +171,31 @@ void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
   call.copy = std::move(req);
 }
 
+/// /nodes/{noderange}/power and /nextboot (xcatws.cgi): GET runs `rpower nr stat` /
+/// `rsetboot nr stat`; PUT the body's `action` / `order`, 404 "Missed Action." without it.
+void build_hardware(routed& r, const resource& res, const std::string& m, const query_params& query,
+                    const fields& attrs) {
+  auto& call = *r.call;
+  bool power = res.kind == resource_kind::power;
+  call.op = power ? operation::power : operation::nextboot;
+  call.policy_command = power ? "rpower" : "rsetboot";
+  r.out = output::action;
+  r.stream = query.flag("stream");
+  if (m == "GET") {
+    call.command = "stat";
+    return;
+  }
+  const char* key = power ? "action" : "order";
+  for (const auto& [k, v] : attrs) {
+    if (k == key) {
+      call.command = v;
+    }
+  }
+  if (call.command.empty()) {
+    refuse(r, errc::not_found, "Missed Action.");
+  }
+}
+
 /// /tables (xcatws.cgi's tablenodehdl and tablerowhdl): the operation and the xCAT command
 /// that policy rows name for it.
 void build_table(routed& r, const resource& res, const std::string& m, const fields& attrs) {
@@ -449,6 +474,8 @@ routed route(const http_input& in, const router_limits& limits) {
     build_nodeshell(r, query, attrs);
   } else if (res->kind == resource_kind::nodecopy) {
     build_nodecopy(r, query, attrs);
+  } else if (res->kind == resource_kind::power || res->kind == resource_kind::nextboot) {
+    build_hardware(r, *res, m, query, attrs);
   } else {
     build_definition(r, *res, m, std::move(attrs));
   }

@@ -39,6 +39,7 @@ enum class output {
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
   nodecopy,  ///< nodeshell's, but success is a flat array of lines (xCAT's infoout)
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
+  action,    ///< xCAT's actionout: {"node":{"power":"on"},...} (power, nextboot)
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it
   openapi,   ///< docs/openapi.yaml (YAML)

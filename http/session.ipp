@@ -396,7 +396,10 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
 template<class NextLayer>
 bool basic_session<NextLayer>::audited(const api::api_result& res) const {
   const auto& call = *pending_.call;
-  bool change = api::is_write(call.op) || api::is_fan_out(call.op);
+  bool change = api::is_write(call.op)
+                || (api::is_fan_out(call.op)
+                    && !((call.op == api::operation::power || call.op == api::operation::nextboot)
+                         && call.command == "stat")); // the action, never a BMC password
   return ctx_.audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }
@@ -420,7 +423,10 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
 template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
   if (!stream_ended_) {
-    queue_stream(detail::chunk(stream_line(out)));
+    auto op = pending_.call->op;
+    queue_stream(detail::chunk(stream_line(out, op == api::operation::power      ? "power"
+                                                : op == api::operation::nextboot ? "nextboot"
+                                                                                 : "")));
   }
 }
 

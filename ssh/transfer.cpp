@@ -13,6 +13,13 @@ namespace cws::ssh {
 
 namespace {
 
+/// A mkdir failed because the directory is there: OpenSSH answers plain "failure".
+bool exists_already(LIBSSH2_SFTP* sftp, int rc) {
+  return rc == LIBSSH2_ERROR_SFTP_PROTOCOL
+         && (libssh2_sftp_last_error(sftp) == LIBSSH2_FX_FAILURE
+             || libssh2_sftp_last_error(sftp) == LIBSSH2_FX_FILE_ALREADY_EXISTS);
+}
+
 /// Eight random hex digits: temporary names never collide, even between nodes that share a
 /// file system.
 std::string random_suffix() {
@@ -221,7 +228,8 @@ transfer::status transfer::push_step() {
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           return status::again;
         }
-        if (rc != 0) {
+        // made meanwhile by someone else (another node on a shared file system): fine
+        if (rc != 0 && !exists_already(sftp_, rc)) {
           return sftp_fail(g.target);
         }
         target_dir_ = true;
@@ -246,10 +254,7 @@ transfer::status transfer::push_step() {
           return status::again;
         }
         // OpenSSH answers "failure" for a directory that exists: that is fine (scp -r too)
-        if (rc != 0
-            && (rc != LIBSSH2_ERROR_SFTP_PROTOCOL
-                || (libssh2_sftp_last_error(sftp_) != LIBSSH2_FX_FAILURE
-                    && libssh2_sftp_last_error(sftp_) != LIBSSH2_FX_FILE_ALREADY_EXISTS))) {
+        if (rc != 0 && !exists_already(sftp_, rc)) {
           return sftp_fail(path);
         }
         ++file_;

@@ -321,10 +321,35 @@ bool is_name_column(const table_def& t, std::string_view column) {
          || (t.type == object_type::network && column == "netname");
 }
 
+/// Sets the passwd table's ipmi row (username, password) from `changes`.
+outcome write_bmc_credentials(write_txn& txn, const std::string& user,
+                              const std::vector<column_change>& changes) {
+  attr_map row;
+  if (auto rec = txn.get(object_type::site, bmc_credentials_object)) {
+    row = rec->to_map();
+  }
+  if (!user.empty()) {
+    row["username"] = user;
+  }
+  for (const auto& c : changes) {
+    if ((c.column != "password" && c.column != "username") || c.mode != list_mode::set) {
+      reject("Only passwd.username and passwd.password of the ipmi row can be set (with '=').");
+    }
+    row[c.column] = c.value;
+  }
+  txn.put(object_type::site, bmc_credentials_object, row);
+  outcome total;
+  total.count = 1;
+  return total;
+}
+
 /// Writes `changes` into object `name` of table `t` through chdef.
 outcome write_object(write_txn& txn, const table_def& t, object_type type, const std::string& name,
                      const std::vector<column_change>& changes) {
   outcome total;
+  if (t.type == object_type::passwd && name == bmc_credentials_object) {
+    return write_bmc_credentials(txn, {}, changes);
+  }
   if (t.type == object_type::passwd) {
     for (const auto& c : changes) {
       if (c.column != "password" || c.mode != list_mode::set) {
@@ -434,6 +459,22 @@ const table_def* find_table(std::string_view name) {
   return nullptr;
 }
 
+void hide_bmc_passwords(const table_def& t, table_row& row) {
+  for (size_t i = 0; i < t.columns.size() && i < row.size(); ++i) {
+    for (const auto& s : t.columns[i].sources) {
+      if (s.attr == "bmcpassword" && row[i] && !row[i]->empty()) {
+        row[i] = "********";
+      }
+    }
+  }
+}
+
+void hide_bmc_passwords(attr_map& attrs) {
+  if (auto it = attrs.find("bmcpassword"); it != attrs.end() && !it->second.empty()) {
+    it->second = "********";
+  }
+}
+
 void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
                const std::function<void(std::string_view, table_row&&)>& sink) {
   const auto& txn = view.txn();
@@ -444,6 +485,9 @@ void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
           auto own = rec.to_map();
           object_reader r{view, name, type == object_type::node, own, false};
           if (auto row = object_row(t, r)) {
+            if (!passwords) {
+              hide_bmc_passwords(t, *row);
+            }
             sink(name, std::move(*row));
           }
         });
@@ -467,6 +511,13 @@ void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
         row[2] = passwords ? std::string{rec.find("password").value_or("")} : "********";
         sink(user, std::move(row));
       });
+      if (auto rec = txn.get(object_type::site, bmc_credentials_object)) {
+        table_row row(t.columns.size());
+        row[0] = "ipmi";
+        row[1] = std::string{rec->find("username").value_or("")};
+        row[2] = passwords ? std::string{rec->find("password").value_or("")} : "********";
+        sink(bmc_credentials_object, std::move(row));
+      }
       return;
     default:
       txn.scan(t.type, [&](std::string_view name, record_view rec) {
@@ -516,9 +567,10 @@ std::string check_columns(const table_def& t, const key_values& keys,
       return t.name + "." + c.column + " not a valid table.column description";
     }
     const auto& col = t.columns[*i];
-    bool kept = !col.sources.empty() || t.type == object_type::site
-                || (t.type == object_type::passwd && col.name == "password")
-                || is_name_column(t, col.name);
+    bool kept
+      = !col.sources.empty() || t.type == object_type::site
+        || (t.type == object_type::passwd && (col.name == "password" || col.name == "username"))
+        || is_name_column(t, col.name);
     if (!kept) {
       return "clusterws does not keep " + t.name + "." + c.column
              + " (no definition attribute holds it).";
@@ -573,10 +625,19 @@ outcome set_rows(write_txn& txn, const table_def& t, const key_values& keys,
     }
     all.push_back({"net", key("net")});
     all.push_back({"mask", key("mask")});
+  } else if (t.type == object_type::passwd && key("key") == "ipmi") {
+    std::string user = key("username");
+    for (const auto& c : changes) {
+      if (c.column == "username") {
+        user = c.value;
+      }
+    }
+    return write_bmc_credentials(txn, user, changes);
   } else if (t.type == object_type::passwd) {
     if (key("key") != "xcat") {
-      reject("clusterws keeps only the key=xcat rows of passwd (the API users); other "
-             "credentials are node or group attributes (bmcusername, bmcpassword, ...).");
+      reject("clusterws keeps only the key=xcat rows of passwd (the API users) and its "
+             "key=ipmi row (BMC credentials); other credentials are node or group attributes "
+             "(bmcusername, bmcpassword, ...).");
     }
     if (!is_user_name(name)) {
       reject("'" + name + "' is not a valid user name.");
@@ -633,7 +694,9 @@ size_t delete_rows(write_txn& txn, const table_def& t, const key_values& keys) {
     }
     ++deleted;
     auto type = t.type == object_type::node ? node_row_type(txn, name) : t.type;
-    if (t.type == object_type::passwd) {
+    if (t.type == object_type::passwd && name == bmc_credentials_object) {
+      txn.erase(object_type::site, bmc_credentials_object);
+    } else if (t.type == object_type::passwd) {
       txn.erase(object_type::passwd, name);
       revoke_user_tokens(txn, name);
     } else if (t.name == "nodelist"

@@ -17,6 +17,11 @@
 
 namespace cws::store {
 
+/// Where the passwd table's `ipmi` row (BMC credentials for nodes without bmcusername and
+/// bmcpassword) is kept: object `passwd.ipmi` of the site kind, never a passwd entry, so no
+/// API login can ever use it. Its password is kept as given (the BMC needs it).
+constexpr std::string_view bmc_credentials_object = "passwd.ipmi";
+
 /// An attribute that holds a column, when its condition holds (attribute_entry::only_if).
 struct column_source {
   std::string_view attr;
@@ -64,6 +69,13 @@ enum class row_values {
 
 /// Calls `sink(object, row)` for every row of `t`, in name order (node tables: nodes, then
 /// groups). `passwords` false hides passwd.password (shown as "********").
+/// Replaces the BMC passwords of `row` (columns held by `bmcpassword`) with "********": what
+/// anyone but root sees (docs/hardware.md).
+void hide_bmc_passwords(const table_def& t, table_row& row);
+
+/// The same for an object's attributes (`bmcpassword`).
+void hide_bmc_passwords(attr_map& attrs);
+
 void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
                const std::function<void(std::string_view, table_row&&)>& sink);
 

@@ -82,9 +82,8 @@ class tables_test : public ::testing::Test {
 };
 
 TEST_F(tables_test, rows_are_the_objects_own_values_group_rows_included) {
-  EXPECT_EQ(dump("nodelist"),
-            (std::vector<std::string>{R"("n1","compute,all",,,,,,,,,,,)",
-                                      R"("n2","compute,all",,,,,,,,,,,)"}));
+  EXPECT_EQ(dump("nodelist"), (std::vector<std::string>{R"("n1","compute,all",,,,,,,,,,,)",
+                                                        R"("n2","compute,all",,,,,,,,,,,)"}));
   // the group's row holds its own value; nodes inherit it but have no row of their own
   EXPECT_EQ(dump("nodehm"), (std::vector<std::string>{R"("compute",,"ipmi",,,,,,,,,,,,,)"}));
 }
@@ -133,10 +132,29 @@ TEST_F(tables_test, refusals_change_nothing) {
   o = set("nodehm", {{"bogus", "n1"}}, {{"power", "x"}});
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.errors.front(), "Unkown key bogus to nodehm");
-  o = set("passwd", {{"key", "ipmi"}, {"username", "admin"}}, {{"password", "x"}});
+  o = set("passwd", {{"key", "system"}, {"username", "admin"}}, {{"password", "x"}});
+  ASSERT_FALSE(o.ok());
+  o = set("passwd", {{"key", "ipmi"}, {"username", "admin"}}, {{"comments", "x"}});
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(dump("nodehm"), before);
   EXPECT_EQ(dump("passwd").size(), 0u);
+}
+
+TEST_F(tables_test, passwd_ipmi_row_is_kept_apart_from_the_api_users) {
+  auto o = set("passwd", {{"key", "ipmi"}, {"username", "ADMIN"}}, {{"password", "bmcpw"}});
+  ASSERT_TRUE(o.ok()) << (o.errors.empty() ? "" : o.errors.front());
+  auto rows = dump("passwd");
+  ASSERT_EQ(rows.size(), 1u);
+  // kept as given (the BMC needs it), and never as a passwd (API login) record
+  EXPECT_EQ(rows.front(), R"("ipmi","ADMIN","bmcpw",,,,)");
+  EXPECT_EQ(dump("passwd", false).front(), R"("ipmi","ADMIN","********",,,,)");
+  auto txn = db.read();
+  EXPECT_FALSE(txn.exists(cws::store::object_type::passwd, "ADMIN"));
+  EXPECT_FALSE(txn.exists(cws::store::object_type::passwd, "ipmi"));
+  auto rec = txn.get(cws::store::object_type::site, cws::store::bmc_credentials_object);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->find("password").value_or(""), "bmcpw");
+  EXPECT_EQ(rec->find("username").value_or(""), "ADMIN");
 }
 
 TEST_F(tables_test, deleting_rows) {
@@ -174,11 +192,10 @@ TEST_F(tables_test, csv_round_trip_and_restore_replaces_the_rows) {
   csv_table rows;
   ASSERT_EQ(parse_csv(text, nodelist, rows), "");
   ASSERT_EQ(rows.rows.size(), 2u);
-  ASSERT_TRUE(
-    apply(db, [&](write_txn& t) { return restore_rows(t, nodelist, rows, false); }).ok());
+  ASSERT_TRUE(apply(db, [&](write_txn& t) { return restore_rows(t, nodelist, rows, false); }).ok());
   // n2 is not in the data: gone; n1 keeps its other tables' values; n3 is new
-  EXPECT_EQ(dump("nodelist"), (std::vector<std::string>{R"("n1","compute",,,,,,,,,,,)",
-                                                        R"("n3","all",,,,,,,,,,,)"}));
+  EXPECT_EQ(dump("nodelist"),
+            (std::vector<std::string>{R"("n1","compute",,,,,,,,,,,)", R"("n3","all",,,,,,,,,,,)"}));
   EXPECT_EQ(attribute("n1", "bmc"), "10.0.0.1");
   // what tabdump writes, tabrestore reads back to the same rows
   std::string dumped = "#node,groups,status,statustime,appstatus,appstatustime,primarysn,hidden,"
@@ -206,8 +223,7 @@ TEST(table_csv, quoting_and_xcat_errors) {
   EXPECT_EQ(parse_csv("#key,nope\n", t, bad),
             "The header line indicates that column 'nope' should exist, which is not defined "
             "in the schema for 'site'");
-  EXPECT_NE(parse_csv("#key,value\n\"a,\"b\n", t, bad).find("CSV unescaped \""),
-            std::string::npos);
+  EXPECT_NE(parse_csv("#key,value\n\"a,\"b\n", t, bad).find("CSV unescaped \""), std::string::npos);
   EXPECT_NE(parse_csv("#key,value\n\"a\n", t, bad).find("CSV unmatched \""), std::string::npos);
   EXPECT_NE(parse_csv("#key,value\na,b,c\n", t, bad).find("Too many fields on line 2"),
             std::string::npos);

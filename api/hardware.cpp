@@ -1,0 +1,227 @@
+#include "api/hardware.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+
+#include "api/operations.hpp"
+#include "ipmi/chassis.hpp"
+#include "store/cluster_view.hpp"
+#include "store/tables.hpp"
+
+namespace cws::api {
+
+namespace {
+
+/// The site value `key` as a whole number within [lo, hi], else `fallback` (xCAT's default).
+long site_number(const store::read_txn& txn, const char* key, long fallback, long lo, long hi) {
+  auto site = txn.get(store::object_type::site, "clustersite");
+  if (!site) {
+    return fallback;
+  }
+  auto v = site->find(key);
+  if (!v || v->empty()) {
+    return fallback;
+  }
+  char* end = nullptr;
+  std::string text{*v};
+  long n = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || n < lo || n > hi) {
+    return fallback;
+  }
+  return n;
+}
+
+/// One node's plan: its BMC job, or why it has none.
+struct planned_node {
+  std::string name;
+  std::string error;
+  std::string message;
+  size_t job = 0; ///< index into the engine's jobs when error is empty
+};
+
+/// The call's action on its nodes: the ipmi engine's jobs, and the nodes no driver serves,
+/// which fail at once with their own message.
+class hardware_operation : public node_operation {
+ public:
+  hardware_operation(std::shared_ptr<ipmi::engine> engine, std::vector<planned_node> nodes,
+                     std::vector<ipmi::job> jobs, size_t fanout)
+      : engine_(std::move(engine)), planned_(std::move(nodes)), jobs_(std::move(jobs)),
+        fanout_(fanout) {
+    names_.reserve(planned_.size());
+    for (size_t i = 0; i < planned_.size(); ++i) {
+      names_.push_back(planned_[i].name);
+      if (planned_[i].error.empty()) {
+        by_job_.push_back(i);
+      }
+    }
+  }
+
+  const std::vector<std::string>& nodes() const override {
+    return names_;
+  }
+
+  void start(result_fn on_result, std::function<void()> on_done) override {
+    for (size_t i = 0; i < planned_.size(); ++i) {
+      if (!planned_[i].error.empty()) {
+        base::node_result r;
+        r.name = planned_[i].name;
+        r.rc = 1;
+        r.error = planned_[i].error;
+        r.message = planned_[i].message;
+        on_result(i, std::move(r));
+      }
+    }
+    if (jobs_.empty() || !engine_) {
+      on_done();
+      return;
+    }
+    auto map = by_job_;
+    auto id = engine_->run(
+      std::move(jobs_), fanout_,
+      [on_result, map](size_t j, base::node_result r) { on_result(map[j], std::move(r)); },
+      std::move(on_done));
+    std::lock_guard<std::mutex> guard{mu_};
+    run_ = id;
+    if (cancelled_ && id != 0) {
+      engine_->cancel(id);
+    }
+  }
+
+  void cancel() override {
+    std::lock_guard<std::mutex> guard{mu_};
+    cancelled_ = true;
+    if (run_ != 0) {
+      engine_->cancel(run_);
+    }
+  }
+
+ private:
+  std::shared_ptr<ipmi::engine> engine_;
+  std::vector<planned_node> planned_;
+  std::vector<ipmi::job> jobs_;
+  std::vector<size_t> by_job_;
+  std::vector<std::string> names_;
+  size_t fanout_;
+  std::mutex mu_;
+  uint64_t run_ = 0;
+  bool cancelled_ = false;
+};
+
+/// The action's conversation, or nothing for a word the command does not know.
+std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word) {
+  if (op == operation::power) {
+    auto p = ipmi::parse_power(word);
+    return p ? ipmi::power_action(*p) : nullptr;
+  }
+  auto b = ipmi::parse_boot(word);
+  return b ? ipmi::boot_action(*b) : nullptr;
+}
+
+} // namespace
+
+std::string unsupported_action_message(operation op, const std::string& action) {
+  if (op == operation::power) {
+    return "Unsupported command: rpower " + action;
+  }
+  return "unsupported command setboot " + action;
+}
+
+api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const hardware_config& cfg,
+                         std::shared_ptr<ipmi::engine> engine, node_operation_ptr& out) {
+  if (!make_action(call.op, call.command)) {
+    return api_result::failure({unsupported_action_message(call.op, call.command)});
+  }
+  try {
+    auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      return api_result::failure(errc::stale, "authorization is stale");
+    }
+    store::cluster_view view{txn};
+    store::noderange_result x;
+    if (auth.nodes) {
+      for (const auto& n : *auth.nodes) {
+        (view.exists(store::object_type::node, n) ? x.nodes : x.missing).push_back(n);
+      }
+    } else {
+      x = store::expand_noderange(call.target, view, noderange_options_for(view, opts));
+    }
+    if (!x.missing.empty()) {
+      return api_result::failure({store::missing_nodes_message(x.missing)});
+    }
+    // site.ipmitimeout (seconds per try) and site.ipmiretries, xCAT's defaults 2 and 3
+    auto timeout = std::chrono::seconds(site_number(txn, "ipmitimeout", 2, 1, 3600));
+    int retries = static_cast<int>(site_number(txn, "ipmiretries", 3, 1, 100));
+    // staged power-on (xCAT's ipmi.pm): on, reset and boot go to syspowermaxnodes BMCs at a
+    // time, each group syspowerinterval seconds after the one before
+    long interval = 0;
+    long per_stage = 0;
+    if (call.op == operation::power
+        && (call.command == "on" || call.command == "reset" || call.command == "boot")) {
+      interval = site_number(txn, "syspowerinterval", 0, 0, 86400);
+      per_stage = site_number(txn, "syspowermaxnodes", 0, 0, 100000000);
+      if (interval > 0 && per_stage == 0) {
+        return api_result::failure(
+          {"IPMI plugin requires syspowermaxnodes be defined if syspowerinterval is defined"});
+      }
+    }
+    std::string fallback_user = default_bmc_user;
+    std::string fallback_password = default_bmc_password;
+    if (auto row = txn.get(store::object_type::site, store::bmc_credentials_object)) {
+      fallback_user = std::string{row->find("username").value_or(fallback_user)};
+      fallback_password = std::string{row->find("password").value_or(fallback_password)};
+    }
+    std::vector<planned_node> nodes;
+    std::vector<ipmi::job> jobs;
+    nodes.reserve(x.nodes.size());
+    for (auto& n : x.nodes) {
+      planned_node p;
+      p.name = n;
+      auto mgt = view.attribute(n, "mgt");
+      auto bmc = view.attribute(n, "bmc");
+      if (mgt != "ipmi") {
+        // xcatd's answer for a node no plugin takes (kvm, openbmc, redfish: later drivers)
+        p.error = "unsupported";
+        p.message = std::string{"Unable to identify plugin for this command, check relevant "
+                                "tables: "}
+                    + (call.op == operation::power ? "nodehm.power,mgt" : "nodehm.mgt");
+      } else if (bmc.empty()) {
+        p.error = "no-bmc";
+        p.message = "Unable to identify bmc for " + n + " (set its bmc attribute)";
+      } else {
+        ipmi::job j;
+        j.node = n;
+        j.address = bmc.substr(0, bmc.find(',')); // a multi-BMC node: its first, as xCAT
+        auto port = std::atoi(view.attribute(n, "bmcport").c_str());
+        j.port = port > 0 && port < 65536 ? static_cast<uint16_t>(port) : cfg.port;
+        auto user = view.attribute(n, "bmcusername");
+        auto password = view.attribute(n, "bmcpassword");
+        j.user = user.empty() ? fallback_user : user;
+        j.password = password.empty() ? fallback_password : password;
+        j.timeout = timeout;
+        j.retries = retries;
+        j.work = make_action(call.op, call.command);
+        if (interval > 0) {
+          j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
+        }
+        p.job = jobs.size();
+        jobs.push_back(std::move(j));
+      }
+      nodes.push_back(std::move(p));
+    }
+    if (!jobs.empty() && !engine) {
+      return api_result::failure(errc::unavailable,
+                                 "Hardware control is not enabled on this service.");
+    }
+    auto fanout
+      = std::max<size_t>(1, std::min(call.fanout > 0 ? call.fanout : cfg.fanout, cfg.fanout));
+    out = std::make_shared<hardware_operation>(std::move(engine), std::move(nodes), std::move(jobs),
+                                               fanout);
+    return {};
+  } catch (const store::error& e) {
+    return api_result::failure(from_store(e.code()), e.what());
+  }
+}
+
+} // namespace cws::api

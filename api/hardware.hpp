@@ -1,0 +1,42 @@
+#pragma once
+
+// Hardware control planning (rpower, rsetboot): a call's nodes become per-node work for the
+// driver their `mgt` names (ipmi now), as one node_operation. Nodes no driver can serve get
+// their own error (xCAT's messages) without holding the others back.
+
+#include <memory>
+#include <string>
+
+#include "api/call.hpp"
+#include "api/node_operation.hpp"
+#include "api/result.hpp"
+#include "ipmi/engine.hpp"
+#include "store/database.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::api {
+
+/// How hardware control runs. Every limit is explicit (docs/hardware.md).
+struct hardware_config {
+  /// BMCs worked on at once by one request.
+  size_t fanout = 1024;
+  /// RMCP+ port of BMCs without `bmcport`.
+  uint16_t port = 623;
+};
+
+/// xCAT's credentials when neither the node nor the passwd table has any (ipmi.pm).
+constexpr const char* default_bmc_user = "USERID";
+constexpr const char* default_bmc_password = "PASSW0RD";
+
+/// Plans `call` (operation power or nextboot, the action in `call.command`) in one read of
+/// `db`: the nodes, their mgt, BMC address, port and credentials, site.ipmitimeout and
+/// site.ipmiretries.
+/// @returns a failure (missing nodes, an unknown action, stale), or success with `out` set.
+api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const hardware_config& cfg,
+                         std::shared_ptr<ipmi::engine> engine, node_operation_ptr& out);
+
+/// The message xCAT gives for an action rpower (or rsetboot) does not know.
+std::string unsupported_action_message(operation op, const std::string& action);
+
+} // namespace cws::api

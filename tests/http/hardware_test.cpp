@@ -1,0 +1,252 @@
+// rpower and rsetboot over REST and the CLI against a farm of ipmi_sim BMCs on 127.0.0.1:
+// xCAT's shapes (actionout, 403 with every failed node, 404 "Missed Action."), format=detail,
+// mixed ranges (ipmi, an unknown mgt, a node without bmc, a wrong password, a dead BMC),
+// credentials from the passwd table's ipmi row, and policy by command.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "../store/temp_home.hpp"
+#include "../support/bmc_farm.hpp"
+#include "../support/daemon.hpp"
+#include "../support/https_client.hpp"
+
+namespace {
+
+using cws::test::run_tool;
+
+class hardware_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!cws::test::have_ipmi_sim()) {
+      return;
+    }
+    dir_ = new cws::test::temp_dir;
+    farm_ = new cws::test::bmc_farm(dir_->path / "bmcs", 4);
+    d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
+    auto home = d_->home();
+    run_tool(home, "chdef -t site clustersite ipmitimeout=1 ipmiretries=2");
+    run_tool(home, "mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret");
+    for (size_t i = 0; i < 3; ++i) {
+      auto r = run_tool(home, "mkdef bmc" + std::to_string(i)
+                                + " groups=bmcs,all bmc=127.0.0.1 "
+                                  "bmcport="
+                                + std::to_string(farm_->port(i)));
+      ASSERT_EQ(r.rc, 0) << r.out;
+    }
+    // BMC 3 is stopped: an address where nothing answers
+    run_tool(home, "mkdef deadbmc groups=bmcs,all bmc=127.0.0.1 bmcport="
+                     + std::to_string(farm_->port(3)));
+    farm_->stop(3);
+    run_tool(home, "mkdef wrongpw groups=all mgt=ipmi bmc=127.0.0.1 bmcusername=admin "
+                   "bmcpassword=nope bmcport="
+                     + std::to_string(farm_->port(0)));
+    run_tool(home, "mkdef vm1 groups=all mgt=kvm");
+    run_tool(home, "mkdef nobmc groups=all mgt=ipmi");
+    d_->start();
+  }
+
+  static void TearDownTestSuite() {
+    if (d_ != nullptr) {
+      d_->stop();
+    }
+    delete d_;
+    delete farm_;
+    delete dir_;
+  }
+
+  void SetUp() override {
+    if (d_ == nullptr) {
+      GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
+    }
+  }
+
+  cws::test::reply call(const std::string& method, const std::string& path,
+                        const std::string& body = {}, const std::string& extra = {}) {
+    cws::test::https_client client{d_->ca(), d_->port()};
+    return client.request(method, d_->url(path, extra), body);
+  }
+
+  static cws::test::temp_dir* dir_;
+  static cws::test::bmc_farm* farm_;
+  static cws::test::daemon* d_;
+};
+
+cws::test::temp_dir* hardware_test::dir_ = nullptr;
+cws::test::bmc_farm* hardware_test::farm_ = nullptr;
+cws::test::daemon* hardware_test::d_ = nullptr;
+
+TEST_F(hardware_test, power_get_and_put_in_xcat_shapes) {
+  farm_->set_power(1, true);
+  auto r = call("GET", "/nodes/bmc0,bmc1/power");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.body, R"({"bmc0":{"power":"off"},"bmc1":{"power":"on"}})"
+                    "\n");
+  r = call("PUT", "/nodes/bmc0/power", R"({"action":"on"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(farm_->power(0), "1");
+  EXPECT_NE(farm_->log(0).find("set power 1"), std::string::npos);
+  auto audit = cws::test::slurp(d_->home() / "audit.log");
+  EXPECT_NE(audit.find("\"command\":\"on\""), std::string::npos) << audit;
+  EXPECT_EQ(audit.find("secret"), std::string::npos); // the action, never the BMC password
+  r = call("PUT", "/nodes/bmc0,bmc1/power", R"({"action":"off"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(farm_->power(0), "0");
+  EXPECT_EQ(farm_->power(1), "0");
+  // without an action: xCAT's CGI answer; nothing is sent to any BMC
+  auto before = farm_->log(0);
+  r = call("PUT", "/nodes/bmc0/power", R"({})");
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_NE(r.body.find("Missed Action."), std::string::npos) << r.body;
+  r = call("PUT", "/nodes/bmc0/power", R"({"action":"explode"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("Unsupported command: rpower explode"), std::string::npos) << r.body;
+  EXPECT_EQ(farm_->log(0), before);
+  // xcoll merges equal answers
+  r = call("GET", "/nodes/bmc0,bmc1/power", {}, "&xcoll=1");
+  EXPECT_EQ(r.body, R"({"bmc0,bmc1":{"power":"off"}})"
+                    "\n");
+}
+
+TEST_F(hardware_test, nextboot_sets_and_reads_the_boot_device) {
+  auto r = call("PUT", "/nodes/bmc2/nextboot", R"({"order":"net"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(farm_->boot(2), "pxe");
+  r = call("GET", "/nodes/bmc2/nextboot");
+  EXPECT_EQ(r.body, R"({"bmc2":{"nextboot":"Network"}})"
+                    "\n");
+  r = call("PUT", "/nodes/bmc2/nextboot", R"({"action":"net"})");
+  EXPECT_EQ(r.status, 404u) << r.body; // rsetboot's key is `order`
+}
+
+TEST_F(hardware_test, mixed_range_fails_per_node_without_hiding_the_others_in_detail) {
+  auto r = call("GET", "/nodes/bmc0,vm1,nobmc,wrongpw,deadbmc/power");
+  // xCAT's default: any failed node makes it 403 with every node's error
+  EXPECT_EQ(r.status, 403u) << r.body;
+  EXPECT_NE(r.body.find("vm1: Unable to identify plugin for this command, check relevant "
+                        "tables: nodehm.power,mgt"),
+            std::string::npos)
+    << r.body;
+  EXPECT_NE(r.body.find("nobmc: Unable to identify bmc for nobmc"), std::string::npos);
+  EXPECT_NE(r.body.find("wrongpw: Incorrect password provided"), std::string::npos);
+  EXPECT_NE(r.body.find("deadbmc: timeout"), std::string::npos);
+  EXPECT_EQ(r.body.find("bmc0"), std::string::npos); // the successes are dropped, as xCAT does
+  r = call("GET", "/nodes/bmc0,vm1,wrongpw,deadbmc/power", {}, "&format=detail");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_NE(r.body.find(R"("bmc0":{"rc":0,"power":"off"})"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("deadbmc":{"rc":1,"error":"timeout")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"("wrongpw":{"rc":1,"error":"auth")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"("vm1":{"rc":1,"error":"unsupported")"), std::string::npos);
+}
+
+TEST_F(hardware_test, stream_sends_each_node_as_it_finishes) {
+  farm_->set_power(0, false);
+  auto r = call("GET", "/nodes/bmc0,vm1/power", {}, "&stream=1");
+  EXPECT_EQ(r.status, 201u) << r.body; // as nodeshell's stream
+  EXPECT_NE(r.body.find(R"({"node":"bmc0","rc":0,"power":"off"})"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"({"node":"vm1","rc":1,"error":"unsupported")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"("done":"true","nodes":2,"failed":1)"), std::string::npos) << r.body;
+}
+
+TEST_F(hardware_test, passwd_ipmi_row_supplies_credentials_and_is_no_api_login) {
+  auto home = d_->home();
+  run_tool(home, "mkdef nocreds groups=all mgt=ipmi bmc=127.0.0.1 bmcport="
+                   + std::to_string(farm_->port(2)));
+  // xCAT's defaults (USERID/PASSW0RD) do not open this BMC
+  auto r = call("GET", "/nodes/nocreds/power");
+  EXPECT_EQ(r.status, 403u) << r.body;
+  auto t = run_tool(home, "chtab key=ipmi passwd.username=admin passwd.password=secret");
+  ASSERT_EQ(t.rc, 0) << t.out;
+  r = call("GET", "/nodes/nocreds/power");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  // the row is never an API user, under any name
+  cws::test::https_client client{d_->ca(), d_->port()};
+  for (const char* user : {"admin", "ipmi"}) {
+    auto login
+      = client.request("GET", std::string{"/clusterws/nodes?userName="} + user + "&userPW=secret");
+    EXPECT_EQ(login.status, 401u) << user;
+  }
+  // tabdump shows the row with its password hidden from the REST tables API
+  t = run_tool(home, "tabdump passwd");
+  EXPECT_NE(t.out.find("\"ipmi\",\"admin\""), std::string::npos) << t.out;
+  run_tool(home, "rmdef nocreds");
+}
+
+TEST_F(hardware_test, cli_rpower_and_rsetboot_print_xcat_lines) {
+  auto home = d_->home();
+  farm_->set_power(2, false);
+  auto r = run_tool(home, "rpower bmc2 on");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "bmc2: on\n");
+  r = run_tool(home, "rpower bmc2 stat");
+  EXPECT_EQ(r.out, "bmc2: on\n");
+  r = run_tool(home, "rpower bmc2 boot");
+  EXPECT_EQ(r.out, "bmc2: reset\n");
+  r = run_tool(home, "rsetboot bmc2 cd");
+  EXPECT_EQ(r.out, "bmc2: CD/DVD\n");
+  EXPECT_EQ(farm_->boot(2), "cdrom");
+  r = run_tool(home, "rpower bmc2,vm1 stat");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("bmc2: on\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vm1: Error: Unable to identify plugin"), std::string::npos) << r.out;
+  r = run_tool(home, "rpower bmc2");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Please enter an action"), std::string::npos);
+  r = run_tool(home, "rpower nosuchnode stat");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Invalid nodes and/or groups in noderange: nosuchnode"), std::string::npos)
+    << r.out;
+}
+
+TEST_F(hardware_test, staged_power_on_follows_syspowerinterval) {
+  auto home = d_->home();
+  run_tool(home, "chdef -t site clustersite syspowerinterval=1");
+  auto r = run_tool(home, "rpower bmc0,bmc1 on");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("IPMI plugin requires syspowermaxnodes be defined if syspowerinterval "
+                       "is defined"),
+            std::string::npos)
+    << r.out;
+  run_tool(home, "chdef -t site clustersite syspowermaxnodes=1");
+  farm_->set_power(0, false);
+  farm_->set_power(1, false);
+  auto t0 = std::chrono::steady_clock::now();
+  r = run_tool(home, "rpower bmc0,bmc1 on");
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_GE(took, std::chrono::seconds(1)); // the second BMC one interval after the first
+  EXPECT_EQ(farm_->power(1), "1");
+  t0 = std::chrono::steady_clock::now();
+  r = run_tool(home, "rpower bmc0,bmc1 stat"); // only on, reset and boot are staged
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  run_tool(home, "chdef -t site clustersite syspowerinterval=0 syspowermaxnodes=");
+}
+
+TEST_F(hardware_test, policy_names_rpower_and_rsetboot) {
+  auto home = d_->home();
+  run_tool(home, "echo opw | clusterctl passwd operator1 --password-stdin");
+  run_tool(home, "mkdef -t policy -o 6 name=operator1 rule=allow commands=rpower");
+  cws::test::https_client client{d_->ca(), d_->port()};
+  auto r = client.request("GET", "/clusterws/nodes/bmc0/power?userName=operator1&userPW=opw");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  r = client.request("GET", "/clusterws/nodes/bmc0/nextboot?userName=operator1&userPW=opw");
+  EXPECT_EQ(r.status, 401u) << r.body;
+  // a reader other than root never sees a BMC password: definitions, pages, /tables
+  run_tool(home, "mkdef -t policy -o 6.1 name=operator1 rule=allow commands=lsdef");
+  run_tool(home, "mkdef -t policy -o 6.2 name=operator1 rule=allow commands=getTablesNodesAttribs");
+  r = client.request("GET", "/clusterws/nodes/bmc0?userName=operator1&userPW=opw");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_NE(r.body.find(R"("bmcpassword":"********")"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("secret"), std::string::npos) << r.body;
+  r = client.request("GET", "/clusterws/tables/ipmi/nodes/bmc0?userName=operator1&userPW=opw");
+  EXPECT_EQ(r.body.find("secret"), std::string::npos) << r.body;
+  r = call("GET", "/nodes/bmc0");
+  EXPECT_NE(r.body.find(R"("bmcpassword":"secret")"), std::string::npos) << r.body;
+  run_tool(home, "rmdef -t policy -o 6.1,6.2");
+  run_tool(home, "rmdef -t policy -o 6");
+}
+
+} // namespace

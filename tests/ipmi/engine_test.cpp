@@ -1,0 +1,298 @@
+// The IPMI engine in-process against ipmi_sim BMCs on 127.0.0.1: power and boot device as the
+// chassis script records them, the pool, a wrong password, an address where nothing answers,
+// a BMC killed in the middle of a call, and cancel.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+#include "../support/bmc_farm.hpp"
+#include "ipmi/chassis.hpp"
+#include "ipmi/engine.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using cws::base::node_result;
+using namespace cws::ipmi;
+
+class IpmiEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cws::test::have_ipmi_sim()) {
+      GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
+    }
+    dir_ = std::filesystem::temp_directory_path()
+           / ("cws-ipmi-" + std::to_string(getpid()) + "-"
+              + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    farm_ = std::make_unique<cws::test::bmc_farm>(dir_, 3);
+  }
+  void TearDown() override {
+    farm_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  job make(size_t i, std::shared_ptr<action> a, std::string password = "secret") {
+    job j;
+    j.node = "n" + std::to_string(i);
+    j.address = "127.0.0.1";
+    j.port = farm_->port(i);
+    j.user = "admin";
+    j.password = std::move(password);
+    j.timeout = 500ms;
+    j.retries = 2;
+    j.work = std::move(a);
+    return j;
+  }
+
+  /// Runs `jobs` and waits for every result.
+  std::vector<node_result> run(engine& e, std::vector<job> jobs, size_t fanout = 64,
+                               uint64_t* id = nullptr) {
+    std::vector<node_result> out(jobs.size());
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    auto rid = e.run(
+      std::move(jobs), fanout,
+      [&](size_t i, node_result r) {
+        std::lock_guard<std::mutex> g{mu};
+        out[i] = std::move(r);
+      },
+      [&] {
+        std::lock_guard<std::mutex> g{mu};
+        done = true;
+        cv.notify_all();
+      });
+    if (id != nullptr) {
+      *id = rid;
+    }
+    std::unique_lock<std::mutex> lock{mu};
+    EXPECT_TRUE(cv.wait_for(lock, 30s, [&] { return done; }));
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<cws::test::bmc_farm> farm_;
+};
+
+TEST_F(IpmiEngine, PowerStatOnOffAsTheChassisRecordsThem) {
+  engine e{{}};
+  farm_->set_power(1, true);
+  auto r = run(e, {make(0, power_action(power_op::stat)), make(1, power_action(power_op::stat))});
+  EXPECT_EQ(r[0].name, "n0");
+  EXPECT_EQ(r[0].out, "off") << r[0].message;
+  EXPECT_EQ(r[1].out, "on") << r[1].message;
+  EXPECT_FALSE(r[0].failed());
+
+  r = run(e, {make(0, power_action(power_op::on)), make(1, power_action(power_op::off))});
+  EXPECT_EQ(r[0].out, "on") << r[0].message;
+  EXPECT_EQ(r[1].out, "off") << r[1].message;
+  EXPECT_EQ(farm_->power(0), "1");
+  EXPECT_EQ(farm_->power(1), "0");
+  EXPECT_NE(farm_->log(0).find("set power 1"), std::string::npos);
+  EXPECT_NE(farm_->log(1).find("set power 0"), std::string::npos);
+
+  // on when on: no Chassis Control is sent (xCAT's rule)
+  auto before = farm_->log(0);
+  r = run(e, {make(0, power_action(power_op::on))});
+  EXPECT_EQ(r[0].out, "on");
+  EXPECT_EQ(farm_->log(0).find("set", before.size()), std::string::npos);
+
+  // boot: reset when on, on when off
+  r = run(e, {make(0, power_action(power_op::boot)), make(1, power_action(power_op::boot))});
+  EXPECT_EQ(r[0].out, "reset");
+  EXPECT_EQ(r[1].out, "on");
+  EXPECT_NE(farm_->log(0).find("set reset 1"), std::string::npos);
+  EXPECT_EQ(farm_->power(1), "1");
+
+  r = run(e, {make(0, power_action(power_op::softoff))});
+  EXPECT_EQ(r[0].out, "softoff");
+  EXPECT_NE(farm_->log(0).find("set shutdown 1"), std::string::npos);
+}
+
+TEST_F(IpmiEngine, BootDeviceIsSetAndReadBack) {
+  engine e{{}};
+  auto r = run(e, {make(0, boot_action(boot_op::net)), make(1, boot_action(boot_op::cd)),
+                   make(2, boot_action(boot_op::hd))});
+  EXPECT_EQ(r[0].out, "Network") << r[0].message;
+  EXPECT_EQ(r[1].out, "CD/DVD") << r[1].message;
+  EXPECT_EQ(r[2].out, "Hard Drive") << r[2].message;
+  EXPECT_EQ(farm_->boot(0), "pxe");
+  EXPECT_EQ(farm_->boot(1), "cdrom");
+  r = run(e, {make(0, boot_action(boot_op::stat)), make(0, boot_action(boot_op::def))});
+  EXPECT_EQ(r[0].out, "Network");
+  EXPECT_EQ(r[1].out, "boot override inactive");
+  EXPECT_EQ(farm_->boot(0), "none");
+}
+
+TEST_F(IpmiEngine, SessionsArePooledAndReused) {
+  engine e{{}};
+  run(e, {make(0, power_action(power_op::stat)), make(1, power_action(power_op::stat))});
+  EXPECT_EQ(e.stats().sessions, 2u);
+  EXPECT_EQ(e.stats().pooled, 2u);
+  auto r = run(e, {make(0, power_action(power_op::stat)), make(1, power_action(power_op::stat))});
+  EXPECT_TRUE(r[0].reused);
+  EXPECT_TRUE(r[1].reused);
+  EXPECT_EQ(e.stats().sessions, 2u);
+  EXPECT_EQ(e.stats().reuses, 2u);
+  // another password is another pool entry: no reuse across credentials
+  farm_->stop(0);
+  farm_->start(0); // the BMC forgot its sessions: the pooled one is replaced, once
+  r = run(e, {make(0, power_action(power_op::stat))});
+  EXPECT_EQ(r[0].out, "off") << r[0].message;
+  EXPECT_FALSE(r[0].reused);
+  EXPECT_EQ(e.stats().sessions, 3u);
+}
+
+TEST_F(IpmiEngine, PoolIdleExpiryAndLimit) {
+  engine_config cfg;
+  cfg.pool_idle = 300ms;
+  cfg.max_pooled = 1;
+  engine e{cfg};
+  run(e, {make(0, power_action(power_op::stat)), make(1, power_action(power_op::stat))});
+  EXPECT_EQ(e.stats().pooled, 1u);
+  for (int i = 0; i < 100 && e.stats().pooled != 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(e.stats().pooled, 0u);
+}
+
+TEST_F(IpmiEngine, WrongPasswordIsRefusedAtSetUp) {
+  engine e{{}};
+  auto r
+    = run(e, {make(0, power_action(power_op::on), "wrong"), make(1, power_action(power_op::stat))});
+  EXPECT_EQ(r[0].error, "auth");
+  EXPECT_EQ(r[0].message, "Incorrect password provided");
+  EXPECT_EQ(farm_->power(0), "0"); // nothing was done
+  EXPECT_EQ(r[1].out, "off");
+  auto u = make(2, power_action(power_op::stat));
+  u.user = "nobody";
+  r = run(e, {u});
+  EXPECT_EQ(r[0].error, "auth");
+  EXPECT_FALSE(r[0].message.empty());
+}
+
+TEST_F(IpmiEngine, NothingListeningCostsItsDeadline) {
+  engine e{{}};
+  farm_->stop(2);
+  auto dead = make(2, power_action(power_op::stat));
+  dead.timeout = 200ms;
+  dead.retries = 3;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run(e, {dead, make(0, power_action(power_op::stat))});
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r[0].error, "timeout");
+  EXPECT_NE(r[0].message.find("3 tries"), std::string::npos) << r[0].message;
+  EXPECT_EQ(r[1].out, "off");
+  EXPECT_GE(took, 550ms);
+  EXPECT_LT(took, 3s);
+  // a name that does not resolve fails alone
+  auto bad = make(0, power_action(power_op::stat));
+  bad.address = "no-such-bmc.invalid";
+  r = run(e, {bad});
+  EXPECT_EQ(r[0].error, "resolve");
+}
+
+TEST_F(IpmiEngine, APooledSessionOfADeadBmcCostsOnlyItsDeadline) {
+  engine e{{}};
+  run(e, {make(2, power_action(power_op::stat))});
+  ASSERT_EQ(e.stats().pooled, 1u);
+  farm_->stop(2);
+  auto dead = make(2, power_action(power_op::stat));
+  dead.timeout = 200ms;
+  dead.retries = 3;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run(e, {dead});
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r[0].error, "timeout");
+  EXPECT_GE(took, 550ms);
+  EXPECT_LT(took, 800ms); // 3 tries in all: the pooled one counts
+}
+
+TEST_F(IpmiEngine, DelayedJobsStartAfterTheirDelay) {
+  engine e{{}};
+  auto later = make(1, power_action(power_op::on));
+  later.delay = 600ms;
+  std::vector<std::chrono::steady_clock::duration> ended(2);
+  auto t0 = std::chrono::steady_clock::now();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  e.run(
+    {make(0, power_action(power_op::on)), later}, 64,
+    [&](size_t i, node_result r) {
+      std::lock_guard<std::mutex> g{mu};
+      EXPECT_EQ(r.out, "on") << r.message;
+      ended[i] = std::chrono::steady_clock::now() - t0;
+    },
+    [&] {
+      std::lock_guard<std::mutex> g{mu};
+      done = true;
+      cv.notify_all();
+    });
+  std::unique_lock<std::mutex> lock{mu};
+  ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return done; }));
+  EXPECT_LT(ended[0], 500ms);
+  EXPECT_GE(ended[1], 600ms);
+  EXPECT_EQ(farm_->power(1), "1");
+}
+
+TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
+  engine e{{}};
+  farm_->set_delay(1, 1.5); // the chassis script holds the BMC in its answer
+  auto slow = make(1, power_action(power_op::on));
+  slow.timeout = 300ms;
+  slow.retries = 2;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(400ms);
+    farm_->stop(1, SIGKILL);
+  });
+  auto r = run(e, {slow, make(0, power_action(power_op::stat))});
+  killer.join();
+  EXPECT_EQ(r[0].error, "timeout") << r[0].message;
+  EXPECT_EQ(r[1].out, "off");
+}
+
+TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
+  engine e{{}};
+  farm_->set_delay(0, 2);
+  std::vector<job> jobs{make(0, power_action(power_op::stat)),
+                        make(1, power_action(power_op::stat)),
+                        make(2, power_action(power_op::stat))};
+  for (auto& j : jobs) {
+    j.timeout = 5s;
+  }
+  std::vector<node_result> out(3);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  auto id = e.run(
+    jobs, 1,
+    [&](size_t i, node_result r) {
+      std::lock_guard<std::mutex> g{mu};
+      out[i] = std::move(r);
+    },
+    [&] {
+      std::lock_guard<std::mutex> g{mu};
+      done = true;
+      cv.notify_all();
+    });
+  std::this_thread::sleep_for(200ms);
+  auto t0 = std::chrono::steady_clock::now();
+  e.cancel(id);
+  std::unique_lock<std::mutex> lock{mu};
+  ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return done; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  for (const auto& r : out) {
+    EXPECT_EQ(r.error, "cancelled");
+  }
+}
+
+} // namespace

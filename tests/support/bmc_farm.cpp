@@ -1,0 +1,195 @@
+#include "bmc_farm.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <netinet/in.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace cws::test {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A UDP port on 127.0.0.1 free now (bound, then released).
+unsigned short free_udp_port() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+/// True if a UDP socket is bound to 127.0.0.1:port (/proc/net/udp).
+bool udp_bound(unsigned short port) {
+  std::ifstream in{"/proc/net/udp"};
+  char want[32];
+  std::snprintf(want, sizeof want, "0100007F:%04X", port);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(want) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in{p};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+    s.pop_back();
+  }
+  return s;
+}
+
+constexpr const char* chassis_script = R"SH(#!/bin/sh
+# ipmi_sim chassis control: $1 is this BMC's directory, then get PARMS or set PARM VALUE...
+dir=$1; op=$2; shift 2
+echo "$op $*" >> "$dir/log"
+[ -s "$dir/delay" ] && sleep "$(cat "$dir/delay")"
+case $op in
+  get) for p in "$@"; do
+         case $p in
+           power) echo "power:$(cat "$dir/power")";;
+           boot) echo "boot:$(cat "$dir/boot")";;
+         esac
+       done;;
+  set) while [ $# -ge 2 ]; do
+         case $1 in
+           power) echo "$2" > "$dir/power";;
+           boot) echo "$2" > "$dir/boot";;
+         esac
+         shift 2
+       done;;
+esac
+exit 0
+)SH";
+
+} // namespace
+
+bool have_ipmi_sim() {
+  return ::access("/usr/bin/ipmi_sim", X_OK) == 0;
+}
+
+bmc_farm::bmc_farm(fs::path dir, size_t count, std::string password)
+    : dir_(std::move(dir)), password_(std::move(password)) {
+  fs::create_directories(dir_);
+  auto script = dir_ / "chassis.sh";
+  std::ofstream{script} << chassis_script;
+  fs::permissions(script, fs::perms::owner_all);
+  ports_.resize(count);
+  pids_.assign(count, -1);
+  for (size_t i = 0; i < count; ++i) {
+    auto d = dir_ / ("bmc" + std::to_string(i));
+    fs::create_directories(d / "state");
+    std::ofstream{d / "power"} << "0\n";
+    std::ofstream{d / "boot"} << "default\n";
+    std::ofstream{d / "log"};
+    ports_[i] = free_udp_port();
+    std::ofstream{d / "lan.conf"}
+      << "name \"bmc" << i << "\"\nset_working_mc 0x20\n  startlan 1\n    addr 127.0.0.1 "
+      << ports_[i] << "\n    priv_limit admin\n    guid a123456789abcdefa123456789abcdef\n"
+      << "  endlan\n  chassis_control \"" << script.string() << " " << d.string() << "\"\n"
+      << "  user 2 true \"admin\" \"" << password_ << "\" admin 10 none md2 md5 straight\n";
+    std::ofstream{d / "cmds.emu"}
+      << "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 "
+         "persist_sdr\nmc_enable 0x20\n";
+  }
+  for (size_t i = 0; i < count; ++i) {
+    start(i);
+  }
+}
+
+bmc_farm::~bmc_farm() {
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    stop(i);
+  }
+}
+
+void bmc_farm::start(size_t i) {
+  if (pids_.at(i) > 0) {
+    return;
+  }
+  auto d = dir_ / ("bmc" + std::to_string(i));
+  pid_t pid = fork();
+  if (pid < 0) {
+    throw std::runtime_error("fork failed");
+  }
+  if (pid == 0) {
+    auto conf = (d / "lan.conf").string();
+    auto cmds = (d / "cmds.emu").string();
+    auto state = (d / "state").string();
+    auto log = (d / "sim.log").string();
+    if (FILE* f = std::freopen(log.c_str(), "w", stdout)) {
+      (void)f;
+      dup2(STDOUT_FILENO, STDERR_FILENO);
+    }
+    execl("/usr/bin/ipmi_sim", "ipmi_sim", "-c", conf.c_str(), "-f", cmds.c_str(), "-s",
+          state.c_str(), "-n", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pids_[i] = pid;
+  for (int tries = 0; tries < 500; ++tries) {
+    if (udp_bound(ports_[i])) {
+      return;
+    }
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      pids_[i] = -1;
+      throw std::runtime_error("ipmi_sim exited at start; see " + (d / "sim.log").string());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("ipmi_sim did not bind its port in 5 s");
+}
+
+void bmc_farm::stop(size_t i, int sig) {
+  if (pids_.at(i) <= 0) {
+    return;
+  }
+  ::kill(pids_[i], sig);
+  int status = 0;
+  waitpid(pids_[i], &status, 0);
+  pids_[i] = -1;
+}
+
+std::string bmc_farm::power(size_t i) const {
+  return trimmed(slurp(dir_ / ("bmc" + std::to_string(i)) / "power"));
+}
+
+void bmc_farm::set_power(size_t i, bool on) {
+  std::ofstream{dir_ / ("bmc" + std::to_string(i)) / "power"} << (on ? "1\n" : "0\n");
+}
+
+std::string bmc_farm::boot(size_t i) const {
+  return trimmed(slurp(dir_ / ("bmc" + std::to_string(i)) / "boot"));
+}
+
+std::string bmc_farm::log(size_t i) const {
+  return slurp(dir_ / ("bmc" + std::to_string(i)) / "log");
+}
+
+void bmc_farm::set_delay(size_t i, double seconds) {
+  std::ofstream out{dir_ / ("bmc" + std::to_string(i)) / "delay"};
+  if (seconds > 0) {
+    out << seconds << '\n';
+  }
+}
+
+} // namespace cws::test

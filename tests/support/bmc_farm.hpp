@@ -1,0 +1,55 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace cws::test {
+
+/// True if ipmi_sim (Debian package openipmi) is installed.
+bool have_ipmi_sim();
+
+/// A farm of simulated BMCs: one `ipmi_sim` per BMC on 127.0.0.1, each on its own UDP port,
+/// with user `admin` and the given password at admin privilege. A chassis-control script
+/// keeps each BMC's power (`0`/`1`) and boot device (`none`, `pxe`, `default`, `cdrom`) in
+/// files and logs every call, so a test sees exactly what the BMC was told. Every process is
+/// stopped by its pid.
+class bmc_farm {
+ public:
+  bmc_farm(std::filesystem::path dir, size_t count, std::string password = "secret");
+  ~bmc_farm();
+
+  bmc_farm(const bmc_farm&) = delete;
+  bmc_farm& operator=(const bmc_farm&) = delete;
+
+  size_t size() const noexcept {
+    return ports_.size();
+  }
+  unsigned short port(size_t i) const {
+    return ports_.at(i);
+  }
+
+  /// Starts BMC `i` (again) and waits until its UDP port is bound.
+  void start(size_t i);
+  /// Stops BMC `i` with `sig` and waits for it.
+  void stop(size_t i, int sig = 15);
+
+  /// The power state the chassis holds ("0"/"1"); setting it is the node turning itself on.
+  std::string power(size_t i) const;
+  void set_power(size_t i, bool on);
+  /// The boot device the chassis holds.
+  std::string boot(size_t i) const;
+  /// Every chassis call so far, one per line (`get power`, `set power 1`, ...).
+  std::string log(size_t i) const;
+  /// Makes BMC `i`'s chassis script take `seconds` before it answers (0: at once).
+  void set_delay(size_t i, double seconds);
+
+ private:
+  std::filesystem::path dir_;
+  std::string password_;
+  std::vector<unsigned short> ports_;
+  std::vector<pid_t> pids_;
+};
+
+} // namespace cws::test
