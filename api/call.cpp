@@ -19,7 +19,7 @@ bool is_write(operation op) {
 }
 
 bool is_fan_out(operation op) {
-  return op == operation::nodeshell;
+  return op == operation::nodeshell || op == operation::nodestat;
 }
 
 } // namespace cws::api

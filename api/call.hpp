@@ -40,6 +40,7 @@ enum class operation : uint8_t {
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
+  nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
 };
 
 /// True for operations that write the database.

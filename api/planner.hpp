@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "api/call.hpp"
+#include "api/nodestat.hpp"
 #include "api/node_operation.hpp"
 #include "api/result.hpp"
 #include "api/shell.hpp"
@@ -20,6 +21,9 @@ namespace cws::api {
 struct drivers {
   std::shared_ptr<ssh::engine> ssh;
   shell_config shell;
+  /// nodestat's port probes.
+  std::shared_ptr<probe::prober> probe;
+  nodestat_config nodestat;
 };
 
 /// Plans fan-out call `call` in one read of `db`: its nodes (expanded once: the nodes policy

@@ -84,6 +84,13 @@ const base::settings_schema& settings_schema() {
     {"ssh_host_key_policy", text, "accept-new", 0, 0,
      "unknown host keys: accept-new adds them, strict refuses them, off skips checks",
      "strict|accept-new|off"},
+    // -- nodestat
+    {"nodestat_timeout_ms", num, "4000", 100, 600000,
+     "milliseconds a node has to answer on any probed port before it is noping"},
+    {"nodestat_fanout", num, "1024", 1, 65536,
+     "nodes probed at once (each holds one socket per probed port)"},
+    {"nodestat_ports", text, "https:443,pbs:15002,xend:8002,rdp:3389,msrpc:135", 0, 0,
+     "name:port of the applications probed besides sshd (xCAT's list)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
@@ -112,6 +119,19 @@ shell_config shell_settings(const base::settings& s, const std::filesystem::path
   c.port = static_cast<uint16_t>(s.number("ssh_port"));
   c.command_timeout = std::chrono::seconds(s.number("ssh_command_timeout"));
   c.key_dir = path_or(s.text("ssh_key_dir"), home / "ssh");
+  return c;
+}
+
+nodestat_config nodestat_settings(const base::settings& s) {
+  nodestat_config c;
+  c.timeout = std::chrono::milliseconds(s.number("nodestat_timeout_ms"));
+  c.fanout = s.number("nodestat_fanout");
+  c.ssh_port = static_cast<uint16_t>(s.number("ssh_port"));
+  try {
+    c.apps = parse_app_ports(s.text("nodestat_ports"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("nodestat_ports: " + std::string{e.what()});
+  }
   return c;
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "api/nodestat.hpp"
 #include "api/shell.hpp"
 #include "base/settings.hpp"
 #include "ssh/engine.hpp"
@@ -24,6 +25,10 @@ store::noderange_options noderange_limits(const base::settings& s);
 
 /// How commands run on nodes (`ssh_*`); keys live under `<home>/ssh` unless configured.
 shell_config shell_settings(const base::settings& s, const std::filesystem::path& home);
+
+/// How nodestat probes (`nodestat_*`, and `ssh_port` for nodes without `sshport`).
+/// @throws std::invalid_argument for a bad `nodestat_ports`.
+nodestat_config nodestat_settings(const base::settings& s);
 
 /// The SSH engine's settings (`ssh_*`).
 ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);

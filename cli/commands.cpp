@@ -312,7 +312,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"tabprune", tabprune},   {"makenetworks", makenetworks},
     {"backup", backup},       {"pki", pki},
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
-    {"restore", restore},
+    {"restore", restore},     {"nodestat", nodestat},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -334,7 +334,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki xdshbak xcoll\n";
+       "makenetworks backup restore pki xdshbak xcoll nodestat\n";
   return 1;
 }
 

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
            "Commands: lsdef nodels mkdef chdef rmdef xdsh init passwd tokens revoke rmuser\n"
            "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
            "          tabrestore tabprune makenetworks backup restore pki xdshbak\n"
-           "          xcoll\n"
+           "          xcoll nodestat\n"
            "Each command takes --help. The definition tools are also installed under\n"
            "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh, and the table tools).\n";
       return args.empty() ? 1 : 0;

@@ -148,6 +148,8 @@ int serve(const base::parsed_args& args) {
   drivers->shell = api::shell_settings(settings, home.dir);
   // before the actor system: libssh2's global init is not thread-safe
   drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
+  drivers->nodestat = api::nodestat_settings(settings);
+  drivers->probe = std::make_shared<probe::prober>();
   actors::store_config sc;
   sc.noderange = api::noderange_limits(settings);
   sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));

@@ -399,6 +399,18 @@ response_text render(const routed& req, const api::api_result& res) {
       w.end_object();
       return {201, finish(w, pretty)};
     case output::nodeshell: return render_nodeshell(req, res);
+    case output::nodestat:
+      // actionout (xcat-compat.md §3): {"node":{"nodestat":"sshd"}}; 200, as xCAT's GET
+      w.begin_object();
+      for (const auto& n : res.nodes) {
+        w.key(n.name);
+        w.begin_object();
+        w.key("nodestat");
+        w.value(n.out.empty() ? n.message : n.out);
+        w.end_object();
+      }
+      w.end_object();
+      return {200, finish(w, pretty)};
     case output::tables: {
       w.begin_object();
       for (const auto& t : req.call->tables) {

@@ -29,6 +29,7 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},
   {"nodes", object_type::node, "{name}/nodels", resource_kind::nodels, "GET"},
   {"nodes", object_type::node, "{name}/nodeshell", resource_kind::nodeshell, "POST"},
+  {"nodes", object_type::node, "{name}/nodestat", resource_kind::nodestat, "GET"},
   {"nodes", object_type::node, "{name}/rename", resource_kind::rename, "PUT"},
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},

@@ -16,6 +16,7 @@ enum class resource_kind {
   attrs,          ///< /{collection}/{name}/attrs/{a,b}
   nodels,         ///< /nodes/{noderange}/nodels
   nodeshell,      ///< /nodes/{noderange}/nodeshell
+  nodestat,       ///< /nodes/{noderange}/nodestat
   rename,         ///< /nodes/{node}/rename
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}

@@ -33,6 +33,7 @@ enum class output {
   objects,   ///< {"name":{attr:value,...},...}
   token,     ///< {"token":{"id":...,"expire":...}}
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
+  nodestat,  ///< xCAT's actionout: {"node":{"nodestat":"sshd"},...}
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it
