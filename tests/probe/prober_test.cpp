@@ -161,12 +161,13 @@ TEST(prober, fanout_bounds_the_nodes_probed_at_once) {
 TEST(prober, names_are_resolved_and_unknown_ones_reported) {
   prober p;
   open_port up;
+  // (localhost is in /etc/hosts, and glibc refuses a name with a blank before asking any
+  // name server: no query leaves the machine)
   auto r = probe_all(
-    p, {make("localhost", "", {up.port()}), make("no-such-node.invalid", "", {up.port()})}, 8,
-    2s);
+    p, {make("localhost", "", {up.port()}), make("no such node", "", {up.port()})}, 8, 2s);
   EXPECT_EQ(r.results[0].ports[0], port_state::open);
   EXPECT_EQ(r.results[1].error, "resolve");
-  EXPECT_NE(r.results[1].message.find("no-such-node.invalid"), std::string::npos);
+  EXPECT_NE(r.results[1].message.find("no such node"), std::string::npos);
 }
 
 TEST(prober, cancel_ends_running_and_waiting_nodes) {
