@@ -38,9 +38,9 @@ std::vector<app_port> parse_app_ports(std::string_view text) {
     bool name_ok = std::all_of(name.begin(), name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
     });
-    bool digits_ok = !digits.empty() && digits.size() <= 5
-                     && std::all_of(digits.begin(), digits.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; });
+    bool digits_ok
+      = !digits.empty() && digits.size() <= 5
+        && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
     long port = digits_ok ? std::stol(std::string{digits}) : 0;
     if (!name_ok || port < 1 || port > 65535) {
       throw bad();
@@ -115,13 +115,13 @@ std::string merge_appstatus(const std::string& old, const std::string& fresh) {
     return pairs;
   };
   auto merged = split(old);
-  for (auto& [app, state] : split(fresh)) {
+  for (auto& pair : split(fresh)) {
     auto it = std::find_if(merged.begin(), merged.end(),
-                           [&](const auto& p) { return p.first == app; });
+                           [&](const auto& p) { return p.first == pair.first; });
     if (it != merged.end()) {
-      it->second = state;
+      it->second = pair.second;
     } else {
-      merged.emplace_back(app, state);
+      merged.push_back(std::move(pair));
     }
   }
   std::string out;
@@ -186,9 +186,9 @@ void nodestat_operation::cancel() {
   }
 }
 
-api_result plan_nodestat(const store::database& db, const api_call& call,
-                         const authorization& auth, const store::noderange_options& opts,
-                         const nodestat_config& cfg, std::shared_ptr<probe::prober> prober,
+api_result plan_nodestat(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const nodestat_config& cfg,
+                         std::shared_ptr<probe::prober> prober,
                          std::shared_ptr<nodestat_operation>& out) {
   std::vector<node_target> found;
   if (auto r = find_targets(db, call, auth, opts, found); !r.ok()) {

@@ -88,9 +88,9 @@ class nodestat_operation : public node_operation {
 /// Plans nodestat of the call's verified noderange: addresses (`ip`, else the name), sshd
 /// ports (`sshport`, else `cfg.ssh_port`) and boot states (`currstate`) in one read.
 /// @returns a failure (bad or missing nodes, stale authorization), or success with `out` set.
-api_result plan_nodestat(const store::database& db, const api_call& call,
-                         const authorization& auth, const store::noderange_options& opts,
-                         const nodestat_config& cfg, std::shared_ptr<probe::prober> prober,
+api_result plan_nodestat(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const nodestat_config& cfg,
+                         std::shared_ptr<probe::prober> prober,
                          std::shared_ptr<nodestat_operation>& out);
 
 } // namespace cws::api

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "api/call.hpp"
-#include "api/nodestat.hpp"
 #include "api/node_operation.hpp"
+#include "api/nodestat.hpp"
 #include "api/result.hpp"
 #include "api/shell.hpp"
 #include "store/database.hpp"

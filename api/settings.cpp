@@ -102,7 +102,13 @@ const base::settings_schema& settings_schema() {
 }
 
 base::settings load_settings(const std::filesystem::path& config) {
-  return base::settings::load(config, settings_schema());
+  auto s = base::settings::load(config, settings_schema());
+  try { // a text with a grammar of its own: checked here, so every reader refuses it alike
+    parse_app_ports(s.text("nodestat_ports"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(config.string() + ": nodestat_ports: " + e.what());
+  }
+  return s;
 }
 
 store::noderange_options noderange_limits(const base::settings& s) {

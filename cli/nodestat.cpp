@@ -75,12 +75,12 @@ int update_status(const session& s, const api::nodestat_operation& op, io& strea
 } // namespace
 
 int nodestat(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"",
-                                "fmpqu",
-                                {"home"},
-                                {},
-                                {{"usemon", 'm'}, {"powerstat", 'p'}, {"updatedb", 'u'},
-                                 {"quite", 'q'}}});
+  auto args
+    = parse_args(argv, {"",
+                        "fmpqu",
+                        {"home"},
+                        {},
+                        {{"usemon", 'm'}, {"powerstat", 'p'}, {"updatedb", 'u'}, {"quite", 'q'}}});
   if (args.has("help")) {
     streams.out
       << usage_text

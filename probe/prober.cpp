@@ -23,9 +23,8 @@
 namespace cws::probe {
 
 bool outcome::alive() const {
-  return std::any_of(ports.begin(), ports.end(), [](port_state s) {
-    return s == port_state::open || s == port_state::closed;
-  });
+  return std::any_of(ports.begin(), ports.end(),
+                     [](port_state s) { return s == port_state::open || s == port_state::closed; });
 }
 
 namespace {
@@ -188,8 +187,8 @@ struct prober::impl {
     for (;;) {
       int wait_ms = -1;
       if (!deadlines.empty()) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadlines.begin()->first - clock::now())
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines.begin()->first
+                                                                          - clock::now())
                       .count();
         wait_ms = static_cast<int>(std::clamp<long long>(left + 1, 0, 60000));
       }
@@ -252,8 +251,7 @@ struct prober::impl {
       return finish(id, "cancelled", "cancelled");
     }
     if (addr.ss_family != AF_INET && addr.ss_family != AF_INET6) {
-      return finish(id, "resolve",
-                    "Could not resolve " + (t.address.empty() ? t.node : t.address));
+      return finish(id, "resolve", "Could not resolve " + (t.address.empty() ? t.node : t.address));
     }
     p.deadline = clock::now() + b->timeout;
     for (size_t i = 0; i < t.ports.size(); ++i) {
@@ -275,8 +273,7 @@ struct prober::impl {
         if (fd >= 0) {
           ::close(fd);
         }
-        return finish(id, "resources",
-                      std::string{"No socket for a probe: "} + std::strerror(err));
+        return finish(id, "resources", std::string{"No socket for a probe: "} + std::strerror(err));
       }
       p.fds[i] = fd;
       ++p.pending;

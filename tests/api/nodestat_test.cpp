@@ -23,7 +23,8 @@ outcome probed(std::vector<port_state> ports, std::string answer = {}) {
 }
 
 TEST(nodestat, open_applications_are_shown_sorted_and_the_status_is_ping) {
-  auto s = interpret(probed({port_state::open, port_state::open, port_state::closed}), apps, "", false);
+  auto s
+    = interpret(probed({port_state::open, port_state::open, port_state::closed}), apps, "", false);
   EXPECT_EQ(s.shown, "https,sshd");
   EXPECT_EQ(s.status, "ping");
   EXPECT_EQ(s.appstatus, "sshd=up,https=up,pbs=down");
@@ -33,8 +34,8 @@ TEST(nodestat, open_applications_are_shown_sorted_and_the_status_is_ping) {
 }
 
 TEST(nodestat, a_node_that_answers_nowhere_is_noping) {
-  auto s = interpret(probed({port_state::silent, port_state::unreachable, port_state::silent}), apps,
-                     "boot", false);
+  auto s = interpret(probed({port_state::silent, port_state::unreachable, port_state::silent}),
+                     apps, "boot", false);
   EXPECT_EQ(s.shown, "noping");
   EXPECT_EQ(s.status, "noping");
   EXPECT_EQ(s.appstatus, "sshd=down,https=down,pbs=down");
@@ -53,7 +54,8 @@ TEST(nodestat, an_up_node_without_applications_shows_its_installer_or_boot_state
   EXPECT_EQ(s.shown, "installing prep");
   EXPECT_EQ(s.status, "installing prep");
   // it said nothing: the boot state
-  EXPECT_EQ(interpret(probed(with_installer), apps, "install rhels9", true).shown, "install rhels9");
+  EXPECT_EQ(interpret(probed(with_installer), apps, "install rhels9", true).shown,
+            "install rhels9");
 }
 
 TEST(nodestat, names_that_do_not_resolve_are_nosuchhost_and_errors_show_nothing) {

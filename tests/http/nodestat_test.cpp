@@ -37,8 +37,9 @@ class nodestat_test : public ::testing::Test {
     auto https = ntohs(a.sin_port);
     auto pbs = cws::test::free_port();
     // the dead address: every port probed there drops the SYN
-    dead_ = {new cws::test::silent_port("127.0.0.3"), new cws::test::silent_port("127.0.0.3", https),
-             new cws::test::silent_port("127.0.0.3", pbs)};
+    dead_
+      = {new cws::test::silent_port("127.0.0.3"), new cws::test::silent_port("127.0.0.3", https),
+         new cws::test::silent_port("127.0.0.3", pbs)};
     auto home = d_->home();
     {
       std::ofstream conf{home / "clusterws.conf", std::ios::app};
@@ -117,6 +118,20 @@ TEST_F(nodestat_test, bad_input_is_refused_and_nothing_is_probed_or_written) {
   EXPECT_NE(r.out.find("Usage:"), std::string::npos);
   EXPECT_EQ(tool("nodestat -x up01").rc, 1);
   EXPECT_EQ(tool("nodestat -v").out, "nodestat - clusterws Version 0.1.0\n");
+}
+
+TEST_F(nodestat_test, a_bad_ports_setting_stops_the_tools_and_the_daemon) {
+  cws::test::temp_dir fresh;
+  auto home = fresh.path / "h";
+  ASSERT_EQ(run_tool(home, "clusterctl init --admin-password x").rc, 0);
+  std::ofstream{home / "clusterws.conf", std::ios::app} << "nodestat_ports = https:443,pbs\n";
+  for (const auto& cmd : {std::string{"nodestat all"}, std::string{"lsdef"},
+                          "clusterwsd --home '" + home.string() + "' --listen 127.0.0.1:0"}) {
+    auto r = run_tool(home, cmd);
+    EXPECT_EQ(r.rc, 1) << cmd;
+    EXPECT_NE(r.out.find("nodestat_ports: 'pbs' is not name:port"), std::string::npos)
+      << cmd << ": " << r.out;
+  }
 }
 
 TEST_F(nodestat_test, updatedb_writes_status_and_merges_appstatus) {

@@ -128,8 +128,9 @@ TEST(prober, dead_nodes_cost_one_deadline_all_together) {
   std::vector<target> targets;
   for (int i = 0; i < 400; ++i) {
     bool dead = i % 4 == 0;
-    targets.push_back(dead ? make("d" + std::to_string(i), "127.0.0.3", {dead1.port(), dead2.port()})
-                           : make("n" + std::to_string(i), "127.0.0.1", {up.port()}));
+    targets.push_back(dead
+                        ? make("d" + std::to_string(i), "127.0.0.3", {dead1.port(), dead2.port()})
+                        : make("n" + std::to_string(i), "127.0.0.1", {up.port()}));
   }
   auto r = probe_all(p, std::move(targets), 1024, 1000ms);
   size_t noping = 0;
@@ -163,8 +164,8 @@ TEST(prober, names_are_resolved_and_unknown_ones_reported) {
   open_port up;
   // (localhost is in /etc/hosts, and glibc refuses a name with a blank before asking any
   // name server: no query leaves the machine)
-  auto r = probe_all(
-    p, {make("localhost", "", {up.port()}), make("no such node", "", {up.port()})}, 8, 2s);
+  auto r = probe_all(p, {make("localhost", "", {up.port()}), make("no such node", "", {up.port()})},
+                     8, 2s);
   EXPECT_EQ(r.results[0].ports[0], port_state::open);
   EXPECT_EQ(r.results[1].error, "resolve");
   EXPECT_NE(r.results[1].message.find("no such node"), std::string::npos);
