@@ -131,15 +131,24 @@ std::string merge_appstatus(const std::string& old, const std::string& fresh) {
   return out;
 }
 
-/// What a planned nodestat holds; shared with the prober's callbacks, which may outlive a
-/// cancelled operation's owner.
-struct nodestat_operation::plan {
-  std::shared_ptr<probe::prober> prober;
-  std::vector<probe::target> targets;
+namespace {
+
+/// What the prober's callbacks read and fill; shared with them, since they may outlive the
+/// operation's owner. (Never the prober itself: its last owner must not be its own thread.)
+struct readings {
   std::vector<std::string> names;
   std::vector<std::string> apps;
   std::vector<std::string> currstate;
   std::vector<node_state> states;
+};
+
+} // namespace
+
+/// A planned nodestat.
+struct nodestat_operation::plan {
+  std::shared_ptr<probe::prober> prober;
+  std::vector<probe::target> targets;
+  std::shared_ptr<readings> r = std::make_shared<readings>();
   size_t fanout = 1;
   std::chrono::milliseconds timeout{0};
 };
@@ -151,19 +160,19 @@ nodestat_operation::nodestat_operation(std::shared_ptr<plan> p) : plan_(std::mov
 nodestat_operation::~nodestat_operation() = default;
 
 const std::vector<std::string>& nodestat_operation::nodes() const {
-  return plan_->names;
+  return plan_->r->names;
 }
 
 const std::vector<node_state>& nodestat_operation::states() const {
-  return plan_->states;
+  return plan_->r->states;
 }
 
 void nodestat_operation::start(result_fn on_result, std::function<void()> on_done) {
-  auto p = plan_;
+  auto p = plan_->r;
   p->states.resize(p->names.size());
-  auto targets = std::move(p->targets);
-  auto id = p->prober->run(
-    std::move(targets), p->fanout, p->timeout,
+  auto targets = std::move(plan_->targets);
+  auto id = plan_->prober->run(
+    std::move(targets), plan_->fanout, plan_->timeout,
     [p, on_result = std::move(on_result)](size_t index, probe::outcome o) {
       bool queried = o.ports.size() > p->apps.size();
       auto& s = p->states[index];
@@ -198,21 +207,22 @@ api_result plan_nodestat(const store::database& db, const api_call& call, const 
   p->prober = std::move(prober);
   p->fanout = call.fanout > 0 ? std::min(call.fanout, cfg.fanout) : cfg.fanout;
   p->timeout = cfg.timeout;
-  p->apps.push_back("sshd");
+  auto& rd = *p->r;
+  rd.apps.push_back("sshd");
   for (const auto& a : cfg.apps) {
-    p->apps.push_back(a.name);
+    rd.apps.push_back(a.name);
   }
   try {
     auto txn = db.read();
     store::cluster_view view{txn};
     for (auto& t : found) {
-      p->currstate.push_back(view.attribute(t.name, "currstate"));
+      rd.currstate.push_back(view.attribute(t.name, "currstate"));
     }
   } catch (const store::error& e) {
     return api_result::failure(from_store(e.code()), e.what());
   }
   p->targets.reserve(found.size());
-  p->names.reserve(found.size());
+  rd.names.reserve(found.size());
   for (size_t i = 0; i < found.size(); ++i) {
     auto& t = found[i];
     probe::target pt;
@@ -222,13 +232,13 @@ api_result plan_nodestat(const store::database& db, const api_call& call, const 
     for (const auto& a : cfg.apps) {
       pt.ports.push_back(a.port);
     }
-    if (p->currstate[i].rfind("install", 0) == 0 && cfg.installer_port != 0) {
+    if (rd.currstate[i].rfind("install", 0) == 0 && cfg.installer_port != 0) {
       // a node being installed: xCAT's installer answers `stat` on its status port
       pt.query_index = pt.ports.size();
       pt.ports.push_back(cfg.installer_port);
       pt.query = "stat \n";
     }
-    p->names.push_back(std::move(t.name));
+    rd.names.push_back(std::move(t.name));
     p->targets.push_back(std::move(pt));
   }
   out = std::make_shared<nodestat_operation>(std::move(p));
