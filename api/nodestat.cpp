@@ -1,6 +1,7 @@
 #include "api/nodestat.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 #include "store/cluster_view.hpp"
