@@ -43,6 +43,7 @@ enum class operation : uint8_t {
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
   power,             ///< rpower: the action (on, off, stat, ...) in `command`
   nextboot,          ///< rsetboot: the action (net, hd, cd, def, stat) in `command`
+  nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
 };
 
 /// Sources copied to one target (a synclist line; a plain xdcp has one).

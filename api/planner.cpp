@@ -6,6 +6,15 @@ namespace cws::api {
 
 api_result plan(const store::database& db, const api_call& call, const authorization& auth,
                 const store::noderange_options& opts, const drivers& d, node_operation_ptr& out) {
+  if (call.op == operation::nodestat) {
+    if (!d.probe) {
+      return api_result::failure(errc::unavailable, "nodestat is not enabled on this service.");
+    }
+    std::shared_ptr<nodestat_operation> op;
+    auto r = plan_nodestat(db, call, auth, opts, d.nodestat, d.probe, op);
+    out = std::move(op);
+    return r;
+  }
   if (call.op == operation::power || call.op == operation::nextboot) {
     return plan_hardware(db, call, auth, opts, d.hardware, d.ipmi, out);
   }

@@ -10,6 +10,7 @@
 #include "api/copy.hpp"
 #include "api/hardware.hpp"
 #include "api/node_operation.hpp"
+#include "api/nodestat.hpp"
 #include "api/result.hpp"
 #include "api/shell.hpp"
 #include "store/database.hpp"
@@ -27,6 +28,9 @@ struct drivers {
   /// Hardware control (rpower, rsetboot) of mgt=ipmi nodes.
   std::shared_ptr<ipmi::engine> ipmi;
   hardware_config hardware;
+  /// nodestat's port probes.
+  std::shared_ptr<probe::prober> probe;
+  nodestat_config nodestat;
 };
 
 /// Plans fan-out call `call` in one read of `db`: its nodes (expanded once: the nodes policy

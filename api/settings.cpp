@@ -104,6 +104,13 @@ const base::settings_schema& settings_schema() {
      "seconds an established BMC session stays pooled without use (BMCs end them at ~60)"},
     {"ipmi_max_pooled", num, "4096", 0, 1000000,
      "most pooled BMC sessions; the oldest are closed beyond it"},
+    // -- nodestat
+    {"nodestat_timeout_ms", num, "4000", 100, 600000,
+     "milliseconds a node has to answer on any probed port before it is noping"},
+    {"nodestat_fanout", num, "1024", 1, 65536,
+     "nodes probed at once (each holds one socket per probed port)"},
+    {"nodestat_ports", text, "https:443,pbs:15002,xend:8002,rdp:3389,msrpc:135", 0, 0,
+     "name:port of the applications probed besides sshd (xCAT's list)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
@@ -115,7 +122,13 @@ const base::settings_schema& settings_schema() {
 }
 
 base::settings load_settings(const std::filesystem::path& config) {
-  return base::settings::load(config, settings_schema());
+  auto s = base::settings::load(config, settings_schema());
+  try { // a text with a grammar of its own: checked here, so every reader refuses it alike
+    parse_app_ports(s.text("nodestat_ports"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(config.string() + ": nodestat_ports: " + e.what());
+  }
+  return s;
 }
 
 store::noderange_options noderange_limits(const base::settings& s) {
@@ -141,6 +154,19 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
   c.memory_max = s.number("copy_memory_max");
   c.chunk = s.number("copy_chunk_bytes");
   c.files_max = s.number("copy_files_max");
+  return c;
+}
+
+nodestat_config nodestat_settings(const base::settings& s) {
+  nodestat_config c;
+  c.timeout = std::chrono::milliseconds(s.number("nodestat_timeout_ms"));
+  c.fanout = s.number("nodestat_fanout");
+  c.ssh_port = static_cast<uint16_t>(s.number("ssh_port"));
+  try {
+    c.apps = parse_app_ports(s.text("nodestat_ports"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("nodestat_ports: " + std::string{e.what()});
+  }
   return c;
 }
 

@@ -7,6 +7,7 @@
 
 #include "api/copy.hpp"
 #include "api/hardware.hpp"
+#include "api/nodestat.hpp"
 #include "api/shell.hpp"
 #include "base/settings.hpp"
 #include "ssh/engine.hpp"
@@ -29,6 +30,9 @@ shell_config shell_settings(const base::settings& s, const std::filesystem::path
 
 /// Copy limits (`copy_*`); nodecopy's sources live under `<home>/copy` unless configured.
 copy_config copy_settings(const base::settings& s, const std::filesystem::path& home);
+/// How nodestat probes (`nodestat_*`, and `ssh_port` for nodes without `sshport`).
+/// @throws std::invalid_argument for a bad `nodestat_ports`.
+nodestat_config nodestat_settings(const base::settings& s);
 
 /// The SSH engine's settings (`ssh_*`).
 ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);

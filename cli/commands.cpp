@@ -319,6 +319,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"restore", restore},     {"xdcp", xdcp},
     {"restore", restore},     {"rpower", rpower},
     {"rsetboot", rsetboot},
+    {"restore", restore},     {"nodestat", nodestat},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -345,7 +346,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot\n";
+       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot nodestat\n";
   return 1;
 }
 

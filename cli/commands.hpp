@@ -98,6 +98,7 @@ int revoke(const std::vector<std::string>& args, io& streams);
 int rmuser(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);
 int xdcp(const std::vector<std::string>& args, io& streams);
+int nodestat(const std::vector<std::string>& args, io& streams);
 int noderange(const std::vector<std::string>& args, io& streams);
 int tabdump(const std::vector<std::string>& args, io& streams);
 int gettab(const std::vector<std::string>& args, io& streams);

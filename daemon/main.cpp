@@ -159,6 +159,8 @@ int serve(const base::parsed_args& args) {
   drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
   drivers->hardware = api::hardware_settings(settings);
   drivers->ipmi = std::make_shared<ipmi::engine>(api::ipmi_settings(settings));
+  drivers->nodestat = api::nodestat_settings(settings);
+  drivers->probe = std::make_shared<probe::prober>();
   actors::store_config sc;
   sc.noderange = api::noderange_limits(settings);
   sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));

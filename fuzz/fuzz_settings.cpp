@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // what the daemon builds from them must not fail either
     cws::api::shell_settings(s, "/h");
     cws::api::engine_settings(s, "/h");
+    cws::api::nodestat_settings(s); // nodestat_ports: parsed, or refused
   } catch (const std::invalid_argument&) {
     // refused with a message: fine
   }

@@ -493,6 +493,18 @@ response_text render(const routed& req, const api::api_result& res) {
     case output::nodeshell:
     case output::nodecopy: return render_nodeshell(req, res);
     case output::action: return render_action(req, res);
+    case output::nodestat:
+      // actionout (xcat-compat.md §3): {"node":{"nodestat":"sshd"}}; 200, as xCAT's GET
+      w.begin_object();
+      for (const auto& n : res.nodes) {
+        w.key(n.name);
+        w.begin_object();
+        w.key("nodestat");
+        w.value(n.out.empty() ? n.message : n.out);
+        w.end_object();
+      }
+      w.end_object();
+      return {200, finish(w, pretty)};
     case output::tables: {
       w.begin_object();
       for (const auto& t : req.call->tables) {

@@ -30,6 +30,7 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/nodels", resource_kind::nodels, "GET"},
   {"nodes", object_type::node, "{name}/nodeshell", resource_kind::nodeshell, "POST"},
   {"nodes", object_type::node, "{name}/nodecopy", resource_kind::nodecopy, "POST"},
+  {"nodes", object_type::node, "{name}/nodestat", resource_kind::nodestat, "GET"},
   {"nodes", object_type::node, "{name}/rename", resource_kind::rename, "PUT"},
   {"nodes", object_type::node, "{name}/power", resource_kind::power, "GET PUT"},
   {"nodes", object_type::node, "{name}/nextboot", resource_kind::nextboot, "GET PUT"},

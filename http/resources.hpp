@@ -17,6 +17,7 @@ enum class resource_kind {
   nodels,         ///< /nodes/{noderange}/nodels
   nodeshell,      ///< /nodes/{noderange}/nodeshell
   nodecopy,       ///< /nodes/{noderange}/nodecopy
+  nodestat,       ///< /nodes/{noderange}/nodestat
   rename,         ///< /nodes/{node}/rename
   power,          ///< /nodes/{noderange}/power (rpower)
   nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)

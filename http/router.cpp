@@ -448,6 +448,13 @@ routed route(const http_input& in, const router_limits& limits) {
     r.out = names ? output::names : output::objects;
     return r;
   }
+  if (res->kind == resource_kind::nodestat) {
+    // xcatws.cgi: nodestat {noderange}, rendered as actionout
+    call.op = operation::nodestat;
+    call.policy_command = "nodestat";
+    r.out = output::nodestat;
+    return r;
+  }
   if (res->kind == resource_kind::rename) {
     // xcatws.cgi: chdef -t node -o {node} -n <body.newNode>; the info lines as an array
     call.op = operation::rename;

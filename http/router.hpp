@@ -38,6 +38,7 @@ enum class output {
   token,     ///< {"token":{"id":...,"expire":...}}
   nodeshell, ///< {"node":[" line",...],...}, or per node details (format=detail)
   nodecopy,  ///< nodeshell's, but success is a flat array of lines (xCAT's infoout)
+  nodestat,  ///< xCAT's actionout: {"node":{"nodestat":"sshd"},...}
   per_node,  ///< format=detail deletes: {"node":{"result":"removed"},...}
   action,    ///< xCAT's actionout: {"node":{"power":"on"},...} (power, nextboot)
   tables,    ///< {"table":[{column:value,...},...],...}

@@ -256,7 +256,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   }
   waiting_ = true;
   ctx_.mon.in_flight.add(1);
-  // nodeshell is bounded per node (connect and command timeouts) instead
+  // fan-out calls are bounded per node (connect, command, probe timeouts) instead
   call_deadline_ = api::is_fan_out(pending_.call->op)
                      ? steady_timer::time_point::max()
                      : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;

@@ -74,6 +74,12 @@ TEST(router, node_routes_map_to_operations_and_commands) {
   EXPECT_TRUE(r.call->only_attrs);
   EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call->op, operation::nodels);
   EXPECT_EQ(go("GET", "/clusterws/nodes/all/nodels").call->policy_command, "nodels");
+  r = go("GET", "/clusterws/nodes/compute/nodestat");
+  EXPECT_EQ(r.call->op, operation::nodestat);
+  EXPECT_EQ(r.call->target, "compute");
+  EXPECT_EQ(r.call->policy_command, "nodestat");
+  EXPECT_TRUE(cws::api::is_fan_out(r.call->op));
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1/nodestat", "{}").answer->status, 405u);
   r = go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm","id":" "})");
   EXPECT_EQ(r.call->op, operation::change);
   EXPECT_EQ(r.call->policy_command, "chdef");

@@ -1,0 +1,161 @@
+// nodestat: probes the nodes of a noderange on the ports xCAT's nodestat probes (sshd first)
+// and prints `node: state` as xCAT's does; -u writes nodelist.status and appstatus.
+
+#include <condition_variable>
+#include <ctime>
+#include <mutex>
+#include <sys/resource.h>
+
+#include "api/nodestat.hpp"
+#include "api/settings.hpp"
+#include "cli/commands.hpp"
+#include "store/cluster_view.hpp"
+
+namespace cws::cli {
+
+namespace {
+
+constexpr const char* usage_text
+  = "Usage:\n"
+    "  nodestat [noderange] [-m|--usemon] [-p|--powerstat] [-u|--updatedb]\n"
+    "  nodestat [-h|--help|-v|--version]\n";
+
+/// xCAT's statustime: local time as MM-DD-YYYY hh:mm:ss.
+std::string status_time() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%m-%d-%Y %H:%M:%S", &tm);
+  return buf;
+}
+
+/// nodestat -u: nodelist.status (with statustime) where it changed, and appstatus merged
+/// with what was found (with appstatustime), as xCAT's nodestat writes them; one
+/// transaction.
+int update_status(const session& s, const api::nodestat_operation& op, io& streams) {
+  const auto& names = op.nodes();
+  const auto& states = op.states();
+  std::vector<store::object_change> changes;
+  auto now = status_time();
+  {
+    auto txn = s.db->read();
+    store::cluster_view view{txn};
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto& st = states[i];
+      if (st.status.empty()) {
+        continue; // not probed (an error): nothing is known
+      }
+      store::object_change c;
+      c.name = names[i];
+      if (view.attribute(names[i], "status") != st.status) {
+        c.attrs.push_back({"status", st.status});
+        c.attrs.push_back({"statustime", now});
+      }
+      if (!st.appstatus.empty()) {
+        c.attrs.push_back(
+          {"appstatus", api::merge_appstatus(view.attribute(names[i], "appstatus"), st.appstatus)});
+        c.attrs.push_back({"appstatustime", now});
+      }
+      if (!c.attrs.empty()) {
+        changes.push_back(std::move(c));
+      }
+    }
+  }
+  if (changes.empty()) {
+    return 0;
+  }
+  auto out = store::apply(*s.db, [&](store::write_txn& t) {
+    return store::change_objects(t, changes, store::list_mode::set);
+  });
+  out.info.clear(); // (xCAT's nodestat -u says nothing of the write)
+  return report(out, streams);
+}
+
+} // namespace
+
+int nodestat(const std::vector<std::string>& argv, io& streams) {
+  auto args
+    = parse_args(argv, {"",
+                        "fmpqu",
+                        {"home"},
+                        {},
+                        {{"usemon", 'm'}, {"powerstat", 'p'}, {"updatedb", 'u'}, {"quite", 'q'}}});
+  if (args.has("help")) {
+    streams.out
+      << usage_text
+      << "Probes every node of the noderange on the sshd port (sshport, else ssh_port) and the\n"
+         "ports of nodestat_ports, all at once, each node for at most nodestat_timeout_ms, and\n"
+         "prints `node: state`: the applications that answered (sshd, https,sshd, ...), else\n"
+         "the installer's or the boot state when the node answers at all, else noping.\n"
+         "-u writes nodelist.status and appstatus. -m is accepted (clusterws has no\n"
+         "monsetting table; xCAT then probes the same ports); -p is refused (no rpower).\n";
+    return 0;
+  }
+  if (args.positional.size() != 1) {
+    streams.err << usage_text;
+    return 1;
+  }
+  if (args.has("p")) {
+    // xCAT asks rpower for the state of noping nodes; clusterws has no rpower yet (issue #15)
+    throw usage_error("nodestat -p needs rpower (power state of noping nodes), which "
+                      "clusterws does not provide yet; nothing was probed.");
+  }
+  auto s = session::open(args);
+  auto cfg = api::nodestat_settings(s.settings);
+  api::api_call call;
+  call.op = api::operation::nodestat;
+  call.target = args.positional.front();
+  api::authorization self; // the CLI runs as its caller, unstamped
+  auto nr = s.noderange;
+  nr.allow_files = false;
+  auto prober = std::make_shared<probe::prober>();
+  std::shared_ptr<api::nodestat_operation> op;
+  auto r = api::plan_nodestat(*s.db, call, self, nr, cfg, prober, op);
+  if (!r.ok()) {
+    for (const auto& m : r.messages) {
+      streams.err << "Error: " << m << '\n';
+    }
+    return 1;
+  }
+  rlimit lim{}; // one socket per probed port of every node probed at once
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::vector<base::node_result> results(op->nodes().size());
+  op->start(
+    [&](size_t index, base::node_result res) {
+      std::lock_guard<std::mutex> guard{mu};
+      results[index] = std::move(res);
+    },
+    [&] {
+      std::lock_guard<std::mutex> guard{mu};
+      done = true;
+      cv.notify_all();
+    });
+  {
+    std::unique_lock<std::mutex> lock{mu};
+    cv.wait(lock, [&] { return done; });
+  }
+  // as xCAT's: every node at the end, in name order (the noderange's)
+  int rc = 0;
+  for (const auto& res : results) {
+    if (!res.error.empty()) {
+      streams.err << "Error: " << res.name << ": " << res.message << '\n';
+      rc = 1;
+    } else if (!args.has("q")) {
+      streams.out << res.name << ": " << res.out << '\n';
+    }
+  }
+  streams.out.flush();
+  if (args.has("u") && update_status(s, *op, streams) != 0) {
+    rc = 1;
+  }
+  return rc;
+}
+
+} // namespace cws::cli
