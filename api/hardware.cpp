@@ -32,27 +32,29 @@ long site_number(const store::read_txn& txn, const char* key, long fallback, lon
   return n;
 }
 
-/// One node's plan: its BMC job, or why it has none.
+/// One node's plan: its BMC or virtual machine job, or why it has none.
 struct planned_node {
   std::string name;
   std::string error;
   std::string message;
-  size_t job = 0; ///< index into the engine's jobs when error is empty
+  bool vm = false;
+  size_t job = 0; ///< index into its driver's jobs when error is empty
 };
 
-/// The call's action on its nodes: the ipmi engine's jobs, and the nodes no driver serves,
-/// which fail at once with their own message.
+/// The call's action on its nodes: the ipmi engine's jobs, the hypervisors' jobs, and the
+/// nodes no driver serves, which fail at once with their own message. `on_done` comes after
+/// both drivers' runs have ended.
 class hardware_operation : public node_operation {
  public:
-  hardware_operation(std::shared_ptr<ipmi::engine> engine, std::vector<planned_node> nodes,
-                     std::vector<ipmi::job> jobs, size_t fanout)
-      : engine_(std::move(engine)), planned_(std::move(nodes)), jobs_(std::move(jobs)),
-        fanout_(fanout) {
+  hardware_operation(hardware_drivers drivers, std::vector<planned_node> nodes,
+                     std::vector<ipmi::job> jobs, std::vector<virt::vm_job> vm_jobs, size_t fanout)
+      : drivers_(std::move(drivers)), planned_(std::move(nodes)), jobs_(std::move(jobs)),
+        vm_jobs_(std::move(vm_jobs)), fanout_(fanout) {
     names_.reserve(planned_.size());
     for (size_t i = 0; i < planned_.size(); ++i) {
       names_.push_back(planned_[i].name);
       if (planned_[i].error.empty()) {
-        by_job_.push_back(i);
+        (planned_[i].vm ? by_vm_job_ : by_job_).push_back(i);
       }
     }
   }
@@ -72,39 +74,68 @@ class hardware_operation : public node_operation {
         on_result(i, std::move(r));
       }
     }
-    if (jobs_.empty() || !engine_) {
-      on_done();
-      return;
-    }
+    // each driver's run ends once; the last of them ends the operation
+    auto runs = std::make_shared<std::atomic<int>>(2);
+    auto one_done = [runs, on_done = std::move(on_done)] {
+      if (--*runs == 0) {
+        on_done();
+      }
+    };
     auto map = by_job_;
-    auto id = engine_->run(
-      std::move(jobs_), fanout_,
-      [on_result, map](size_t j, base::node_result r) { on_result(map[j], std::move(r)); },
-      std::move(on_done));
+    auto vm_map = by_vm_job_;
+    uint64_t id = 0;
+    uint64_t vm_id = 0;
+    if (jobs_.empty()) {
+      one_done();
+    } else {
+      id = drivers_.ipmi->run(
+        std::move(jobs_), fanout_,
+        [on_result, map](size_t j, base::node_result r) { on_result(map[j], std::move(r)); },
+        one_done);
+    }
+    if (vm_jobs_.empty()) {
+      one_done();
+    } else {
+      vm_id = drivers_.virt->run(
+        std::move(vm_jobs_), fanout_,
+        [on_result, vm_map](size_t j, base::node_result r) { on_result(vm_map[j], std::move(r)); },
+        one_done);
+    }
     std::lock_guard<std::mutex> guard{mu_};
     run_ = id;
-    if (cancelled_ && id != 0) {
-      engine_->cancel(id);
+    vm_run_ = vm_id;
+    if (cancelled_) {
+      cancel_runs();
     }
   }
 
   void cancel() override {
     std::lock_guard<std::mutex> guard{mu_};
     cancelled_ = true;
-    if (run_ != 0) {
-      engine_->cancel(run_);
-    }
+    cancel_runs();
   }
 
  private:
-  std::shared_ptr<ipmi::engine> engine_;
+  void cancel_runs() { // under mu_
+    if (run_ != 0) {
+      drivers_.ipmi->cancel(run_);
+    }
+    if (vm_run_ != 0) {
+      drivers_.virt->cancel(vm_run_);
+    }
+  }
+
+  hardware_drivers drivers_;
   std::vector<planned_node> planned_;
   std::vector<ipmi::job> jobs_;
+  std::vector<virt::vm_job> vm_jobs_;
   std::vector<size_t> by_job_;
+  std::vector<size_t> by_vm_job_;
   std::vector<std::string> names_;
   size_t fanout_;
   std::mutex mu_;
   uint64_t run_ = 0;
+  uint64_t vm_run_ = 0;
   bool cancelled_ = false;
 };
 
@@ -129,7 +160,7 @@ std::string unsupported_action_message(operation op, const std::string& action) 
 
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
-                         std::shared_ptr<ipmi::engine> engine, node_operation_ptr& out) {
+                         const hardware_drivers& drivers, node_operation_ptr& out) {
   if (!make_action(call.op, call.command)) {
     return api_result::failure({unsupported_action_message(call.op, call.command)});
   }
@@ -174,13 +205,25 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
     }
     std::vector<planned_node> nodes;
     std::vector<ipmi::job> jobs;
+    std::vector<virt::vm_job> vm_jobs;
+    auto vm_action = virt::parse_power_action(call.command);
     nodes.reserve(x.nodes.size());
     for (auto& n : x.nodes) {
       planned_node p;
       p.name = n;
       auto mgt = view.attribute(n, "mgt");
       auto bmc = view.attribute(n, "bmc");
-      if (mgt != "ipmi") {
+      if (mgt == "kvm" && call.op == operation::power && vm_action) {
+        auto vmhost = view.attribute(n, "vmhost");
+        if (vmhost.empty()) {
+          p.error = "no-vmhost";
+          p.message = "Unable to identify vmhost for " + n + " (set its vmhost attribute)";
+        } else {
+          p.vm = true;
+          p.job = vm_jobs.size();
+          vm_jobs.push_back({n, virt::vmhost_uri(vmhost), n, *vm_action});
+        }
+      } else if (mgt != "ipmi") {
         // xcatd's answer for a node no plugin takes (kvm, openbmc, redfish: later drivers)
         p.error = "unsupported";
         p.message = std::string{"Unable to identify plugin for this command, check relevant "
@@ -210,14 +253,14 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
       }
       nodes.push_back(std::move(p));
     }
-    if (!jobs.empty() && !engine) {
+    if ((!jobs.empty() && !drivers.ipmi) || (!vm_jobs.empty() && !drivers.virt)) {
       return api_result::failure(errc::unavailable,
                                  "Hardware control is not enabled on this service.");
     }
     auto fanout
       = std::max<size_t>(1, std::min(call.fanout > 0 ? call.fanout : cfg.fanout, cfg.fanout));
-    out = std::make_shared<hardware_operation>(std::move(engine), std::move(nodes), std::move(jobs),
-                                               fanout);
+    out = std::make_shared<hardware_operation>(drivers, std::move(nodes), std::move(jobs),
+                                               std::move(vm_jobs), fanout);
     return {};
   } catch (const store::error& e) {
     return api_result::failure(from_store(e.code()), e.what());

@@ -1,7 +1,8 @@
 #pragma once
 
 // Hardware control planning (rpower, rsetboot): a call's nodes become per-node work for the
-// driver their `mgt` names (ipmi now), as one node_operation. Nodes no driver can serve get
+// driver their `mgt` names (ipmi: the BMC; kvm: libvirt on the vmhost), as one
+// node_operation. Nodes no driver can serve get
 // their own error (xCAT's messages) without holding the others back.
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "ipmi/engine.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
+#include "virt/hypervisors.hpp"
 
 namespace cws::api {
 
@@ -28,13 +30,19 @@ struct hardware_config {
 constexpr const char* default_bmc_user = "USERID";
 constexpr const char* default_bmc_password = "PASSW0RD";
 
+/// The drivers hardware control runs on; a null one is disabled (its nodes fail alone).
+struct hardware_drivers {
+  std::shared_ptr<ipmi::engine> ipmi;
+  std::shared_ptr<virt::hypervisors> virt;
+};
+
 /// Plans `call` (operation power or nextboot, the action in `call.command`) in one read of
 /// `db`: the nodes, their mgt, BMC address, port and credentials, site.ipmitimeout and
-/// site.ipmiretries.
+/// site.ipmiretries; for mgt=kvm the hypervisor (`vmhost`) and the domain (the node's name).
 /// @returns a failure (missing nodes, an unknown action, stale), or success with `out` set.
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
-                         std::shared_ptr<ipmi::engine> engine, node_operation_ptr& out);
+                         const hardware_drivers& drivers, node_operation_ptr& out);
 
 /// The message xCAT gives for an action rpower (or rsetboot) does not know.
 std::string unsupported_action_message(operation op, const std::string& action);

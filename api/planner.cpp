@@ -16,7 +16,7 @@ api_result plan(const store::database& db, const api_call& call, const authoriza
     return r;
   }
   if (call.op == operation::power || call.op == operation::nextboot) {
-    return plan_hardware(db, call, auth, opts, d.hardware, d.ipmi, out);
+    return plan_hardware(db, call, auth, opts, d.hardware, {d.ipmi, d.virt}, out);
   }
   if (call.op != operation::nodeshell && call.op != operation::nodecopy) {
     return api_result::failure({"This operation does not run on nodes."});

@@ -28,6 +28,8 @@ struct drivers {
   /// Hardware control (rpower, rsetboot) of mgt=ipmi nodes.
   std::shared_ptr<ipmi::engine> ipmi;
   hardware_config hardware;
+  /// Power control of mgt=kvm nodes (libvirt).
+  std::shared_ptr<virt::hypervisors> virt;
   /// nodestat's port probes.
   std::shared_ptr<probe::prober> probe;
   nodestat_config nodestat;

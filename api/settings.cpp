@@ -104,6 +104,13 @@ const base::settings_schema& settings_schema() {
      "seconds an established BMC session stays pooled without use (BMCs end them at ~60)"},
     {"ipmi_max_pooled", num, "4096", 0, 1000000,
      "most pooled BMC sessions; the oldest are closed beyond it"},
+    // -- power control of virtual machines (mgt=kvm, libvirt on the node's vmhost)
+    {"kvm_threads", num, "8", 1, 1024,
+     "libvirt calls made at once (its calls block: one worker thread each)"},
+    {"kvm_timeout", num, "30", 1, 3600,
+     "seconds a virtual machine's request may take, connecting to its hypervisor included"},
+    {"kvm_idle", num, "300", 0, 86400,
+     "seconds an unused hypervisor connection stays open (the test driver's state lives in it)"},
     // -- nodestat
     {"nodestat_timeout_ms", num, "4000", 100, 600000,
      "milliseconds a node has to answer on any probed port before it is noping"},
@@ -185,6 +192,14 @@ hardware_config hardware_settings(const base::settings& s) {
   hardware_config c;
   c.fanout = s.number("ipmi_fanout");
   c.port = static_cast<uint16_t>(s.number("ipmi_port"));
+  return c;
+}
+
+virt::hypervisor_config virt_settings(const base::settings& s) {
+  virt::hypervisor_config c;
+  c.threads = s.number("kvm_threads");
+  c.timeout = std::chrono::seconds(s.number("kvm_timeout"));
+  c.idle = std::chrono::seconds(s.number("kvm_idle"));
   return c;
 }
 

@@ -40,6 +40,9 @@ ssh::engine_config engine_settings(const base::settings& s, const std::filesyste
 /// How hardware control runs (`ipmi_fanout`, `ipmi_port`).
 hardware_config hardware_settings(const base::settings& s);
 
+/// Power control of virtual machines (`kvm_*`).
+virt::hypervisor_config virt_settings(const base::settings& s);
+
 /// The IPMI engine's settings (`ipmi_pool_idle`, `ipmi_max_pooled`).
 ipmi::engine_config ipmi_settings(const base::settings& s);
 

@@ -65,6 +65,7 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
   api::drivers d;
   d.hardware = api::hardware_settings(s.settings);
   d.ipmi = std::make_shared<ipmi::engine>(api::ipmi_settings(s.settings));
+  d.virt = std::make_shared<virt::hypervisors>(api::virt_settings(s.settings));
   api::node_operation_ptr op_ptr;
   auto r = api::plan(*s.db, call, me, nr, d, op_ptr);
   if (!r.ok()) {

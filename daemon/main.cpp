@@ -16,12 +16,13 @@
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
 #include "api/settings.hpp"
-#include "ipmi/engine.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
 #include "daemon/systemd.hpp"
 #include "http/server.hpp"
+#include "ipmi/engine.hpp"
 #include "store/home.hpp"
+#include "virt/hypervisors.hpp"
 
 namespace {
 
@@ -159,6 +160,7 @@ int serve(const base::parsed_args& args) {
   drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
   drivers->hardware = api::hardware_settings(settings);
   drivers->ipmi = std::make_shared<ipmi::engine>(api::ipmi_settings(settings));
+  drivers->virt = std::make_shared<virt::hypervisors>(api::virt_settings(settings));
   drivers->nodestat = api::nodestat_settings(settings);
   drivers->probe = std::make_shared<probe::prober>();
   actors::store_config sc;

@@ -119,7 +119,7 @@ std::optional<power_action> parse_power_action(std::string_view word) {
     {"on", power_action::on},           {"off", power_action::off},
     {"softoff", power_action::softoff}, {"reset", power_action::reset},
     {"boot", power_action::boot},       {"stat", power_action::state},
-    {"state", power_action::state},
+    {"state", power_action::state},     {"status", power_action::state},
   };
   for (const auto& [w, a] : words) {
     if (w == word) {

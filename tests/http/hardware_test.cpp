@@ -43,7 +43,22 @@ class hardware_test : public ::testing::Test {
     run_tool(home, "mkdef wrongpw groups=all mgt=ipmi bmc=127.0.0.1 bmcusername=admin "
                    "bmcpassword=nope bmcport="
                      + std::to_string(farm_->port(0)));
-    run_tool(home, "mkdef vm1 groups=all mgt=kvm");
+    run_tool(home, "mkdef vm1 groups=all mgt=kvm"); // no vmhost
+    run_tool(home, "mkdef obmc groups=all mgt=openbmc");
+    // virtual machines on libvirt's test driver: the daemon's connection keeps their state
+    {
+      std::ofstream xml{dir_->path / "vms.xml"};
+      xml << "<node>\n";
+      for (const char* name : {"vmon", "vmoff"}) {
+        xml << "<domain type='test' xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>"
+            << "<name>" << name << "</name><memory>65536</memory><os><type>hvm</type></os>"
+            << (std::string{name} == "vmoff" ? "<test:runstate>5</test:runstate>" : "")
+            << "</domain>\n";
+      }
+      xml << "</node>\n";
+    }
+    run_tool(home, "mkdef vmon,vmoff,vmgone groups=vms,all mgt=kvm vmhost=test://"
+                     + (dir_->path / "vms.xml").string());
     run_tool(home, "mkdef nobmc groups=all mgt=ipmi");
     d_->start();
   }
@@ -111,6 +126,38 @@ TEST_F(hardware_test, power_get_and_put_in_xcat_shapes) {
                     "\n");
 }
 
+TEST_F(hardware_test, kvm_nodes_power_through_libvirt_beside_bmcs_in_one_request) {
+  auto r = call("GET", "/nodes/vmon,vmoff/power");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.body, R"({"vmoff":{"power":"off"},"vmon":{"power":"on"}})"
+                    "\n");
+  r = call("PUT", "/nodes/vmoff/power", R"({"action":"on"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  r = call("PUT", "/nodes/vmon/power", R"({"action":"off"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  r = call("GET", "/nodes/vmon,vmoff/power"); // changed in the hypervisor, and it stays
+  EXPECT_EQ(r.body, R"({"vmoff":{"power":"on"},"vmon":{"power":"off"}})"
+                    "\n")
+    << r.body;
+  // one request over a BMC, two virtual machines, a missing domain and a node without mgt
+  run_tool(d_->home(), "mkdef nomgt groups=all");
+  r = call("PUT", "/nodes/bmc2,vmon,vmoff,vmgone,nomgt/power", R"({"action":"boot"})",
+           "&format=detail");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_NE(r.body.find(R"("vmon":{"rc":0,"power":"off on"})"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("vmoff":{"rc":0,"power":"on reset"})"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("vmgone":{"rc":-1,"error":"not-found")"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("nomgt":{"rc":1,"error":"unsupported")"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("bmc2":{"rc":0,"power":)"), std::string::npos) << r.body;
+  // rsetboot has no kvm driver, as in xCAT
+  r = call("PUT", "/nodes/vmon/nextboot", R"({"order":"net"})", "&format=detail");
+  EXPECT_NE(r.body.find("Unable to identify plugin"), std::string::npos) << r.body;
+  // the CLI: a process of its own, so a fresh test-driver connection (the file's states)
+  auto cli = run_tool(d_->home(), "rpower vmon,vmoff stat");
+  EXPECT_EQ(cli.out, "vmoff: off\nvmon: on\n");
+  run_tool(d_->home(), "rmdef nomgt");
+}
+
 TEST_F(hardware_test, nextboot_sets_and_reads_the_boot_device) {
   auto r = call("PUT", "/nodes/bmc2/nextboot", R"({"order":"net"})");
   EXPECT_EQ(r.status, 200u) << r.body;
@@ -123,11 +170,14 @@ TEST_F(hardware_test, nextboot_sets_and_reads_the_boot_device) {
 }
 
 TEST_F(hardware_test, mixed_range_fails_per_node_without_hiding_the_others_in_detail) {
-  auto r = call("GET", "/nodes/bmc0,vm1,nobmc,wrongpw,deadbmc/power");
+  auto r = call("GET", "/nodes/bmc0,vm1,obmc,nobmc,wrongpw,deadbmc/power");
   // xCAT's default: any failed node makes it 403 with every node's error
   EXPECT_EQ(r.status, 403u) << r.body;
-  EXPECT_NE(r.body.find("vm1: Unable to identify plugin for this command, check relevant "
+  EXPECT_NE(r.body.find("obmc: Unable to identify plugin for this command, check relevant "
                         "tables: nodehm.power,mgt"),
+            std::string::npos)
+    << r.body;
+  EXPECT_NE(r.body.find("vm1: Unable to identify vmhost for vm1 (set its vmhost attribute)"),
             std::string::npos)
     << r.body;
   EXPECT_NE(r.body.find("nobmc: Unable to identify bmc for nobmc"), std::string::npos);
@@ -139,7 +189,7 @@ TEST_F(hardware_test, mixed_range_fails_per_node_without_hiding_the_others_in_de
   EXPECT_NE(r.body.find(R"("bmc0":{"rc":0,"power":"off"})"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find(R"("deadbmc":{"rc":1,"error":"timeout")"), std::string::npos);
   EXPECT_NE(r.body.find(R"("wrongpw":{"rc":1,"error":"auth")"), std::string::npos);
-  EXPECT_NE(r.body.find(R"("vm1":{"rc":1,"error":"unsupported")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"("vm1":{"rc":1,"error":"no-vmhost")"), std::string::npos);
 }
 
 TEST_F(hardware_test, stream_sends_each_node_as_it_finishes) {
@@ -147,7 +197,7 @@ TEST_F(hardware_test, stream_sends_each_node_as_it_finishes) {
   auto r = call("GET", "/nodes/bmc0,vm1/power", {}, "&stream=1");
   EXPECT_EQ(r.status, 201u) << r.body; // as nodeshell's stream
   EXPECT_NE(r.body.find(R"({"node":"bmc0","rc":0,"power":"off"})"), std::string::npos) << r.body;
-  EXPECT_NE(r.body.find(R"({"node":"vm1","rc":1,"error":"unsupported")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"({"node":"vm1","rc":1,"error":"no-vmhost")"), std::string::npos);
   EXPECT_NE(r.body.find(R"("done":"true","nodes":2,"failed":1)"), std::string::npos) << r.body;
 }
 
@@ -191,7 +241,8 @@ TEST_F(hardware_test, cli_rpower_and_rsetboot_print_xcat_lines) {
   r = run_tool(home, "rpower bmc2,vm1 stat");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("bmc2: on\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("vm1: Error: Unable to identify plugin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vm1: Error: Unable to identify vmhost for vm1"), std::string::npos)
+    << r.out;
   r = run_tool(home, "rpower bmc2");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("Please enter an action"), std::string::npos);
