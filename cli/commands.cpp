@@ -1,9 +1,12 @@
 #include "cli/commands.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <stdexcept>
+#include <sys/resource.h>
 
 #include "api/operations.hpp"
 #include "api/settings.hpp"
@@ -252,6 +255,51 @@ session session::open(const parsed_args& args) {
   return s;
 }
 
+void raise_open_files_limit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+void run_to_end(api::node_operation& op, const api::node_operation::result_fn& on_result) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  op.start(
+    [&](size_t index, base::node_result res) {
+      std::lock_guard<std::mutex> guard{mu};
+      on_result(index, std::move(res));
+    },
+    [&] {
+      std::lock_guard<std::mutex> guard{mu};
+      done = true;
+      cv.notify_all();
+    });
+  std::unique_lock<std::mutex> lock{mu};
+  cv.wait(lock, [&] { return done; });
+}
+
+void print_node_list(std::ostream& err, const char* header, std::vector<std::string> nodes) {
+  if (nodes.empty()) {
+    return;
+  }
+  std::sort(nodes.begin(), nodes.end());
+  err << header << "\nError: ";
+  for (const auto& n : nodes) {
+    err << ' ' << n;
+  }
+  err << '\n';
+}
+
+void print_timed_out(std::ostream& err, std::vector<std::string> nodes) {
+  print_node_list(err,
+                  "Error:  Timed out waiting for response from child processes for the "
+                  "following nodes.",
+                  std::move(nodes));
+}
+
 void apply_node_affixes(store::noderange_options& opts) {
   if (const char* prefix = std::getenv("XCAT_NODE_PREFIX")) {
     opts.digit_prefix = prefix;
@@ -318,8 +366,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},     {"xdcp", xdcp},
     {"restore", restore},     {"rpower", rpower},
-    {"rsetboot", rsetboot},
-    {"restore", restore},     {"nodestat", nodestat},
+    {"rsetboot", rsetboot},   {"restore", restore},
+    {"nodestat", nodestat},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {

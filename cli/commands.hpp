@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/node_operation.hpp"
 #include "base/args.hpp"
 #include "base/settings.hpp"
 #include "store/database.hpp"
@@ -48,6 +49,22 @@ void print_version(std::string_view name, std::ostream& out);
 /// Runs the tool `name` (lsdef, nodels, mkdef, chdef, rmdef, xdsh, init, passwd, ...) or prints an
 /// error for an unknown one. Exit status 0 on success, 1 on any error.
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams);
+
+/// Raises the soft limit of open files to the hard one: fan-out tools hold a socket per node
+/// at work.
+void raise_open_files_limit();
+
+/// Starts `op` and returns once every node has ended; `on_result` is called for each node as
+/// it ends, one call at a time.
+void run_to_end(api::node_operation& op, const api::node_operation::result_fn& on_result);
+
+/// `header`, then `Error:  n1 n2` (sorted), in xCAT's DSHCLI form (its ' ' after 'Error:'
+/// included). Nothing when there are no nodes.
+void print_node_list(std::ostream& err, const char* header, std::vector<std::string> nodes);
+
+/// The nodes a timeout ended, in xCAT's words: `Error:  Timed out waiting for response from
+/// child processes for the following nodes.` and the list.
+void print_timed_out(std::ostream& err, std::vector<std::string> nodes);
 
 /// An opened state directory with its configuration.
 struct session {

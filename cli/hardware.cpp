@@ -1,9 +1,6 @@
 // rpower and rsetboot: hardware control of a noderange over the same drivers as the REST
 // service (api/hardware.hpp), run in-process, printing xCAT's `node: on` lines.
 
-#include <condition_variable>
-#include <mutex>
-#include <sys/resource.h>
 
 #include "api/planner.hpp"
 #include "api/settings.hpp"
@@ -75,32 +72,16 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
     return 1;
   }
   // thousands of BMCs: one UDP socket each while they run
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
+  raise_open_files_limit();
   size_t failed = 0;
-  op_ptr->start(
-    [&](size_t, base::node_result res) {
-      std::lock_guard<std::mutex> guard{mu};
-      if (res.failed()) {
-        ++failed;
-        streams.err << res.name << ": Error: " << res.message << '\n';
-      } else {
-        streams.out << res.name << ": " << res.out << '\n';
-      }
-    },
-    [&] {
-      std::lock_guard<std::mutex> guard{mu};
-      done = true;
-      cv.notify_all();
-    });
-  std::unique_lock<std::mutex> lock{mu};
-  cv.wait(lock, [&] { return done; });
+  run_to_end(*op_ptr, [&](size_t, base::node_result res) {
+    if (res.failed()) {
+      ++failed;
+      streams.err << res.name << ": Error: " << res.message << '\n';
+    } else {
+      streams.out << res.name << ": " << res.out << '\n';
+    }
+  });
   streams.out.flush();
   return failed > 0 ? 1 : 0;
 }

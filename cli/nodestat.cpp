@@ -1,10 +1,7 @@
 // nodestat: probes the nodes of a noderange on the ports xCAT's nodestat probes (sshd first)
 // and prints `node: state` as xCAT's does; -u writes nodelist.status and appstatus.
 
-#include <condition_variable>
 #include <ctime>
-#include <mutex>
-#include <sys/resource.h>
 
 #include "api/nodestat.hpp"
 #include "api/settings.hpp"
@@ -118,29 +115,9 @@ int nodestat(const std::vector<std::string>& argv, io& streams) {
     }
     return 1;
   }
-  rlimit lim{}; // one socket per probed port of every node probed at once
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
+  raise_open_files_limit();
   std::vector<base::node_result> results(op->nodes().size());
-  op->start(
-    [&](size_t index, base::node_result res) {
-      std::lock_guard<std::mutex> guard{mu};
-      results[index] = std::move(res);
-    },
-    [&] {
-      std::lock_guard<std::mutex> guard{mu};
-      done = true;
-      cv.notify_all();
-    });
-  {
-    std::unique_lock<std::mutex> lock{mu};
-    cv.wait(lock, [&] { return done; });
-  }
+  run_to_end(*op, [&](size_t index, base::node_result res) { results[index] = std::move(res); });
   // as xCAT's: every node at the end, in name order (the noderange's)
   int rc = 0;
   for (const auto& res : results) {

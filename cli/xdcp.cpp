@@ -2,13 +2,10 @@
 // SFTP on each node's connection, as the calling user with that user's key.
 
 #include <algorithm>
-#include <condition_variable>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <pwd.h>
 #include <sstream>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "api/planner.hpp"
@@ -109,48 +106,21 @@ int xdcp(const std::vector<std::string>& argv, io& streams) {
     }
     return 1;
   }
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
+  raise_open_files_limit();
   size_t failed = 0;
   std::vector<std::string> timed_out;
-  op->start(
-    [&](size_t, base::node_result res) {
-      std::lock_guard<std::mutex> guard{mu};
-      print_lines(streams.out, res.name, res.out);
-      print_lines(streams.err, res.name, res.err);
-      if (res.error == "timeout") {
-        timed_out.push_back(res.name);
-      } else if (!res.error.empty()) {
-        streams.err << res.name << ": " << res.message << '\n';
-      }
-      failed += res.failed() ? 1 : 0;
-      streams.out.flush();
-    },
-    [&] {
-      std::lock_guard<std::mutex> guard{mu};
-      done = true;
-      cv.notify_all();
-    });
-  {
-    std::unique_lock<std::mutex> lock{mu};
-    cv.wait(lock, [&] { return done; });
-  }
-  if (!timed_out.empty()) { // DSHCLI's execute_dcp words
-    std::sort(timed_out.begin(), timed_out.end());
-    std::string names;
-    for (const auto& n : timed_out) {
-      names += " " + n;
+  run_to_end(*op, [&](size_t, base::node_result res) {
+    print_lines(streams.out, res.name, res.out);
+    print_lines(streams.err, res.name, res.err);
+    if (res.error == "timeout") {
+      timed_out.push_back(res.name);
+    } else if (!res.error.empty()) {
+      streams.err << res.name << ": " << res.message << '\n';
     }
-    streams.err << "Error:  Timed out waiting for response from child processes for the "
-                   "following nodes.\nError: "
-                << names << '\n';
-  }
+    failed += res.failed() ? 1 : 0;
+    streams.out.flush();
+  });
+  print_timed_out(streams.err, std::move(timed_out)); // DSHCLI's execute_dcp words
   return static_cast<int>(std::min<size_t>(failed, 255));
 }
 

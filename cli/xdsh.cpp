@@ -214,12 +214,10 @@ class printer {
                        : signal == SIGTERM ? "TERM"
                                            : "QUIT")
                    << " - terminating the child processes.\n";
-      list_nodes("Error:  The command was ended on the following nodes.", cancelled_);
+      print_node_list(streams_.err, "Error:  The command was ended on the following nodes.",
+                      cancelled_);
     }
-    // xCAT's DSHCLI text (its ' ' after 'Error:' included)
-    list_nodes("Error:  Timed out waiting for response from child processes for the following "
-               "nodes.",
-               timed_out_);
+    print_timed_out(streams_.err, timed_out_);
     if (o_.monitor) {
       streams_.out << "dsh>  Remote_command_execution_completed\n";
     }
@@ -240,18 +238,6 @@ class printer {
     for (const auto& line : base::output_lines(text)) {
       os << node << ": " << line << '\n';
     }
-  }
-
-  void list_nodes(const char* header, std::vector<std::string>& nodes) {
-    if (nodes.empty()) {
-      return;
-    }
-    std::sort(nodes.begin(), nodes.end());
-    streams_.err << header << "\nError: ";
-    for (const auto& n : nodes) {
-      streams_.err << ' ' << n;
-    }
-    streams_.err << '\n';
   }
 
   std::ostream& sink(int stream) {
@@ -418,11 +404,7 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     }
     return 1;
   }
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
+  raise_open_files_limit();
   printer print{o, streams};
   const auto& names = op->nodes();
   if (o.trace) {

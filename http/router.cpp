@@ -86,14 +86,9 @@ fields attributes(const fields& body, const query_params& query, bool with_query
   return attrs;
 }
 
-/// POST /nodes/{noderange}/nodeshell: fanout and timeout from the query, the command from
-/// the body.
-void build_nodeshell(routed& r, const query_params& query, const fields& attrs) {
-  auto& call = *r.call;
-  call.op = operation::nodeshell;
-  call.policy_command = "xdsh";
-  r.out = output::nodeshell;
-  r.stream = query.flag("stream");
+/// A fan-out call's `fanout` and `timeout` (seconds) from the query.
+/// @returns false, the request refused, for a value out of range.
+bool read_fanout(routed& r, const query_params& query) {
   constexpr long long max_fanout = 100000;
   constexpr long long max_timeout = 86400;
   auto fanout = query.number("fanout", max_fanout, 0);
@@ -103,10 +98,24 @@ void build_nodeshell(routed& r, const query_params& query, const fields& attrs) 
     refuse(r, errc::bad_request,
            std::string{bad_fanout ? "fanout" : "timeout"} + " must be a whole number from 0 to "
              + std::to_string(bad_fanout ? max_fanout : max_timeout) + ".");
+    return false;
+  }
+  r.call->fanout = static_cast<size_t>(*fanout);
+  r.call->timeout_ms = *timeout < 0 ? -1 : *timeout * 1000;
+  return true;
+}
+
+/// POST /nodes/{noderange}/nodeshell: fanout and timeout from the query, the command from
+/// the body.
+void build_nodeshell(routed& r, const query_params& query, const fields& attrs) {
+  auto& call = *r.call;
+  call.op = operation::nodeshell;
+  call.policy_command = "xdsh";
+  r.out = output::nodeshell;
+  r.stream = query.flag("stream");
+  if (!read_fanout(r, query)) {
     return;
   }
-  call.fanout = static_cast<size_t>(*fanout);
-  call.timeout_ms = *timeout < 0 ? -1 : *timeout * 1000;
   for (const auto& [k, v] : attrs) {
     if (k == "command") {
       call.command = v;
@@ -130,19 +139,9 @@ void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
   call.op = operation::nodecopy;
   call.policy_command = "xdcp";
   r.out = output::nodecopy;
-  constexpr long long max_fanout = 100000;
-  constexpr long long max_timeout = 86400;
-  auto fanout = query.number("fanout", max_fanout, 0);
-  auto timeout = query.number("timeout", max_timeout, -1);
-  if (!fanout || !timeout) {
-    bool bad_fanout = !fanout;
-    refuse(r, errc::bad_request,
-           std::string{bad_fanout ? "fanout" : "timeout"} + " must be a whole number from 0 to "
-             + std::to_string(bad_fanout ? max_fanout : max_timeout) + ".");
+  if (!read_fanout(r, query)) {
     return;
   }
-  call.fanout = static_cast<size_t>(*fanout);
-  call.timeout_ms = *timeout < 0 ? -1 : *timeout * 1000;
   auto req = std::make_shared<api::copy_request>();
   req->confined = true;
   api::copy_entry e;
