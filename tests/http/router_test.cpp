@@ -50,15 +50,17 @@ TEST(router, unsupported_resource_and_method_are_answered_before_authentication)
   ASSERT_TRUE(r.answer);
   EXPECT_EQ(r.answer->status, 404u);
   EXPECT_EQ(r.answer->body, "{\"error\":\"Unsupported resource.\",\"errorcode\":\"2\"}\n");
-  EXPECT_EQ(go("GET", "/other/nodes").answer->status, 404u);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/n1/power").answer->status, 404u);
+  EXPECT_EQ(go("GET", "/other/nodes").answer.value().status, 404u);
+  auto unknown = go("GET", "/clusterws/nodes/n1/nosuchthing");
+  ASSERT_TRUE(unknown.answer);
+  EXPECT_EQ(unknown.answer->status, 404u);
   r = go("PATCH", "/clusterws/nodes/n1");
   ASSERT_TRUE(r.answer);
   EXPECT_EQ(r.answer->status, 405u);
   EXPECT_EQ(r.answer->body, "{\"error\":\"request method 'PATCH' is not supported on resource "
                             "'/nodes/n1'\",\"errorcode\":\"2\"}\n");
-  EXPECT_EQ(go("DELETE", "/clusterws/groups/g").answer->status, 405u);
-  EXPECT_EQ(go("PUT", "/clusterws/tokens").answer->status, 405u); // (GET lists one's tokens)
+  EXPECT_EQ(go("DELETE", "/clusterws/groups/g").answer.value().status, 405u);
+  EXPECT_EQ(go("PUT", "/clusterws/tokens").answer.value().status, 405u); // (GET lists one's tokens)
 }
 
 TEST(router, node_routes_map_to_operations_and_commands) {
@@ -79,7 +81,7 @@ TEST(router, node_routes_map_to_operations_and_commands) {
   EXPECT_EQ(r.call->target, "compute");
   EXPECT_EQ(r.call->policy_command, "nodestat");
   EXPECT_TRUE(cws::api::is_fan_out(r.call->op));
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1/nodestat", "{}").answer->status, 405u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1/nodestat", "{}").answer.value().status, 405u);
   r = go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm","id":" "})");
   EXPECT_EQ(r.call->op, operation::change);
   EXPECT_EQ(r.call->policy_command, "chdef");
@@ -92,7 +94,7 @@ TEST(router, node_routes_map_to_operations_and_commands) {
   EXPECT_EQ(go("DELETE", "/clusterws/nodes/n1").call->policy_command, "rmdef");
   EXPECT_EQ(go("POST", "/clusterws/policy/7", "{\"name\":\"a\"}").call->op, operation::change);
   EXPECT_EQ(go("GET", "/clusterws/nodes/ALLRESOURCES").call->target, "all");
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/ALLRESOURCES", "{}").answer->status, 404u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/ALLRESOURCES", "{}").answer.value().status, 404u);
 }
 
 TEST(router, general_parameters_leave_the_body_and_the_query_wins) {
@@ -162,17 +164,17 @@ TEST(router, bad_bodies_are_400_with_a_clear_message) {
   EXPECT_EQ(
     r.answer->body,
     "{\"error\":\"put or post data must be a json object (hash/dict).\",\"errorcode\":\"2\"}\n");
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"a":"1","a":"2"})").answer->status, 400u);
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":{"x":1}})").answer->status, 400u);
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":["a"]})").answer->status, 400u);
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm"} trailing)").answer->status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"a":"1","a":"2"})").answer.value().status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":{"x":1}})").answer.value().status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":["a"]})").answer.value().status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm"} trailing)").answer.value().status, 400u);
   std::string deep(100, '[');
   r = go("PUT", "/clusterws/nodes/n1", "{\"a\":" + deep + std::string(100, ']') + "}");
   EXPECT_EQ(r.answer->status, 400u);
   EXPECT_NE(r.answer->body.find("nested deeper"), std::string::npos);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/a%2Fb").answer->status, 404u);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/a%00b").answer->status, 404u);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/a%zz").answer->status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/a%2Fb").answer.value().status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/a%00b").answer.value().status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/a%zz").answer.value().status, 404u);
 }
 
 TEST(router, nodeshell_needs_a_command_and_refuses_identity_changes) {
@@ -385,8 +387,8 @@ TEST(router, templates_and_options_become_template_calls) {
   ASSERT_TRUE(t.answer);
   EXPECT_EQ(t.answer->body,
             "{\"error\":\"The value of 'options' must be an object.\",\"errorcode\":\"2\"}\n");
-  EXPECT_EQ(go("PUT", "/clusterws/templates/node").answer->status, 405u);
-  EXPECT_EQ(go("GET", "/clusterws/templates/group").answer->status, 404u);
+  EXPECT_EQ(go("PUT", "/clusterws/templates/node").answer.value().status, 405u);
+  EXPECT_EQ(go("GET", "/clusterws/templates/group").answer.value().status, 404u);
 }
 
 } // namespace
