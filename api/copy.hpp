@@ -39,6 +39,10 @@ api_result build_copy(const copy_request& req, const copy_config& cfg,
 /// xdsh -e `xdsh -e script args`).
 std::string describe(const copy_request& req, const std::string& command);
 
+/// The largest synclist xdcp -F reads (its lines become copy entries; copy_files_max bounds
+/// the files).
+constexpr size_t synclist_max = 16 * 1024 * 1024;
+
 /// Parses an xCAT synclist (xdcp -F) in its common form: `src... -> dest` lines (several
 /// sources, or a dest ending in '/', copy into the directory dest), blank lines and `#`
 /// comments. The EXECUTE, EXECUTEALWAYS, APPEND and MERGE sections are refused.

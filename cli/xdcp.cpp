@@ -62,9 +62,13 @@ int xdcp(const std::vector<std::string>& argv, io& streams) {
     if (!in) {
       throw usage_error("Cannot read the synclist " + args.value("F") + ".");
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    if (auto bad = api::parse_synclist(text.str(), req->entries); !bad.empty()) {
+    std::string text(api::synclist_max + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (text.size() > api::synclist_max) {
+      throw usage_error("The synclist " + args.value("F") + " is larger than 16 MiB.");
+    }
+    if (auto bad = api::parse_synclist(text, req->entries); !bad.empty()) {
       throw usage_error(args.value("F") + ": " + bad);
     }
   } else {

@@ -243,6 +243,11 @@ TEST_F(nodecopy_test, xdcp_copies_files_trees_with_modes_and_times_and_synclists
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.out.find("line 1: the EXECUTE: section is not supported"), std::string::npos)
     << r.out;
+  // a synclist past the limit is refused before anything is read from it into entries
+  spit(work_ / "hugelist", std::string(16 * 1024 * 1024 + 1, '#'));
+  r = run_tool(home, "xdcp cn01 -F " + (work_ / "hugelist").string());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("is larger than 16 MiB."), std::string::npos) << r.out;
 }
 
 TEST_F(nodecopy_test, xdcp_pulls_one_file_per_node_and_counts_failed_nodes) {
