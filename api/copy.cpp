@@ -178,7 +178,7 @@ std::string parse_synclist(const std::string& text, std::vector<copy_entry>& out
     if (arrow != w.end() && arrow + 1 != w.end() && arrow[1].front() == '(') {
       return where + "node lists in a synclist line are not supported.";
     }
-    if (arrow == w.end() || arrow == w.begin() || arrow + 2 != w.end()) {
+    if (arrow == w.end() || arrow == w.begin() || arrow + 2 != w.end() || arrow[1] == "->") {
       return where + "expected `source... -> destination`.";
     }
     copy_entry e;

@@ -38,6 +38,7 @@ TEST(synclist, common_forms_and_refusals) {
             "lines are).");
   EXPECT_EQ(parse_synclist("/a /b\n", e), "line 1: expected `source... -> destination`.");
   EXPECT_EQ(parse_synclist("-> /b\n", e), "line 1: expected `source... -> destination`.");
+  EXPECT_EQ(parse_synclist("/a -> ->\n", e), "line 1: expected `source... -> destination`.");
   EXPECT_EQ(parse_synclist("/a -> /b /c\n", e), "line 1: expected `source... -> destination`.");
   EXPECT_EQ(parse_synclist("/a -> (n1,n2) /b\n", e),
             "line 1: node lists in a synclist line are not supported.");
