@@ -1,6 +1,7 @@
 #include "http/render.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "base/text.hpp"
@@ -123,6 +124,28 @@ void write_detail(json_writer& w, const base::node_result& n) {
   }
 }
 
+using node_entries = std::vector<std::pair<std::string, const base::node_result*>>;
+
+/// The nodes of `res` sorted by name; with `xcoll`, nodes whose `signature` is equal share one
+/// entry under their names joined by commas.
+node_entries gather(const api::api_result& res, bool xcoll,
+                    const std::function<std::string(const base::node_result&)>& signature) {
+  node_entries entries;
+  std::map<std::string, size_t> same;
+  for (const auto& n : res.nodes) {
+    if (xcoll) {
+      auto [it, fresh] = same.emplace(signature(n), entries.size());
+      if (!fresh) {
+        entries[it->second].first += "," + n.name;
+        continue;
+      }
+    }
+    entries.emplace_back(n.name, &n);
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
 /// xCAT's actionout for power and nextboot (xcat-compat.md §1): 200 with
 /// {"node":{"power":"on"}}; a failed node makes it 403 with every node's error line, as xcatd
 /// does (format=detail keeps every node: {"node":{"rc":0,"power":"on"}} or its error). PUT
@@ -152,20 +175,9 @@ response_text render_action(const routed& req, const api::api_result& res) {
     }
   }
   // node -> {power: value}; xcoll merges nodes with the same answer
-  std::vector<std::pair<std::string, const base::node_result*>> entries;
-  std::map<std::string, size_t> same;
-  for (const auto& n : res.nodes) {
-    if (req.render.xcoll) {
-      auto sig = std::to_string(n.rc) + '\n' + n.out + '\n' + n.error + '\n' + n.message;
-      auto [it, fresh] = same.emplace(sig, entries.size());
-      if (!fresh) {
-        entries[it->second].first += "," + n.name;
-        continue;
-      }
-    }
-    entries.emplace_back(n.name, &n);
-  }
-  std::sort(entries.begin(), entries.end());
+  auto entries = gather(res, req.render.xcoll, [](const base::node_result& n) {
+    return std::to_string(n.rc) + '\n' + n.out + '\n' + n.error + '\n' + n.message;
+  });
   w.begin_object();
   for (const auto& [name, n] : entries) {
     w.key(name);
@@ -197,23 +209,13 @@ response_text render_nodeshell(const routed& req, const api::api_result& res) {
   json_writer w{pretty};
   if (req.call->detail) {
     // node -> detail; xcoll merges nodes whose whole result is identical
-    std::vector<std::pair<std::string, const base::node_result*>> entries;
-    std::map<std::string, size_t> by_signature;
-    for (const auto& n : res.nodes) {
-      if (req.render.xcoll) {
-        json_writer sig;
-        sig.begin_object();
-        write_detail(sig, n);
-        sig.end_object();
-        auto [it, fresh] = by_signature.emplace(sig.str(), entries.size());
-        if (!fresh) {
-          entries[it->second].first += "," + n.name;
-          continue;
-        }
-      }
-      entries.emplace_back(n.name, &n);
-    }
-    std::sort(entries.begin(), entries.end());
+    auto entries = gather(res, req.render.xcoll, [](const base::node_result& n) {
+      json_writer sig;
+      sig.begin_object();
+      write_detail(sig, n);
+      sig.end_object();
+      return sig.str();
+    });
     w.begin_object();
     for (const auto& [name, n] : entries) {
       w.key(name);
