@@ -21,6 +21,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/task_thread.hpp"
+
 namespace cws::ipmi {
 
 namespace {
@@ -148,6 +150,8 @@ struct engine::impl {
   std::unordered_multimap<std::string, std::list<std::unique_ptr<connection>>::iterator> pool_index;
   uint64_t next_id = 1;
   std::thread loop_thread;
+  /// Looks BMC names up off the loop and off the caller's thread (an actor's).
+  base::task_thread names;
 
   explicit impl(engine_config c) : cfg(std::move(c)) {
     if (epfd < 0 || evfd < 0) {
@@ -161,6 +165,16 @@ struct engine::impl {
   }
 
   ~impl() {
+    {
+      // batches still waiting for their names skip the lookups
+      std::lock_guard<std::mutex> guard{mu};
+      for (auto& run : runs) {
+        if (auto b = run.second.lock()) {
+          b->cancelled = true;
+        }
+      }
+    }
+    names.stop();
     {
       std::lock_guard<std::mutex> guard{mu};
       stopping = true;
@@ -197,6 +211,7 @@ struct engine::impl {
           break;
         }
         for (auto& b : incoming) {
+          cancel = cancel || b->cancelled; // cancelled while its names were looked up
           waiting.push_back(std::move(b));
         }
         incoming.clear();
@@ -675,17 +690,20 @@ uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
     b->on_done();
     return 0;
   }
-  b->endpoints.reserve(b->jobs.size());
-  for (const auto& j : b->jobs) {
-    b->endpoints.push_back(resolve(j.address, j.port));
-  }
   uint64_t id = 0;
   {
     std::lock_guard<std::mutex> guard{impl_->mu};
     id = b->id = impl_->next_run++;
     impl_->runs.emplace(id, b);
   }
-  impl_->enqueue(std::move(b));
+  impl_->names.post([i = impl_.get(), b = std::move(b)]() mutable {
+    b->endpoints.reserve(b->jobs.size());
+    for (const auto& j : b->jobs) {
+      b->endpoints.push_back(b->cancelled ? endpoint{{}, 0, "cancelled"}
+                                          : resolve(j.address, j.port));
+    }
+    i->enqueue(std::move(b));
+  });
   return id;
 }
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/task_thread.hpp"
 #include "ssh/deadlines.hpp"
 #include "ssh/known_hosts.hpp"
 #include "ssh/pool.hpp"
@@ -76,7 +77,9 @@ struct engine::impl {
   std::deque<std::shared_ptr<batch>> waiting; // batches with jobs not yet started
   uint64_t next_id = 1;
 
-  resolver names; // its thread only touches a batch's jobs, then hands it to `incoming`
+  /// Looks names up off the loop: its tasks only touch a batch's jobs, then hand it to
+  /// `incoming`.
+  base::task_thread names;
   std::thread loop_thread;
 
   explicit impl(engine_config c) : cfg(std::move(c)) {
@@ -91,6 +94,15 @@ struct engine::impl {
   }
 
   ~impl() {
+    {
+      // batches still waiting for their names skip the lookups and end cancelled
+      std::lock_guard<std::mutex> guard{mu};
+      for (auto& run : runs) {
+        if (auto b = run.second.lock()) {
+          b->cancelled = true;
+        }
+      }
+    }
     names.stop(); // before the loop: it hands batches to the loop and wakes it
     {
       std::lock_guard<std::mutex> guard{mu};
@@ -336,9 +348,12 @@ uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
     impl_->runs.emplace(id, b);
   }
   if (resolve) {
-    auto& jobs_ref = b->jobs;
-    impl_->names.add(jobs_ref,
-                     [i = impl_.get(), b = std::move(b)]() mutable { i->enqueue(std::move(b)); });
+    impl_->names.post([i = impl_.get(), b = std::move(b)]() mutable {
+      if (!b->cancelled) {
+        resolve_addresses(b->jobs);
+      }
+      i->enqueue(std::move(b));
+    });
   } else {
     impl_->enqueue(std::move(b));
   }

@@ -36,49 +36,4 @@ void resolve_addresses(std::vector<job>& jobs) {
   }
 }
 
-resolver::resolver() : thread_([this] { loop(); }) {
-  // nop
-}
-
-resolver::~resolver() {
-  stop();
-}
-
-void resolver::add(std::vector<job>& jobs, done_fn done) {
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    queue_.push_back({&jobs, std::move(done)});
-  }
-  cv_.notify_one();
-}
-
-void resolver::stop() {
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) {
-    thread_.join();
-  }
-  queue_.clear();
-}
-
-void resolver::loop() {
-  for (;;) {
-    work w{};
-    {
-      std::unique_lock<std::mutex> lock{mu_};
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) {
-        return;
-      }
-      w = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    resolve_addresses(*w.jobs);
-    w.done();
-  }
-}
-
 } // namespace cws::ssh
