@@ -111,6 +111,8 @@ const base::settings_schema& settings_schema() {
      "seconds a virtual machine's request may take, connecting to its hypervisor included"},
     {"kvm_idle", num, "300", 0, 86400,
      "seconds an unused hypervisor connection stays open (the test driver's state lives in it)"},
+    {"kvm_stop_wait", num, "2", 0, 3600,
+     "seconds a stop waits for libvirt calls in flight (one still blocked is left behind)"},
     // -- nodestat
     {"nodestat_timeout_ms", num, "4000", 100, 600000,
      "milliseconds a node has to answer on any probed port before it is noping"},
@@ -200,6 +202,7 @@ virt::hypervisor_config virt_settings(const base::settings& s) {
   c.threads = s.number("kvm_threads");
   c.timeout = std::chrono::seconds(s.number("kvm_timeout"));
   c.idle = std::chrono::seconds(s.number("kvm_idle"));
+  c.stop_wait = std::chrono::seconds(s.number("kvm_stop_wait"));
   return c;
 }
 

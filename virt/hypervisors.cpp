@@ -147,6 +147,8 @@ struct hypervisors::impl {
   std::map<std::string, std::shared_ptr<connection>> conns;
   uint64_t next_run = 1;
   bool stopping = false;
+  size_t working = 0;              // workers whose thread has not ended yet
+  std::condition_variable done_cv; // stop(): a worker ended
   std::vector<std::thread> workers;
   std::thread timer;
 
@@ -158,9 +160,17 @@ struct hypervisors::impl {
     });
   }
 
-  void start_threads() {
+  /// Starts the threads; each worker owns `self`, so one left behind by `stop` keeps what it
+  /// uses alive.
+  void start_threads(const std::shared_ptr<impl>& self) {
     for (size_t i = 0; i < std::max<size_t>(1, cfg.threads); ++i) {
-      workers.emplace_back([this] { work(); });
+      ++working;
+      workers.emplace_back([self] {
+        self->work();
+        std::lock_guard<std::mutex> guard{self->mu};
+        --self->working;
+        self->done_cv.notify_all();
+      });
     }
     timer = std::thread([this] { watch(); });
   }
@@ -179,16 +189,27 @@ struct hypervisors::impl {
     }
     work_cv.notify_all();
     timer_cv.notify_all();
-    for (auto& t : workers) {
-      t.join();
-    }
     timer.join();
+    bool all_ended = false;
+    {
+      std::unique_lock<std::mutex> lock{mu};
+      all_ended = done_cv.wait_for(lock, cfg.stop_wait, [this] { return working == 0; });
+    }
+    for (auto& t : workers) {
+      if (all_ended) {
+        t.join();
+      } else {
+        t.detach(); // a call blocked in libvirt: its worker ends with the process
+      }
+    }
     for (auto& s : orphans) {
       complete(s, failure(s.b->jobs[s.index].node, "disconnected", "the service is stopping"));
     }
+    std::lock_guard<std::mutex> guard{mu};
     for (auto& [uri, c] : conns) {
-      if (c->conn != nullptr) {
+      if (c->conn != nullptr && c->users == 0) {
         virConnectClose(c->conn);
+        c->conn = nullptr;
       }
     }
   }
@@ -362,7 +383,7 @@ struct hypervisors::impl {
 };
 
 hypervisors::hypervisors(hypervisor_config cfg) : impl_(std::make_shared<impl>(std::move(cfg))) {
-  impl_->start_threads();
+  impl_->start_threads(impl_);
 }
 
 hypervisors::~hypervisors() {

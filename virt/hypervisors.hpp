@@ -44,6 +44,10 @@ struct hypervisor_config {
   std::chrono::milliseconds timeout{30000};
   /// How long an unused hypervisor connection stays open.
   std::chrono::milliseconds idle{300000};
+  /// How long stopping waits for calls in flight. A worker still blocked in libvirt after it
+  /// (a hypervisor that stopped answering) is left to end with the process, so a stuck call
+  /// never holds up the daemon's stop.
+  std::chrono::milliseconds stop_wait{2000};
 };
 
 /// Runs power requests on many virtual machines through libvirt. Connections are kept per
@@ -56,7 +60,8 @@ class hypervisors {
  public:
   explicit hypervisors(hypervisor_config cfg);
 
-  /// Waits for the workers' calls in flight; running jobs end with error `disconnected`.
+  /// Waits up to `stop_wait` for the workers' calls in flight; running jobs end with error
+  /// `disconnected`.
   ~hypervisors();
 
   hypervisors(const hypervisors&) = delete;

@@ -211,6 +211,36 @@ TEST(hypervisors_test, a_silent_hypervisor_costs_its_deadline_and_stalls_nobody_
   }
 }
 
+TEST(hypervisors_test, a_call_blocked_in_libvirt_does_not_hold_up_the_stop) {
+  // a hypervisor that takes the connection but never answers: the worker stays blocked
+  int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(silent, 16), 0);
+  socklen_t len = sizeof a;
+  getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len);
+  auto silent_uri = "qemu+tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/system";
+  hypervisor_config cfg;
+  cfg.threads = 1;
+  cfg.timeout = 300ms;
+  cfg.stop_wait = 200ms;
+  node_result late;
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    hypervisors h{cfg};
+    auto o = run(h, {job(silent_uri, 0, power_action::state)});
+    late = o.results[0];
+  } // the worker is still inside virConnectOpen here
+  auto ms
+    = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+        .count();
+  EXPECT_EQ(late.error, "timeout");
+  EXPECT_LT(ms, 10000); // without the bound the stop waits for libvirt as long as it blocks
+  ::close(silent);      // the left-behind worker's call ends now, on its own
+}
+
 TEST(hypervisors_test, parses_rpowers_words_and_builds_xcats_uri) {
   EXPECT_EQ(cws::virt::parse_power_action("stat"), power_action::state);
   EXPECT_EQ(cws::virt::parse_power_action("state"), power_action::state);
