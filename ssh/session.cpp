@@ -355,6 +355,10 @@ void session::step() {
           if (n > 0) {
             if (stream == 0 && !marker_done_) {
               take_pid_marker(buf, static_cast<size_t>(n));
+              if (marker_done_ && cancel_pending_) {
+                start_kill(); // the pid a cancel waited for is known now
+                return;
+              }
             } else {
               append(stream, buf, static_cast<size_t>(n));
             }
@@ -368,6 +372,10 @@ void session::step() {
           break;
         }
         if (libssh2_channel_eof(channel_) != 0) {
+          if (cancel_pending_) {
+            fail("cancelled", "The command was cancelled.");
+            return;
+          }
           if (!marker_done_) { // output shorter than a marker: it was output
             marker_done_ = true;
             std::string rest = std::move(head_);
@@ -423,14 +431,28 @@ void session::step() {
 }
 
 void session::cancel() {
-  if (ph_ >= phase::kill_open) {
+  if (ph_ >= phase::kill_open || cancel_pending_) {
     return; // hanging up already
   }
+  ctx_.timers.set(id_, clock::now() + ctx_.cfg.connect_timeout);
+  if (ph_ == phase::read && !marker_done_) {
+    // the command runs, but its pid marker (its first output) has not been read yet: wait
+    // for it, within the connect timeout, rather than leave a pty-less command running
+    cancel_pending_ = true;
+    step();
+    return;
+  }
+  start_kill();
+}
+
+/// Ends the running command's process group over a second channel, or, without its pid
+/// (no command yet, or a pty: closing hangs it up), ends the job at once.
+void session::start_kill() {
+  cancel_pending_ = false;
   if (ph_ != phase::read || remote_pid_ <= 1) {
     fail("cancelled", "The command was cancelled.");
     return;
   }
-  ctx_.timers.set(id_, clock::now() + ctx_.cfg.connect_timeout);
   ph_ = phase::kill_open;
   step();
 }
@@ -498,7 +520,7 @@ void session::fail(const std::string& code, const std::string& message) {
 }
 
 void session::time_out() {
-  if (ph_ >= phase::kill_open) {
+  if (ph_ >= phase::kill_open || cancel_pending_) {
     fail("cancelled", "The command was cancelled (it may still run on the node).");
   } else if (ph_ <= phase::auth) {
     fail("connect-timeout", "ssh: connect to host " + j_.node + " port " + std::to_string(j_.port)

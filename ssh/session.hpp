@@ -110,6 +110,7 @@ class session {
   void append(int stream, const char* buf, size_t n);
   void take_pid_marker(const char* buf, size_t n);
   bool step_kill(LIBSSH2_SESSION* s);
+  void start_kill();
   void watch(int op, uint32_t events);
   void wait_for_session();
   void set_command_deadline();
@@ -131,6 +132,8 @@ class session {
   std::string head_;
   bool marker_done_ = false;
   long remote_pid_ = 0;
+  /// Cancelled before the pid marker was read: the kill waits for it.
+  bool cancel_pending_ = false;
   output_fn on_output_;
   phase ph_ = phase::connect;
   bool retried_ = false;
