@@ -37,6 +37,23 @@ std::string write_nodes(const std::filesystem::path& file, int on, int off) {
   return "test://" + file.string();
 }
 
+/// A hypervisor URI whose port takes the connection (the kernel's backlog) but never speaks
+/// libvirt's RPC; `fd` is the listener, for the test to close.
+std::string silent_hypervisor(int& fd) {
+  fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0
+      || getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ::close(fd);
+    fd = -1;
+    return {};
+  }
+  return "qemu+tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/system";
+}
+
 struct outcome {
   std::vector<node_result> results;
   std::vector<int> reports;
@@ -182,16 +199,9 @@ TEST(hypervisors_test, cancel_ends_the_waiting_jobs_and_every_job_reports_once) 
 TEST(hypervisors_test, a_silent_hypervisor_costs_its_deadline_and_stalls_nobody_else) {
   cws::test::temp_dir dir;
   auto uri = write_nodes(dir.path / "nodes.xml", 1, 0);
-  // a port that takes the connection (the kernel's backlog) but never speaks libvirt's RPC
-  int silent = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(silent, 16), 0);
-  socklen_t len = sizeof a;
-  getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len);
-  auto silent_uri = "qemu+tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/system";
+  int silent = -1;
+  auto silent_uri = silent_hypervisor(silent);
+  ASSERT_GE(silent, 0);
   hypervisor_config cfg;
   cfg.threads = 2;
   cfg.timeout = 800ms;
@@ -212,16 +222,10 @@ TEST(hypervisors_test, a_silent_hypervisor_costs_its_deadline_and_stalls_nobody_
 }
 
 TEST(hypervisors_test, a_call_blocked_in_libvirt_does_not_hold_up_the_stop) {
-  // a hypervisor that takes the connection but never answers: the worker stays blocked
-  int silent = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(silent, 16), 0);
-  socklen_t len = sizeof a;
-  getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len);
-  auto silent_uri = "qemu+tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/system";
+  // the worker stays blocked in virConnectOpen
+  int silent = -1;
+  auto silent_uri = silent_hypervisor(silent);
+  ASSERT_GE(silent, 0);
   hypervisor_config cfg;
   cfg.threads = 1;
   cfg.timeout = 300ms;
