@@ -424,9 +424,7 @@ template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
   if (!stream_ended_) {
     auto op = pending_.call->op;
-    queue_stream(detail::chunk(stream_line(out, op == api::operation::power      ? "power"
-                                                : op == api::operation::nextboot ? "nextboot"
-                                                                                 : "")));
+    queue_stream(detail::chunk(stream_line(out, action_key(op))));
   }
 }
 
