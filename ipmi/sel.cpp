@@ -59,9 +59,9 @@ class eventlog : public action {
         if (r.data.size() < 4) {
           return failed(completion_text(0xca));
         }
-        clock_offset_ = sel_clock_offset(
-          r.data[0] | (r.data[1] << 8) | (r.data[2] << 16) | (uint32_t{r.data[3]} << 24),
-          static_cast<int64_t>(std::time(nullptr)));
+        clock_offset_ = sel_clock_offset(r.data[0] | (r.data[1] << 8) | (r.data[2] << 16)
+                                           | (uint32_t{r.data[3]} << 24),
+                                         static_cast<int64_t>(std::time(nullptr)));
         return ask(cmd_sel_info);
       case cmd_sel_info: return on_info(r.data);
       case cmd_get_entry: return on_entry(r.data);
@@ -161,8 +161,8 @@ class eventlog : public action {
 
   static step entry(uint16_t id) {
     // no reservation (0): a walk is not atomic, so an event logged meanwhile does not end it
-    return ask(cmd_get_entry, {0, 0, static_cast<uint8_t>(id & 0xff),
-                               static_cast<uint8_t>(id >> 8), 0, 0xff});
+    return ask(cmd_get_entry,
+               {0, 0, static_cast<uint8_t>(id & 0xff), static_cast<uint8_t>(id >> 8), 0, 0xff});
   }
 
   step clear(uint8_t what) {

@@ -30,8 +30,7 @@ constexpr event_row sensor_rows[] = {
   {0x05, 5, "Physical Security", "Unauthorized Dock/Undock"},
   {0x05, 6, "Physical Security", "FAN area intrusion"},
   {0x06, 0, "Platform Security Violation Attempt", "Secure Mode Violation Attempt"},
-  {0x06, 1, "Platform Security Violation Attempt",
-   "Pre-boot Password Violation - user password"},
+  {0x06, 1, "Platform Security Violation Attempt", "Pre-boot Password Violation - user password"},
   {0x06, 2, "Platform Security Violation Attempt",
    "Pre-boot Password Violation Attempt - setup password"},
   {0x06, 3, "Platform Security Violation Attempt",
@@ -188,7 +187,8 @@ constexpr event_row sensor_rows[] = {
   {0x23, 8, "Watchdog 2", "Timer interrupt"},
   {0x24, 0, "Platform Alert", "Platform generated page"},
   {0x24, 1, "Platform Alert", "Platform generated LAN alert"},
-  {0x24, 2, "Platform Alert", "Platform Event Trap generated, formatted per IPMI PET specification"},
+  {0x24, 2, "Platform Alert",
+   "Platform Event Trap generated, formatted per IPMI PET specification"},
   {0x24, 3, "Platform Alert", "Platform generated SNMP trap, OEM format"},
   {0x25, 0, "Entity Presence", "Entity Present"},
   {0x25, 1, "Entity Presence", "Entity Absent"},
@@ -348,9 +348,9 @@ std::string extra_text(uint8_t sensor_type, uint8_t offset, uint8_t d2, uint8_t 
   }
   if (sensor_type == 0x12 && offset == 4) {
     std::string text;
-    const std::pair<uint8_t, const char*> actions[] = {{0x20, "NMI"},        {0x10, "OEM action"},
-                                                       {0x08, "power cycle"}, {0x04, "reset"},
-                                                       {0x02, "power off"},   {0x01, "Alert"}};
+    const std::pair<uint8_t, const char*> actions[]
+      = {{0x20, "NMI"},   {0x10, "OEM action"}, {0x08, "power cycle"},
+         {0x04, "reset"}, {0x02, "power off"},  {0x01, "Alert"}};
     for (const auto& [bit, what] : actions) {
       if ((d2 & bit) != 0) {
         text += (text.empty() ? "" : ", ") + std::string{what};
