@@ -164,10 +164,10 @@ void write_value(json_writer& w, const std::string& out, bool lines) {
   write_lines(w, each);
 }
 
-/// xCAT's actionout for power and nextboot (xcat-compat.md §1): 200 with
-/// {"node":{"power":"on"}}; a failed node makes it 403 with every node's error line, as xcatd
-/// does (format=detail keeps every node: {"node":{"rc":0,"power":"on"}} or its error). PUT
-/// answers nothing on success.
+/// xCAT's actionout for power, nextboot, beacon and eventlog (xcat-compat.md §1): 200 with
+/// {"node":{"power":"on"}} (eventlog: {"node":{"eventlog":[lines]}}); a failed node makes it
+/// 403 with every node's error line, as xcatd does (format=detail keeps every node:
+/// {"node":{"rc":0,"power":"on"}} or its error). PUT and DELETE answer nothing on success.
 response_text render_action(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
   const char* key = action_key(req.call->op);
