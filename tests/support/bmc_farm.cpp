@@ -261,7 +261,9 @@ std::string bmc_farm::emu(size_t i, const std::string& command) const {
   // the echoed command, then its output, then the prompt
   auto start = out.find('\n');
   out = start == std::string::npos ? std::string{} : out.substr(start + 1);
-  out.resize(out.size() - 2);
+  if (out.size() >= 2 && out.compare(out.size() - 2, 2, "> ") == 0) {
+    out.resize(out.size() - 2);
+  }
   while (!out.empty() && (out.back() == '\r' || out.back() == '\n')) {
     out.pop_back();
   }
