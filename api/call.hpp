@@ -43,6 +43,8 @@ enum class operation : uint8_t {
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
   power,             ///< rpower: the action (on, off, stat, ...) in `command`
   nextboot,          ///< rsetboot: the action (net, hd, cd, def, stat) in `command`
+  eventlog,          ///< reventlog: `all`, `clear` or a count, and `-s`, in `command`
+  beacon,            ///< rbeacon: the action (on, off, blink, stat) in `command`
   nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
 };
 

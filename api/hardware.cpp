@@ -5,7 +5,9 @@
 #include <mutex>
 
 #include "api/operations.hpp"
+#include "ipmi/beacon.hpp"
 #include "ipmi/chassis.hpp"
+#include "ipmi/sel.hpp"
 #include "store/cluster_view.hpp"
 #include "store/tables.hpp"
 
@@ -140,7 +142,16 @@ class hardware_operation : public node_operation {
 };
 
 /// The action's conversation, or nothing for a word the command does not know.
-std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word) {
+std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word,
+                                          const hardware_config& cfg) {
+  if (op == operation::eventlog) {
+    auto e = ipmi::parse_eventlog(word);
+    return e ? ipmi::eventlog_action(*e, cfg.sel) : nullptr;
+  }
+  if (op == operation::beacon) {
+    auto b = ipmi::parse_beacon(word);
+    return b ? ipmi::beacon_action(*b) : nullptr;
+  }
   if (op == operation::power) {
     auto p = ipmi::parse_power(word);
     return p ? ipmi::power_action(*p) : nullptr;
@@ -152,6 +163,12 @@ std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word)
 } // namespace
 
 std::string unsupported_action_message(operation op, const std::string& action) {
+  if (op == operation::eventlog) {
+    return "Unsupported command: reventlog " + action;
+  }
+  if (op == operation::beacon) {
+    return "Unsupported command: rbeacon " + action;
+  }
   if (op == operation::power) {
     return "Unsupported command: rpower " + action;
   }
@@ -161,7 +178,7 @@ std::string unsupported_action_message(operation op, const std::string& action) 
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out) {
-  if (!make_action(call.op, call.command)) {
+  if (!make_action(call.op, call.command, cfg)) {
     return api_result::failure({unsupported_action_message(call.op, call.command)});
   }
   try {
@@ -244,7 +261,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         j.password = password.empty() ? fallback_password : password;
         j.timeout = timeout;
         j.retries = retries;
-        j.work = make_action(call.op, call.command);
+        j.work = make_action(call.op, call.command, cfg);
         if (interval > 0) {
           j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
         }

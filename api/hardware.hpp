@@ -12,6 +12,7 @@
 #include "api/node_operation.hpp"
 #include "api/result.hpp"
 #include "ipmi/engine.hpp"
+#include "ipmi/sel.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
 #include "virt/hypervisors.hpp"
@@ -24,6 +25,8 @@ struct hardware_config {
   size_t fanout = 1024;
   /// RMCP+ port of BMCs without `bmcport`.
   uint16_t port = 623;
+  /// reventlog's bounds per BMC.
+  ipmi::sel_limits sel;
 };
 
 /// xCAT's credentials when neither the node nor the passwd table has any (ipmi.pm).

@@ -104,6 +104,10 @@ const base::settings_schema& settings_schema() {
      "seconds an established BMC session stays pooled without use (BMCs end them at ~60)"},
     {"ipmi_max_pooled", num, "4096", 0, 1000000,
      "most pooled BMC sessions; the oldest are closed beyond it"},
+    {"ipmi_sel_max_entries", num, "2048", 1, 65535,
+     "most event log entries reventlog reads from one BMC"},
+    {"ipmi_sel_clear_polls", num, "20", 0, 1000,
+     "times reventlog clear asks whether the BMC's erase is done before the node fails"},
     // -- power control of virtual machines (mgt=kvm, libvirt on the node's vmhost)
     {"kvm_threads", num, "8", 1, 1024,
      "libvirt calls made at once (its calls block: one worker thread each)"},
@@ -194,6 +198,8 @@ hardware_config hardware_settings(const base::settings& s) {
   hardware_config c;
   c.fanout = s.number("ipmi_fanout");
   c.port = static_cast<uint16_t>(s.number("ipmi_port"));
+  c.sel.max_entries = s.number("ipmi_sel_max_entries");
+  c.sel.clear_polls = static_cast<int>(s.number("ipmi_sel_clear_polls"));
   return c;
 }
 

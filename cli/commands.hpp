@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/call.hpp"
 #include "api/node_operation.hpp"
 #include "base/args.hpp"
 #include "base/settings.hpp"
@@ -134,6 +135,13 @@ int xcoll(const std::vector<std::string>& args, io& streams);
 /// rpower and rsetboot (cli/hardware.cpp).
 int rpower(const std::vector<std::string>& args, io& streams);
 int rsetboot(const std::vector<std::string>& args, io& streams);
+/// reventlog and rbeacon (cli/eventlog.cpp).
+int reventlog(const std::vector<std::string>& args, io& streams);
+int rbeacon(const std::vector<std::string>& args, io& streams);
+/// Runs hardware operation `op` with action `command` on the noderange `args.positional[0]`
+/// in-process (cli/hardware.cpp), printing `node: line` for each line of each node's answer.
+int run_hardware_call(api::operation op, const parsed_args& args, const std::string& command,
+                      io& streams);
 
 /// The address of a listen setting `ADDR:PORT` (`[::1]:PORT` for IPv6), or nullopt if it is
 /// not one.

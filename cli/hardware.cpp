@@ -50,13 +50,20 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
   if (args.positional.size() > 2) {
     throw usage_error("too many arguments: " + args.positional[2]);
   }
+  return run_hardware_call(op, args, args.positional[1], streams);
+}
+
+} // namespace
+
+int run_hardware_call(api::operation op, const parsed_args& args, const std::string& command,
+                      io& streams) {
   auto s = session::open(args);
   api::authorization me; // the CLI runs as its caller: no policy stamp
   me.user = "root";
   api::api_call call;
   call.op = op;
   call.target = args.positional[0];
-  call.command = args.positional[1];
+  call.command = command;
   auto nr = s.noderange;
   nr.allow_files = false;
   api::drivers d;
@@ -79,14 +86,18 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
       ++failed;
       streams.err << res.name << ": Error: " << res.message << '\n';
     } else {
-      streams.out << res.name << ": " << res.out << '\n';
+      // one line per line of the answer (reventlog's entries), each with the node's name
+      size_t at = 0;
+      do {
+        auto nl = res.out.find('\n', at);
+        streams.out << res.name << ": " << res.out.substr(at, nl - at) << '\n';
+        at = nl == std::string::npos ? nl : nl + 1;
+      } while (at != std::string::npos);
     }
   });
   streams.out.flush();
   return failed > 0 ? 1 : 0;
 }
-
-} // namespace
 
 int rpower(const std::vector<std::string>& args, io& streams) {
   return run_hardware(api::operation::power, args, streams);

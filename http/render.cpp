@@ -146,13 +146,32 @@ node_entries gather(const api::api_result& res, bool xcoll,
   return entries;
 }
 
-/// xCAT's actionout for power and nextboot (xcat-compat.md §1): 200 with
-/// {"node":{"power":"on"}}; a failed node makes it 403 with every node's error line, as xcatd
-/// does (format=detail keeps every node: {"node":{"rc":0,"power":"on"}} or its error). PUT
-/// answers nothing on success.
+/// An action's value: the text, or (eventlog) the array of its lines, as xCAT pushes them.
+void write_value(json_writer& w, const std::string& out, bool lines) {
+  if (!lines) {
+    w.value(out);
+    return;
+  }
+  std::vector<std::string> each;
+  for (size_t at = 0; at <= out.size() && !out.empty();) {
+    auto nl = out.find('\n', at);
+    each.push_back(out.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    if (nl == std::string::npos) {
+      break;
+    }
+    at = nl + 1;
+  }
+  write_lines(w, each);
+}
+
+/// xCAT's actionout for power, nextboot, beacon and eventlog (xcat-compat.md §1): 200 with
+/// {"node":{"power":"on"}} (eventlog: {"node":{"eventlog":[lines]}}); a failed node makes it
+/// 403 with every node's error line, as xcatd does (format=detail keeps every node:
+/// {"node":{"rc":0,"power":"on"}} or its error). PUT and DELETE answer nothing on success.
 response_text render_action(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
-  const char* key = req.call->op == api::operation::power ? "power" : "nextboot";
+  const char* key = action_key(req.call->op);
+  bool lines = req.call->op == api::operation::eventlog;
   json_writer w{pretty};
   if (!req.call->detail) {
     std::vector<std::string> errors;
@@ -170,8 +189,8 @@ response_text render_action(const routed& req, const api::api_result& res) {
       w.end_object();
       return {403, finish(w, pretty)};
     }
-    if (req.call->command != "stat") {
-      return {200, {}}; // a PUT: xCAT's CGI has no output handler for it
+    if (lines ? req.call->command == "clear" : req.call->command != "stat") {
+      return {200, {}}; // a PUT (DELETE): xCAT's CGI has no output handler for it
     }
   }
   // node -> {power: value}; xcoll merges nodes with the same answer
@@ -188,7 +207,7 @@ response_text render_action(const routed& req, const api::api_result& res) {
     }
     if (!n->failed()) {
       w.key(key);
-      w.value(n->out);
+      write_value(w, n->out, lines);
     } else {
       w.key("error");
       w.value(n->error);
@@ -325,7 +344,7 @@ std::string stream_line(const base::node_result& node, std::string_view value_ke
       w.value(node.message);
     } else {
       w.key(std::string{value_key});
-      w.value(node.out);
+      write_value(w, node.out, value_key == "eventlog");
     }
     w.end_object();
     return w.str() + "\n";
@@ -333,6 +352,17 @@ std::string stream_line(const base::node_result& node, std::string_view value_ke
   write_detail(w, node);
   w.end_object();
   return w.str() + "\n";
+}
+
+const char* action_key(api::operation op) {
+  switch (op) {
+    case api::operation::power: return "power";
+    case api::operation::nextboot: return "nextboot";
+    case api::operation::eventlog: return "eventlog";
+    case api::operation::beacon: return "beacon";
+    default: break;
+  }
+  return "";
 }
 
 std::string stream_summary(const api::api_result& res) {

@@ -7,8 +7,13 @@
 namespace cws::http {
 
 /// One NDJSON line (with its newline) for a streamed node result: nodeshell's detail, or with
-/// `value_key` (power, nextboot) the node's rc and value or error.
+/// `value_key` (power, nextboot, eventlog, beacon) the node's rc and value or error; eventlog's
+/// value is the array of its lines.
 std::string stream_line(const base::node_result& node, std::string_view value_key = {});
+
+/// The key of a hardware operation's value in xCAT's actionout (`power`, `nextboot`,
+/// `eventlog`, `beacon`), or "" for other operations.
+const char* action_key(api::operation op);
 
 /// The last NDJSON line of a stream: how many nodes ran and how many failed.
 std::string stream_summary(const api::api_result& res);

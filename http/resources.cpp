@@ -34,6 +34,8 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/rename", resource_kind::rename, "PUT"},
   {"nodes", object_type::node, "{name}/power", resource_kind::power, "GET PUT"},
   {"nodes", object_type::node, "{name}/nextboot", resource_kind::nextboot, "GET PUT"},
+  {"nodes", object_type::node, "{name}/eventlog", resource_kind::eventlog, "GET DELETE"},
+  {"nodes", object_type::node, "{name}/beacon", resource_kind::beacon, "GET PUT"},
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
   {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},

@@ -21,6 +21,8 @@ enum class resource_kind {
   rename,         ///< /nodes/{node}/rename
   power,          ///< /nodes/{noderange}/power (rpower)
   nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
+  eventlog,       ///< /nodes/{noderange}/eventlog (reventlog)
+  beacon,         ///< /nodes/{noderange}/beacon (rbeacon)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

@@ -170,8 +170,9 @@ void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
   call.copy = std::move(req);
 }
 
-/// /nodes/{noderange}/power and /nextboot (xcatws.cgi): GET runs `rpower nr stat` /
-/// `rsetboot nr stat`; PUT the body's `action` / `order`, 404 "Missed Action." without it.
+/// /nodes/{noderange}/power, /nextboot and /beacon (xcatws.cgi): GET runs `rpower nr stat` /
+/// `rsetboot nr stat` / `rbeacon nr stat`; PUT the body's `action` / `order` / `action`, 404
+/// "Missed Action." without it. /eventlog: GET `reventlog nr all`, DELETE `reventlog nr clear`.
 void build_hardware(routed& r, const resource& res, const std::string& m, const query_params& query,
                     const fields& attrs) {
   auto& call = *r.call;
@@ -180,6 +181,18 @@ void build_hardware(routed& r, const resource& res, const std::string& m, const 
   call.policy_command = power ? "rpower" : "rsetboot";
   r.out = output::action;
   r.stream = query.flag("stream");
+  if (res.kind == resource_kind::eventlog) {
+    // GET: `reventlog nr all`; DELETE: `reventlog nr clear` (xcatws.cgi)
+    call.op = operation::eventlog;
+    call.policy_command = "reventlog";
+    call.command = m == "DELETE" ? "clear" : "all";
+    return;
+  }
+  if (res.kind == resource_kind::beacon) {
+    call.op = operation::beacon;
+    call.policy_command = "rbeacon";
+    power = true; // PUT's body key is `action`, as for power
+  }
   if (m == "GET") {
     call.command = "stat";
     return;
@@ -480,7 +493,8 @@ routed route(const http_input& in, const router_limits& limits) {
     build_nodeshell(r, query, attrs);
   } else if (res->kind == resource_kind::nodecopy) {
     build_nodecopy(r, query, attrs);
-  } else if (res->kind == resource_kind::power || res->kind == resource_kind::nextboot) {
+  } else if (res->kind == resource_kind::power || res->kind == resource_kind::nextboot
+             || res->kind == resource_kind::eventlog || res->kind == resource_kind::beacon) {
     build_hardware(r, *res, m, query, attrs);
   } else {
     build_definition(r, *res, m, std::move(attrs));

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <fstream>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sstream>
 #include <stdexcept>
 #include <sys/socket.h>
@@ -28,6 +29,39 @@ unsigned short free_udp_port() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
   return ntohs(a.sin_port);
+}
+
+/// A TCP port on 127.0.0.1 free now (bound, then released).
+unsigned short free_tcp_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+/// Reads from `fd` until `out` ends with the console's prompt or `until` passes.
+bool read_prompt(int fd, std::string& out, std::chrono::steady_clock::time_point until) {
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) {
+      continue;
+    }
+    char buf[512];
+    auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      return false;
+    }
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() >= 2 && out.compare(out.size() - 2, 2, "> ") == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /// True if a UDP socket is bound to 127.0.0.1:port (/proc/net/udp).
@@ -94,6 +128,7 @@ bmc_farm::bmc_farm(fs::path dir, size_t count, std::string password)
   std::ofstream{script} << chassis_script;
   fs::permissions(script, fs::perms::owner_all);
   ports_.resize(count);
+  consoles_.resize(count);
   pids_.assign(count, -1);
   for (size_t i = 0; i < count; ++i) {
     auto d = dir_ / ("bmc" + std::to_string(i));
@@ -102,14 +137,16 @@ bmc_farm::bmc_farm(fs::path dir, size_t count, std::string password)
     std::ofstream{d / "boot"} << "default\n";
     std::ofstream{d / "log"};
     ports_[i] = free_udp_port();
+    consoles_[i] = free_tcp_port();
     std::ofstream{d / "lan.conf"}
       << "name \"bmc" << i << "\"\nset_working_mc 0x20\n  startlan 1\n    addr 127.0.0.1 "
       << ports_[i] << "\n    priv_limit admin\n    guid a123456789abcdefa123456789abcdef\n"
       << "  endlan\n  chassis_control \"" << script.string() << " " << d.string() << "\"\n"
+      << "  console 127.0.0.1 " << consoles_[i] << "\n"
       << "  user 2 true \"admin\" \"" << password_ << "\" admin 10 none md2 md5 straight\n";
     std::ofstream{d / "cmds.emu"}
       << "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 "
-         "persist_sdr\nmc_enable 0x20\n";
+         "persist_sdr\nsel_enable 0x20 1000 0x0a\nmc_enable 0x20\n";
   }
   for (size_t i = 0; i < count; ++i) {
     start(i);
@@ -140,6 +177,8 @@ void bmc_farm::start(size_t i) {
       (void)f;
       dup2(STDOUT_FILENO, STDERR_FILENO);
     }
+    // its console (emu) may write to a client that has just gone: no SIGPIPE death
+    std::signal(SIGPIPE, SIG_IGN);
     execl("/usr/bin/ipmi_sim", "ipmi_sim", "-c", conf.c_str(), "-f", cmds.c_str(), "-s",
           state.c_str(), "-n", static_cast<char*>(nullptr));
     _exit(127);
@@ -190,6 +229,45 @@ void bmc_farm::set_delay(size_t i, double seconds) {
   if (seconds > 0) {
     out << seconds << '\n';
   }
+}
+
+} // namespace cws::test
+
+namespace cws::test {
+
+std::string bmc_farm::emu(size_t i, const std::string& command) const {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(consoles_.at(i));
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+    throw std::runtime_error("bmc" + std::to_string(i) + ": no console");
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::string out;
+  bool ok = read_prompt(fd, out, until); // telnet options, then "> "
+  out.clear();
+  auto line = command + "\n";
+  ok = ok && ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size())
+       && read_prompt(fd, out, until);
+  ::close(fd);
+  if (!ok) {
+    throw std::runtime_error("bmc" + std::to_string(i) + ": console did not answer " + command);
+  }
+  // the echoed command, then its output, then the prompt
+  auto start = out.find('\n');
+  out = start == std::string::npos ? std::string{} : out.substr(start + 1);
+  if (out.size() >= 2 && out.compare(out.size() - 2, 2, "> ") == 0) {
+    out.resize(out.size() - 2);
+  }
+  while (!out.empty() && (out.back() == '\r' || out.back() == '\n')) {
+    out.pop_back();
+  }
+  return out;
 }
 
 } // namespace cws::test

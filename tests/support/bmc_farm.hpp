@@ -11,7 +11,8 @@ namespace cws::test {
 bool have_ipmi_sim();
 
 /// A farm of simulated BMCs: one `ipmi_sim` per BMC on 127.0.0.1, each on its own UDP port,
-/// with user `admin` and the given password at admin privilege. A chassis-control script
+/// with user `admin` and the given password at admin privilege, and an enabled System Event
+/// Log (1000 entries; `emu` adds to it). A chassis-control script
 /// keeps each BMC's power (`0`/`1`) and boot device (`none`, `pxe`, `default`, `cdrom`) in
 /// files and logs every call, so a test sees exactly what the BMC was told. Every process is
 /// stopped by its pid.
@@ -44,11 +45,15 @@ class bmc_farm {
   std::string log(size_t i) const;
   /// Makes BMC `i`'s chassis script take `seconds` before it answers (0: at once).
   void set_delay(size_t i, double seconds);
+  /// Runs one emulator command (ipmi_sim_cmd(5): `sel_add 0x20 2 ...`) on BMC `i` through its
+  /// console port and returns what it printed (`Added record 1`). Bounded: 5 s.
+  std::string emu(size_t i, const std::string& command) const;
 
  private:
   std::filesystem::path dir_;
   std::string password_;
   std::vector<unsigned short> ports_;
+  std::vector<unsigned short> consoles_;
   std::vector<pid_t> pids_;
 };
 
