@@ -43,6 +43,8 @@ enum class operation : uint8_t {
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
   power,             ///< rpower: the action (on, off, stat, ...) in `command`
   nextboot,          ///< rsetboot: the action (net, hd, cd, def, stat) in `command`
+  vitals,            ///< rvitals: the keywords (all, temp, ...) in `command`, space-separated
+  inventory,         ///< rinv: the keywords (all, model, ...) in `command`, space-separated
   nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
 };
 

@@ -6,6 +6,8 @@
 
 #include "api/operations.hpp"
 #include "ipmi/chassis.hpp"
+#include "ipmi/fru.hpp"
+#include "ipmi/sensors.hpp"
 #include "store/cluster_view.hpp"
 #include "store/tables.hpp"
 
@@ -139,8 +141,18 @@ class hardware_operation : public node_operation {
   bool cancelled_ = false;
 };
 
-/// The action's conversation, or nothing for a word the command does not know.
-std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word) {
+/// The action's conversation, or nothing for a word the command does not know. `bmc` names
+/// the BMC in the SDR cache.
+std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word,
+                                          const hardware_config& cfg, const std::string& bmc) {
+  if (op == operation::vitals) {
+    auto f = ipmi::parse_vitals(word);
+    return f ? ipmi::vitals_action(*f, cfg.sdr_cache, bmc, {cfg.sdr_max_records}) : nullptr;
+  }
+  if (op == operation::inventory) {
+    auto f = ipmi::parse_inventory(word);
+    return f ? ipmi::inventory_action(*f, cfg.fru_max_bytes) : nullptr;
+  }
   if (op == operation::power) {
     auto p = ipmi::parse_power(word);
     return p ? ipmi::power_action(*p) : nullptr;
@@ -152,6 +164,14 @@ std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word)
 } // namespace
 
 std::string unsupported_action_message(operation op, const std::string& action) {
+  if (op == operation::vitals) {
+    return "Unrecognized rvitals arguments " + action;
+  }
+  if (op == operation::inventory) {
+    std::string word;
+    ipmi::parse_inventory(action, &word);
+    return "unsupported BMC inv argument " + word;
+  }
   if (op == operation::power) {
     return "Unsupported command: rpower " + action;
   }
@@ -161,7 +181,7 @@ std::string unsupported_action_message(operation op, const std::string& action) 
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out) {
-  if (!make_action(call.op, call.command)) {
+  if (!make_action(call.op, call.command, cfg, {})) {
     return api_result::failure({unsupported_action_message(call.op, call.command)});
   }
   try {
@@ -206,14 +226,16 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
     std::vector<planned_node> nodes;
     std::vector<ipmi::job> jobs;
     std::vector<virt::vm_job> vm_jobs;
-    auto vm_action = virt::parse_power_action(call.command);
+    auto vm_action = call.op == operation::inventory ? std::optional{virt::power_action::inventory}
+                                                     : virt::parse_power_action(call.command);
     nodes.reserve(x.nodes.size());
     for (auto& n : x.nodes) {
       planned_node p;
       p.name = n;
       auto mgt = view.attribute(n, "mgt");
       auto bmc = view.attribute(n, "bmc");
-      if (mgt == "kvm" && call.op == operation::power && vm_action) {
+      bool vm_op = call.op == operation::power || call.op == operation::inventory;
+      if (mgt == "kvm" && vm_op && vm_action) {
         auto vmhost = view.attribute(n, "vmhost");
         if (vmhost.empty()) {
           p.error = "no-vmhost";
@@ -244,7 +266,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         j.password = password.empty() ? fallback_password : password;
         j.timeout = timeout;
         j.retries = retries;
-        j.work = make_action(call.op, call.command);
+        j.work = make_action(call.op, call.command, cfg, j.address + ":" + std::to_string(j.port));
         if (interval > 0) {
           j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
         }

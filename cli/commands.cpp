@@ -366,7 +366,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},     {"xdcp", xdcp},
     {"restore", restore},     {"rpower", rpower},
-    {"rsetboot", rsetboot},   {"restore", restore},
+    {"rsetboot", rsetboot},   {"restore", restore},     {"rvitals", rvitals},
+    {"rinv", rinv},
     {"nodestat", nodestat},
   };
   for (const auto& [n, fn] : table) {
@@ -394,7 +395,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot nodestat\n";
+       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
+       "nodestat\n";
   return 1;
 }
 

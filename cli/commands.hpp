@@ -134,6 +134,9 @@ int xcoll(const std::vector<std::string>& args, io& streams);
 /// rpower and rsetboot (cli/hardware.cpp).
 int rpower(const std::vector<std::string>& args, io& streams);
 int rsetboot(const std::vector<std::string>& args, io& streams);
+/// rvitals and rinv (cli/hardware.cpp).
+int rvitals(const std::vector<std::string>& args, io& streams);
+int rinv(const std::vector<std::string>& args, io& streams);
 
 /// The address of a listen setting `ADDR:PORT` (`[::1]:PORT` for IPv6), or nullopt if it is
 /// not one.

@@ -1,6 +1,5 @@
-// rpower and rsetboot: hardware control of a noderange over the same drivers as the REST
-// service (api/hardware.hpp), run in-process, printing xCAT's `node: on` lines.
-
+// rpower, rsetboot, rvitals and rinv: hardware control of a noderange over the same drivers
+// as the REST service (api/hardware.hpp), run in-process, printing xCAT's `node: on` lines.
 
 #include "api/planner.hpp"
 #include "api/settings.hpp"
@@ -28,9 +27,37 @@ constexpr const char* rsetboot_usage
     "Sets the device the nodes boot from next (mgt=ipmi), then prints what the BMC holds:\n"
     "  net  Network (PXE)   hd  Hard Drive   cd  CD/DVD   def  no override   stat  show it\n";
 
+constexpr const char* rvitals_usage
+  = "Usage: rvitals NODERANGE [all|temp|voltage|wattage|fanspeed|power|leds|chassis]...\n"
+    "               [--home DIR]\n"
+    "       rvitals [-h | --help | -v | --version]\n"
+    "Reads the sensors of the nodes' BMCs (mgt=ipmi), one `node: Sensor: value` line each:\n"
+    "  all       chassis status, every sensor, LEDs (the default)\n"
+    "  temp, voltage, wattage, fanspeed   the sensors of that type\n"
+    "  power     wattage sensors and the power state   leds   LED state   chassis   status\n";
+
+constexpr const char* rinv_usage
+  = "Usage: rinv NODERANGE [all|model|serial|asset|vpd|mprom|deviceid|guid|firm|misc]...\n"
+    "            [--home DIR]\n"
+    "       rinv [-h | --help | -v | --version]\n"
+    "Reads the nodes' inventory: mgt=ipmi from the BMC (device id, firmware, GUID, FRU),\n"
+    "mgt=kvm from the virtual machine's definition (UUID, CPUs, memory, disks, MACs).\n"
+    "  all     everything (the default)   vpd   model, serial, deviceid and mprom\n";
+
+const char* usage_of(api::operation op) {
+  switch (op) {
+    case api::operation::power: return rpower_usage;
+    case api::operation::vitals: return rvitals_usage;
+    case api::operation::inventory: return rinv_usage;
+    default: return rsetboot_usage;
+  }
+}
+
 int run_hardware(api::operation op, const std::vector<std::string>& argv, io& streams) {
   auto args = parse_args(argv, {"", "h", {"home"}, {"help"}, {}});
-  const char* usage = op == api::operation::power ? rpower_usage : rsetboot_usage;
+  const char* usage = usage_of(op);
+  // rvitals and rinv take several keywords; none is `all`
+  bool words = op == api::operation::vitals || op == api::operation::inventory;
   if (args.has("help") || args.has("h")) {
     streams.out << usage;
     return 0;
@@ -39,7 +66,7 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
     streams.err << usage;
     return 1;
   }
-  if (args.positional.size() < 2) {
+  if (args.positional.size() < 2 && !words) {
     if (op == api::operation::power) {
       streams.err << "Please enter an action (eg: boot,off,on, etc)\n";
     } else {
@@ -47,7 +74,7 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
     }
     return 1;
   }
-  if (args.positional.size() > 2) {
+  if (args.positional.size() > 2 && !words) {
     throw usage_error("too many arguments: " + args.positional[2]);
   }
   auto s = session::open(args);
@@ -56,7 +83,12 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
   api::api_call call;
   call.op = op;
   call.target = args.positional[0];
-  call.command = args.positional[1];
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    call.command += (i > 1 ? " " : "") + args.positional[i];
+  }
+  if (words && call.command.empty()) {
+    call.command = "all";
+  }
   auto nr = s.noderange;
   nr.allow_files = false;
   api::drivers d;
@@ -79,7 +111,18 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
       ++failed;
       streams.err << res.name << ": Error: " << res.message << '\n';
     } else {
-      streams.out << res.name << ": " << res.out << '\n';
+      // one line per reading or inventory item: `node: CPU Temp: 45 C (113 F)`
+      size_t at = 0;
+      while (at <= res.out.size()) {
+        size_t end = res.out.find('\n', at);
+        if (end == std::string::npos) {
+          end = res.out.size();
+        }
+        if (end > at || res.out.empty()) {
+          streams.out << res.name << ": " << res.out.substr(at, end - at) << '\n';
+        }
+        at = end + 1;
+      }
     }
   });
   streams.out.flush();
@@ -94,6 +137,14 @@ int rpower(const std::vector<std::string>& args, io& streams) {
 
 int rsetboot(const std::vector<std::string>& args, io& streams) {
   return run_hardware(api::operation::nextboot, args, streams);
+}
+
+int rvitals(const std::vector<std::string>& args, io& streams) {
+  return run_hardware(api::operation::vitals, args, streams);
+}
+
+int rinv(const std::vector<std::string>& args, io& streams) {
+  return run_hardware(api::operation::inventory, args, streams);
 }
 
 } // namespace cws::cli

@@ -146,13 +146,57 @@ node_entries gather(const api::api_result& res, bool xcoll,
   return entries;
 }
 
+/// rvitals' and rinv's lines as xCAT's actionout keeps them (xcat-compat.md §3): each
+/// `desc: contents` line a key (a repeated name keeps its last value, as xCAT's hash does),
+/// the lines without a description in the `Message` array.
+void write_readings(json_writer& w, const std::string& out) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::vector<std::string> messages;
+  auto trim = [](std::string_view t) {
+    size_t b = t.find_first_not_of(" \t");
+    size_t e = t.find_last_not_of(" \t");
+    return b == std::string_view::npos ? std::string{} : std::string{t.substr(b, e - b + 1)};
+  };
+  for (const auto& line : base::output_lines(out)) {
+    auto colon = line.find(':');
+    std::string desc
+      = colon == std::string::npos ? "" : trim(std::string_view{line}.substr(0, colon));
+    if (desc.empty()) {
+      auto text = trim(colon == std::string::npos ? std::string_view{line}
+                                                  : std::string_view{line}.substr(colon + 1));
+      if (!text.empty()) {
+        messages.push_back(std::move(text));
+      }
+      continue;
+    }
+    auto value = trim(std::string_view{line}.substr(colon + 1));
+    auto same = std::find_if(pairs.begin(), pairs.end(),
+                             [&desc](const auto& p) { return p.first == desc; });
+    if (same != pairs.end()) {
+      same->second = std::move(value);
+    } else {
+      pairs.emplace_back(std::move(desc), std::move(value));
+    }
+  }
+  for (const auto& [k, v] : pairs) {
+    w.key(k);
+    w.value(v);
+  }
+  if (!messages.empty()) {
+    w.key("Message");
+    write_lines(w, messages);
+  }
+}
+
 /// xCAT's actionout for power and nextboot (xcat-compat.md §1): 200 with
 /// {"node":{"power":"on"}}; a failed node makes it 403 with every node's error line, as xcatd
 /// does (format=detail keeps every node: {"node":{"rc":0,"power":"on"}} or its error). PUT
 /// answers nothing on success.
 response_text render_action(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
-  const char* key = req.call->op == api::operation::power ? "power" : "nextboot";
+  auto op = req.call->op;
+  bool lines = op == api::operation::vitals || op == api::operation::inventory;
+  const char* key = op == api::operation::power ? "power" : "nextboot";
   json_writer w{pretty};
   if (!req.call->detail) {
     std::vector<std::string> errors;
@@ -170,7 +214,7 @@ response_text render_action(const routed& req, const api::api_result& res) {
       w.end_object();
       return {403, finish(w, pretty)};
     }
-    if (req.call->command != "stat") {
+    if (req.call->command != "stat" && !lines) {
       return {200, {}}; // a PUT: xCAT's CGI has no output handler for it
     }
   }
@@ -186,7 +230,9 @@ response_text render_action(const routed& req, const api::api_result& res) {
       w.key("rc");
       w.number(n->rc);
     }
-    if (!n->failed()) {
+    if (!n->failed() && lines) {
+      write_readings(w, n->out);
+    } else if (!n->failed()) {
       w.key(key);
       w.value(n->out);
     } else {
@@ -323,6 +369,12 @@ std::string stream_line(const base::node_result& node, std::string_view value_ke
       w.value(node.error);
       w.key("message");
       w.value(node.message);
+    } else if (value_key == "vitals" || value_key == "inventory") {
+      // {"node":"n1","rc":0,"vitals":{"CPU Temp":"45 C (113 F)",...}}
+      w.key(std::string{value_key});
+      w.begin_object();
+      write_readings(w, node.out);
+      w.end_object();
     } else {
       w.key(std::string{value_key});
       w.value(node.out);

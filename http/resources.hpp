@@ -21,6 +21,8 @@ enum class resource_kind {
   rename,         ///< /nodes/{node}/rename
   power,          ///< /nodes/{noderange}/power (rpower)
   nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
+  vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)
+  inventory,      ///< /nodes/{noderange}/inventory[/{a;b}] (rinv)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

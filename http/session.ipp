@@ -399,7 +399,8 @@ bool basic_session<NextLayer>::audited(const api::api_result& res) const {
   bool change = api::is_write(call.op)
                 || (api::is_fan_out(call.op)
                     && !((call.op == api::operation::power || call.op == api::operation::nextboot)
-                         && call.command == "stat")); // the action, never a BMC password
+                         && call.command == "stat") // the action, never a BMC password
+                && call.op != api::operation::vitals && call.op != api::operation::inventory);
   return ctx_.audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }
@@ -424,9 +425,11 @@ template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
   if (!stream_ended_) {
     auto op = pending_.call->op;
-    queue_stream(detail::chunk(stream_line(out, op == api::operation::power      ? "power"
-                                                : op == api::operation::nextboot ? "nextboot"
-                                                                                 : "")));
+    queue_stream(detail::chunk(stream_line(out, op == api::operation::power       ? "power"
+                                                : op == api::operation::nextboot  ? "nextboot"
+                                                : op == api::operation::vitals    ? "vitals"
+                                                : op == api::operation::inventory ? "inventory"
+                                                                                  : "")));
   }
 }
 
