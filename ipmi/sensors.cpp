@@ -264,7 +264,7 @@ class vitals : public action {
     if (filter_.power && !filter_.chassis) {
       items_.push_back({item::power_status, nullptr, {}});
     }
-    if (filter_.energy && !filter_.all) {
+    if (filter_.energy) {
       items_.push_back({item::text, nullptr,
                         "Energy data requires additional IBM::EnergyManager plugin in "
                         "conjunction with IMM managed IBM equipment"});
@@ -361,7 +361,7 @@ std::optional<vitals_filter> parse_vitals(std::string_view words) {
     };
     bool known = false;
     if (w == "all") {
-      f.all = f.chassis = f.leds = f.energy = known = true;
+      f.all = f.chassis = f.leds = known = true;
     }
     if (has("temp")) {
       f.temp = known = true;
@@ -376,7 +376,9 @@ std::optional<vitals_filter> parse_vitals(std::string_view words) {
       f.fan = known = true;
     }
     if (has("power")) {
-      f.power = f.energy = known = true;
+      // xCAT adds its IBM energy meter here and reports it missing on every other BMC; only an
+      // explicit `energy` says so (docs/compatibility.md)
+      f.power = known = true;
     }
     if (has("energy")) {
       f.energy = known = true;
@@ -390,7 +392,7 @@ std::optional<vitals_filter> parse_vitals(std::string_view words) {
     any = any || known;
   }
   if (none) {
-    f.all = f.chassis = f.leds = f.energy = true;
+    f.all = f.chassis = f.leds = true;
     return f;
   }
   if (!any) {
