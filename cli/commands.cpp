@@ -366,8 +366,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},     {"xdcp", xdcp},
     {"restore", restore},     {"rpower", rpower},
-    {"rsetboot", rsetboot},   {"restore", restore},     {"rvitals", rvitals},
-    {"rinv", rinv},
+    {"rsetboot", rsetboot},   {"restore", restore},
+    {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},
   };
   for (const auto& [n, fn] : table) {

@@ -400,7 +400,7 @@ bool basic_session<NextLayer>::audited(const api::api_result& res) const {
                 || (api::is_fan_out(call.op)
                     && !((call.op == api::operation::power || call.op == api::operation::nextboot)
                          && call.command == "stat") // the action, never a BMC password
-                && call.op != api::operation::vitals && call.op != api::operation::inventory);
+                    && call.op != api::operation::vitals && call.op != api::operation::inventory);
   return ctx_.audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }

@@ -1,9 +1,9 @@
 #include "bmc_farm.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <csignal>
 #include <fstream>
 #include <netinet/in.h>
 #include <sstream>
@@ -194,8 +194,8 @@ void bmc_farm::set_hardware(size_t i, const bmc_hardware& hw) {
     = "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\n";
   if (!hw.sdrs.empty()) {
     auto bin = d / "sdrs.bin";
-    std::string cmd = "sdrcomp -r -o '" + bin.string() + "' '" + (d / "sdrs.txt").string()
-                      + "' > '" + (d / "sdrcomp.log").string() + "' 2>&1";
+    std::string cmd = "sdrcomp -r -o '" + bin.string() + "' '" + (d / "sdrs.txt").string() + "' > '"
+                      + (d / "sdrcomp.log").string() + "' 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       throw std::runtime_error("sdrcomp failed; see " + (d / "sdrcomp.log").string());
     }
@@ -215,8 +215,8 @@ void bmc_farm::set_hardware(size_t i, const bmc_hardware& hw) {
   }
   for (const auto& s : hw.sensors) {
     emu += "sensor_add 0x20 0 " + std::to_string(s.number) + " " + std::to_string(s.type) + " "
-           + std::to_string(s.event_type) + "\nsensor_set_value 0x20 0 "
-           + std::to_string(s.number) + " " + std::to_string(s.raw) + " 0\n";
+           + std::to_string(s.event_type) + "\nsensor_set_value 0x20 0 " + std::to_string(s.number)
+           + " " + std::to_string(s.raw) + " 0\n";
   }
   if (!hw.fru.empty()) {
     char size[24];
