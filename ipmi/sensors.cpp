@@ -8,10 +8,8 @@ namespace {
 
 constexpr uint8_t netfn_chassis = 0x00;
 constexpr uint8_t netfn_sensor = 0x04;
-constexpr uint8_t netfn_app = 0x06;
 constexpr uint8_t netfn_storage = 0x0a;
 constexpr uint8_t cmd_chassis_status = 0x01;
-constexpr uint8_t cmd_device_id = 0x01;
 constexpr uint8_t cmd_sensor_reading = 0x2d;
 constexpr uint8_t cmd_sdr_info = 0x20;
 constexpr uint8_t cmd_reserve_sdr = 0x22;
@@ -56,7 +54,8 @@ class vitals : public action {
   }
 
   request first() override {
-    return {netfn_app, cmd_device_id, {}};
+    // xCAT asks Get Device ID first (its SDR cache key, IBM's LEDs): neither is needed here
+    return {netfn_storage, cmd_sdr_info, {}};
   }
 
   step next(const response& r) override {
@@ -92,12 +91,7 @@ class vitals : public action {
     if (r.code != 0) {
       return fail(completion_text(r.code));
     }
-    switch (r.netfn == netfn_app ? 0 : r.cmd) {
-      case 0: // Get Device ID: the manufacturer decides whether LEDs can be read
-        if (r.data.size() >= 9) {
-          mfg_ = r.data[6] | (r.data[7] << 8) | ((r.data[8] & 0x0f) << 16);
-        }
-        return ask(netfn_storage, cmd_sdr_info);
+    switch (r.netfn == netfn_storage ? r.cmd : 0) {
       case cmd_sdr_info: return repository_info(r.data);
       case cmd_reserve_sdr:
         if (r.data.size() < 2) {
@@ -269,7 +263,6 @@ class vitals : public action {
                         "Energy data requires additional IBM::EnergyManager plugin in "
                         "conjunction with IMM managed IBM equipment"});
     }
-    (void)mfg_;
     return advance();
   }
 
@@ -325,7 +318,6 @@ class vitals : public action {
   std::shared_ptr<sdr_cache> cache_;
   std::string bmc_;
   sdr_limits limits_;
-  uint32_t mfg_ = 0;
   int reservations_ = 0;
   std::array<uint8_t, 2> reservation_{};
   uint16_t record_id_ = 0;

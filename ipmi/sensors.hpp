@@ -1,8 +1,8 @@
 #pragma once
 
-// rvitals over IPMI, as xCAT's ipmi.pm does it: Get Device ID, the SDR repository (from the
-// per-BMC cache while its timestamps match, else read record by record in partial reads),
-// then Get Chassis Status and Get Sensor Reading per chosen sensor. The answer is one line
+// rvitals over IPMI, as xCAT's ipmi.pm does it: the SDR repository (from the per-BMC cache
+// while its timestamps match, else read record by record in partial reads), then Get Chassis
+// Status and Get Sensor Reading per chosen sensor. The answer is one line
 // per reading, `CPU Temp: 45 C (113 F)`, in xCAT's order.
 
 #include <memory>
