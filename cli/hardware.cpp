@@ -118,7 +118,7 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
         if (end == std::string::npos) {
           end = res.out.size();
         }
-        if (end > at || res.out.empty()) {
+        if (end > at) { // a node with nothing to say prints nothing, as xCAT
           streams.out << res.name << ": " << res.out.substr(at, end - at) << '\n';
         }
         at = end + 1;
