@@ -21,7 +21,7 @@ bool is_write(operation op) {
 bool is_fan_out(operation op) {
   return op == operation::nodeshell || op == operation::nodecopy || op == operation::power
          || op == operation::nextboot || op == operation::nodestat || op == operation::eventlog
-         || op == operation::beacon;
+         || op == operation::beacon || op == operation::vitals || op == operation::inventory;
 }
 
 } // namespace cws::api

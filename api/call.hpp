@@ -45,6 +45,8 @@ enum class operation : uint8_t {
   nextboot,          ///< rsetboot: the action (net, hd, cd, def, stat) in `command`
   eventlog,          ///< reventlog: `all`, `clear` or a count, and `-s`, in `command`
   beacon,            ///< rbeacon: the action (on, off, blink, stat) in `command`
+  vitals,            ///< rvitals: the keywords (all, temp, ...) in `command`, space-separated
+  inventory,         ///< rinv: the keywords (all, model, ...) in `command`, space-separated
   nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
 };
 

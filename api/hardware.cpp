@@ -8,6 +8,8 @@
 #include "ipmi/beacon.hpp"
 #include "ipmi/chassis.hpp"
 #include "ipmi/sel.hpp"
+#include "ipmi/fru.hpp"
+#include "ipmi/sensors.hpp"
 #include "store/cluster_view.hpp"
 #include "store/tables.hpp"
 
@@ -141,9 +143,10 @@ class hardware_operation : public node_operation {
   bool cancelled_ = false;
 };
 
-/// The action's conversation, or nothing for a word the command does not know.
+/// The action's conversation, or nothing for a word the command does not know. `bmc` names
+/// the BMC in the SDR cache.
 std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word,
-                                          const hardware_config& cfg) {
+                                          const hardware_config& cfg, const std::string& bmc) {
   if (op == operation::eventlog) {
     auto e = ipmi::parse_eventlog(word);
     return e ? ipmi::eventlog_action(*e, cfg.sel) : nullptr;
@@ -151,6 +154,14 @@ std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word,
   if (op == operation::beacon) {
     auto b = ipmi::parse_beacon(word);
     return b ? ipmi::beacon_action(*b) : nullptr;
+  }
+  if (op == operation::vitals) {
+    auto f = ipmi::parse_vitals(word);
+    return f ? ipmi::vitals_action(*f, cfg.sdr_cache, bmc, {cfg.sdr_max_records}) : nullptr;
+  }
+  if (op == operation::inventory) {
+    auto f = ipmi::parse_inventory(word);
+    return f ? ipmi::inventory_action(*f, cfg.fru_max_bytes) : nullptr;
   }
   if (op == operation::power) {
     auto p = ipmi::parse_power(word);
@@ -169,6 +180,14 @@ std::string unsupported_action_message(operation op, const std::string& action) 
   if (op == operation::beacon) {
     return "Unsupported command: rbeacon " + action;
   }
+  if (op == operation::vitals) {
+    return "Unrecognized rvitals arguments " + action;
+  }
+  if (op == operation::inventory) {
+    std::string word;
+    ipmi::parse_inventory(action, &word);
+    return "unsupported BMC inv argument " + word;
+  }
   if (op == operation::power) {
     return "Unsupported command: rpower " + action;
   }
@@ -178,7 +197,7 @@ std::string unsupported_action_message(operation op, const std::string& action) 
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out) {
-  if (!make_action(call.op, call.command, cfg)) {
+  if (!make_action(call.op, call.command, cfg, {})) {
     return api_result::failure({unsupported_action_message(call.op, call.command)});
   }
   try {
@@ -223,14 +242,16 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
     std::vector<planned_node> nodes;
     std::vector<ipmi::job> jobs;
     std::vector<virt::vm_job> vm_jobs;
-    auto vm_action = virt::parse_power_action(call.command);
+    auto vm_action = call.op == operation::inventory ? std::optional{virt::power_action::inventory}
+                                                     : virt::parse_power_action(call.command);
     nodes.reserve(x.nodes.size());
     for (auto& n : x.nodes) {
       planned_node p;
       p.name = n;
       auto mgt = view.attribute(n, "mgt");
       auto bmc = view.attribute(n, "bmc");
-      if (mgt == "kvm" && call.op == operation::power && vm_action) {
+      bool vm_op = call.op == operation::power || call.op == operation::inventory;
+      if (mgt == "kvm" && vm_op && vm_action) {
         auto vmhost = view.attribute(n, "vmhost");
         if (vmhost.empty()) {
           p.error = "no-vmhost";
@@ -261,7 +282,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         j.password = password.empty() ? fallback_password : password;
         j.timeout = timeout;
         j.retries = retries;
-        j.work = make_action(call.op, call.command, cfg);
+        j.work = make_action(call.op, call.command, cfg, j.address + ":" + std::to_string(j.port));
         if (interval > 0) {
           j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
         }

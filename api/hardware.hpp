@@ -13,6 +13,7 @@
 #include "api/result.hpp"
 #include "ipmi/engine.hpp"
 #include "ipmi/sel.hpp"
+#include "ipmi/sdr.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
 #include "virt/hypervisors.hpp"
@@ -27,6 +28,12 @@ struct hardware_config {
   uint16_t port = 623;
   /// reventlog's bounds per BMC.
   ipmi::sel_limits sel;
+  /// rvitals: SDR records read from one BMC at most (`ipmi_sdr_max_records`).
+  size_t sdr_max_records = 1024;
+  /// rinv: FRU bytes read from one BMC at most (`ipmi_fru_max_bytes`).
+  size_t fru_max_bytes = 4096;
+  /// rvitals: the SDR repositories read so far, per BMC (null: none kept).
+  std::shared_ptr<ipmi::sdr_cache> sdr_cache;
 };
 
 /// xCAT's credentials when neither the node nor the passwd table has any (ipmi.pm).
@@ -47,7 +54,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out);
 
-/// The message xCAT gives for an action rpower (or rsetboot) does not know.
+/// The message xCAT gives for an action rpower (rsetboot, rvitals, rinv) does not know.
 std::string unsupported_action_message(operation op, const std::string& action);
 
 } // namespace cws::api

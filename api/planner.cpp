@@ -16,7 +16,8 @@ api_result plan(const store::database& db, const api_call& call, const authoriza
     return r;
   }
   if (call.op == operation::power || call.op == operation::nextboot
-      || call.op == operation::eventlog || call.op == operation::beacon) {
+      || call.op == operation::eventlog || call.op == operation::beacon
+      || call.op == operation::vitals || call.op == operation::inventory) {
     return plan_hardware(db, call, auth, opts, d.hardware, {d.ipmi, d.virt}, out);
   }
   if (call.op != operation::nodeshell && call.op != operation::nodecopy) {

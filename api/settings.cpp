@@ -108,6 +108,12 @@ const base::settings_schema& settings_schema() {
      "most event log entries reventlog reads from one BMC"},
     {"ipmi_sel_clear_polls", num, "20", 0, 1000,
      "times reventlog clear asks whether the BMC's erase is done before the node fails"},
+    {"ipmi_sdr_max_records", num, "1024", 1, 65535,
+     "rvitals: SDR records read from one BMC at most (a larger repository fails the node)"},
+    {"ipmi_sdr_cache", num, "16384", 0, 1000000,
+     "rvitals: BMCs whose SDR repository is kept (least recently used dropped first; 0: none)"},
+    {"ipmi_fru_max_bytes", num, "4096", 64, 65536,
+     "rinv: FRU bytes read from one BMC at most (the rest is not read)"},
     // -- power control of virtual machines (mgt=kvm, libvirt on the node's vmhost)
     {"kvm_threads", num, "8", 1, 1024,
      "libvirt calls made at once (its calls block: one worker thread each)"},
@@ -200,6 +206,9 @@ hardware_config hardware_settings(const base::settings& s) {
   c.port = static_cast<uint16_t>(s.number("ipmi_port"));
   c.sel.max_entries = s.number("ipmi_sel_max_entries");
   c.sel.clear_polls = static_cast<int>(s.number("ipmi_sel_clear_polls"));
+  c.sdr_max_records = s.number("ipmi_sdr_max_records");
+  c.fru_max_bytes = s.number("ipmi_fru_max_bytes");
+  c.sdr_cache = std::make_shared<ipmi::sdr_cache>(s.number("ipmi_sdr_cache"));
   return c;
 }
 

@@ -367,6 +367,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"restore", restore},     {"xdcp", xdcp},
     {"restore", restore},     {"rpower", rpower},
     {"rsetboot", rsetboot},   {"restore", restore},
+    {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},
   };
@@ -395,7 +396,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot nodestat reventlog rbeacon\n";
+       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
+       "nodestat reventlog rbeacon\n";
   return 1;
 }
 

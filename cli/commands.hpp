@@ -142,6 +142,9 @@ int rbeacon(const std::vector<std::string>& args, io& streams);
 /// in-process (cli/hardware.cpp), printing `node: line` for each line of each node's answer.
 int run_hardware_call(api::operation op, const parsed_args& args, const std::string& command,
                       io& streams);
+/// rvitals and rinv (cli/hardware.cpp).
+int rvitals(const std::vector<std::string>& args, io& streams);
+int rinv(const std::vector<std::string>& args, io& streams);
 
 /// The address of a listen setting `ADDR:PORT` (`[::1]:PORT` for IPv6), or nullopt if it is
 /// not one.

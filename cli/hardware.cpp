@@ -1,9 +1,9 @@
-// rpower and rsetboot: hardware control of a noderange over the same drivers as the REST
-// service (api/hardware.hpp), run in-process, printing xCAT's `node: on` lines.
-
+// rpower, rsetboot, rvitals and rinv: hardware control of a noderange over the same drivers
+// as the REST service (api/hardware.hpp), run in-process, printing xCAT's `node: on` lines.
 
 #include "api/planner.hpp"
 #include "api/settings.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 
 namespace cws::cli {
@@ -28,9 +28,37 @@ constexpr const char* rsetboot_usage
     "Sets the device the nodes boot from next (mgt=ipmi), then prints what the BMC holds:\n"
     "  net  Network (PXE)   hd  Hard Drive   cd  CD/DVD   def  no override   stat  show it\n";
 
+constexpr const char* rvitals_usage
+  = "Usage: rvitals NODERANGE [all|temp|voltage|wattage|fanspeed|power|leds|chassis]...\n"
+    "               [--home DIR]\n"
+    "       rvitals [-h | --help | -v | --version]\n"
+    "Reads the sensors of the nodes' BMCs (mgt=ipmi), one `node: Sensor: value` line each:\n"
+    "  all       chassis status, every sensor, LEDs (the default)\n"
+    "  temp, voltage, wattage, fanspeed   the sensors of that type\n"
+    "  power     wattage sensors and the power state   leds   LED state   chassis   status\n";
+
+constexpr const char* rinv_usage
+  = "Usage: rinv NODERANGE [all|model|serial|asset|vpd|mprom|deviceid|guid|firm|misc]...\n"
+    "            [--home DIR]\n"
+    "       rinv [-h | --help | -v | --version]\n"
+    "Reads the nodes' inventory: mgt=ipmi from the BMC (device id, firmware, GUID, FRU),\n"
+    "mgt=kvm from the virtual machine's definition (UUID, CPUs, memory, disks, MACs).\n"
+    "  all     everything (the default)   vpd   model, serial, deviceid and mprom\n";
+
+const char* usage_of(api::operation op) {
+  switch (op) {
+    case api::operation::power: return rpower_usage;
+    case api::operation::vitals: return rvitals_usage;
+    case api::operation::inventory: return rinv_usage;
+    default: return rsetboot_usage;
+  }
+}
+
 int run_hardware(api::operation op, const std::vector<std::string>& argv, io& streams) {
   auto args = parse_args(argv, {"", "h", {"home"}, {"help"}, {}});
-  const char* usage = op == api::operation::power ? rpower_usage : rsetboot_usage;
+  const char* usage = usage_of(op);
+  // rvitals and rinv take several keywords; none is `all`
+  bool words = op == api::operation::vitals || op == api::operation::inventory;
   if (args.has("help") || args.has("h")) {
     streams.out << usage;
     return 0;
@@ -39,7 +67,7 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
     streams.err << usage;
     return 1;
   }
-  if (args.positional.size() < 2) {
+  if (args.positional.size() < 2 && !words) {
     if (op == api::operation::power) {
       streams.err << "Please enter an action (eg: boot,off,on, etc)\n";
     } else {
@@ -47,10 +75,17 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
     }
     return 1;
   }
-  if (args.positional.size() > 2) {
+  if (args.positional.size() > 2 && !words) {
     throw usage_error("too many arguments: " + args.positional[2]);
   }
-  return run_hardware_call(op, args, args.positional[1], streams);
+  std::string command; // rvitals and rinv take several keywords, "all" when none
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    command += (i > 1 ? " " : "") + args.positional[i];
+  }
+  if (words && command.empty()) {
+    command = "all";
+  }
+  return run_hardware_call(op, args, command, streams);
 }
 
 } // namespace
@@ -86,13 +121,13 @@ int run_hardware_call(api::operation op, const parsed_args& args, const std::str
       ++failed;
       streams.err << res.name << ": Error: " << res.message << '\n';
     } else {
-      // one line per line of the answer (reventlog's entries), each with the node's name
-      size_t at = 0;
-      do {
-        auto nl = res.out.find('\n', at);
-        streams.out << res.name << ": " << res.out.substr(at, nl - at) << '\n';
-        at = nl == std::string::npos ? nl : nl + 1;
-      } while (at != std::string::npos);
+      // one line per line of the answer (a reading, an inventory item, an event log entry),
+      // each with the node's name; a node with nothing to say prints nothing, as xCAT
+      for (const auto& line : base::output_lines(res.out)) {
+        if (!line.empty()) {
+          streams.out << res.name << ": " << line << '\n';
+        }
+      }
     }
   });
   streams.out.flush();
@@ -105,6 +140,14 @@ int rpower(const std::vector<std::string>& args, io& streams) {
 
 int rsetboot(const std::vector<std::string>& args, io& streams) {
   return run_hardware(api::operation::nextboot, args, streams);
+}
+
+int rvitals(const std::vector<std::string>& args, io& streams) {
+  return run_hardware(api::operation::vitals, args, streams);
+}
+
+int rinv(const std::vector<std::string>& args, io& streams) {
+  return run_hardware(api::operation::inventory, args, streams);
 }
 
 } // namespace cws::cli

@@ -164,14 +164,59 @@ void write_value(json_writer& w, const std::string& out, bool lines) {
   write_lines(w, each);
 }
 
+/// rvitals' and rinv's lines as xCAT's actionout keeps them (xcat-compat.md §3): each
+/// `desc: contents` line a key (a repeated name keeps its last value, as xCAT's hash does),
+/// the lines without a description in the `Message` array.
+void write_readings(json_writer& w, const std::string& out) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::vector<std::string> messages;
+  auto trim = [](std::string_view t) {
+    size_t b = t.find_first_not_of(" \t");
+    size_t e = t.find_last_not_of(" \t");
+    return b == std::string_view::npos ? std::string{} : std::string{t.substr(b, e - b + 1)};
+  };
+  for (const auto& line : base::output_lines(out)) {
+    auto colon = line.find(':');
+    std::string desc
+      = colon == std::string::npos ? "" : trim(std::string_view{line}.substr(0, colon));
+    if (desc.empty()) {
+      auto text = trim(colon == std::string::npos ? std::string_view{line}
+                                                  : std::string_view{line}.substr(colon + 1));
+      if (!text.empty()) {
+        messages.push_back(std::move(text));
+      }
+      continue;
+    }
+    auto value = trim(std::string_view{line}.substr(colon + 1));
+    auto same = std::find_if(pairs.begin(), pairs.end(),
+                             [&desc](const auto& p) { return p.first == desc; });
+    if (same != pairs.end()) {
+      same->second = std::move(value);
+    } else {
+      pairs.emplace_back(std::move(desc), std::move(value));
+    }
+  }
+  for (const auto& [k, v] : pairs) {
+    w.key(k);
+    w.value(v);
+  }
+  if (!messages.empty()) {
+    w.key("Message");
+    write_lines(w, messages);
+  }
+}
+
 /// xCAT's actionout for power, nextboot, beacon and eventlog (xcat-compat.md §1): 200 with
-/// {"node":{"power":"on"}} (eventlog: {"node":{"eventlog":[lines]}}); a failed node makes it
-/// 403 with every node's error line, as xcatd does (format=detail keeps every node:
-/// {"node":{"rc":0,"power":"on"}} or its error). PUT and DELETE answer nothing on success.
+/// {"node":{"power":"on"}} (eventlog: {"node":{"eventlog":[lines]}}; rvitals and rinv: their
+/// readings as pairs, `write_readings`); a failed node makes it 403 with every node's error
+/// line, as xcatd does (format=detail keeps every node: {"node":{"rc":0,"power":"on"}} or its
+/// error). PUT and DELETE answer nothing on success.
 response_text render_action(const routed& req, const api::api_result& res) {
   bool pretty = req.render.pretty;
-  const char* key = action_key(req.call->op);
-  bool lines = req.call->op == api::operation::eventlog;
+  auto op = req.call->op;
+  const char* key = action_key(op);
+  bool lines = op == api::operation::eventlog;
+  bool readings = op == api::operation::vitals || op == api::operation::inventory;
   json_writer w{pretty};
   if (!req.call->detail) {
     std::vector<std::string> errors;
@@ -189,7 +234,8 @@ response_text render_action(const routed& req, const api::api_result& res) {
       w.end_object();
       return {403, finish(w, pretty)};
     }
-    if (lines ? req.call->command == "clear" : req.call->command != "stat") {
+    bool answers = readings || (lines ? req.call->command != "clear" : req.call->command == "stat");
+    if (!answers) {
       return {200, {}}; // a PUT (DELETE): xCAT's CGI has no output handler for it
     }
   }
@@ -205,7 +251,9 @@ response_text render_action(const routed& req, const api::api_result& res) {
       w.key("rc");
       w.number(n->rc);
     }
-    if (!n->failed()) {
+    if (!n->failed() && readings) {
+      write_readings(w, n->out);
+    } else if (!n->failed()) {
       w.key(key);
       write_value(w, n->out, lines);
     } else {
@@ -342,6 +390,12 @@ std::string stream_line(const base::node_result& node, std::string_view value_ke
       w.value(node.error);
       w.key("message");
       w.value(node.message);
+    } else if (value_key == "vitals" || value_key == "inventory") {
+      // {"node":"n1","rc":0,"vitals":{"CPU Temp":"45 C (113 F)",...}}
+      w.key(std::string{value_key});
+      w.begin_object();
+      write_readings(w, node.out);
+      w.end_object();
     } else {
       w.key(std::string{value_key});
       write_value(w, node.out, value_key == "eventlog");
@@ -360,6 +414,8 @@ const char* action_key(api::operation op) {
     case api::operation::nextboot: return "nextboot";
     case api::operation::eventlog: return "eventlog";
     case api::operation::beacon: return "beacon";
+    case api::operation::vitals: return "vitals";
+    case api::operation::inventory: return "inventory";
     default: break;
   }
   return "";

@@ -23,6 +23,8 @@ enum class resource_kind {
   nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
   eventlog,       ///< /nodes/{noderange}/eventlog (reventlog)
   beacon,         ///< /nodes/{noderange}/beacon (rbeacon)
+  vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)
+  inventory,      ///< /nodes/{noderange}/inventory[/{a;b}] (rinv)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

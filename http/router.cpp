@@ -173,9 +173,25 @@ void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
 /// /nodes/{noderange}/power, /nextboot and /beacon (xcatws.cgi): GET runs `rpower nr stat` /
 /// `rsetboot nr stat` / `rbeacon nr stat`; PUT the body's `action` / `order` / `action`, 404
 /// "Missed Action." without it. /eventlog: GET `reventlog nr all`, DELETE `reventlog nr clear`.
+/// /vitals and /inventory: GET runs `rvitals` / `rinv` with the path's keywords.
 void build_hardware(routed& r, const resource& res, const std::string& m, const query_params& query,
                     const fields& attrs) {
   auto& call = *r.call;
+  if (res.kind == resource_kind::vitals || res.kind == resource_kind::inventory) {
+    // GET /vitals[/{a;b}]: `rvitals nr a b` (all without keywords); /inventory: `rinv`
+    bool vitals = res.kind == resource_kind::vitals;
+    call.op = vitals ? operation::vitals : operation::inventory;
+    call.policy_command = vitals ? "rvitals" : "rinv";
+    r.out = output::action;
+    r.stream = query.flag("stream");
+    for (const auto& a : res.attrs) {
+      call.command += (call.command.empty() ? "" : " ") + a;
+    }
+    if (call.command.empty()) {
+      call.command = "all";
+    }
+    return;
+  }
   bool power = res.kind == resource_kind::power;
   call.op = power ? operation::power : operation::nextboot;
   call.policy_command = power ? "rpower" : "rsetboot";
@@ -494,7 +510,8 @@ routed route(const http_input& in, const router_limits& limits) {
   } else if (res->kind == resource_kind::nodecopy) {
     build_nodecopy(r, query, attrs);
   } else if (res->kind == resource_kind::power || res->kind == resource_kind::nextboot
-             || res->kind == resource_kind::eventlog || res->kind == resource_kind::beacon) {
+             || res->kind == resource_kind::eventlog || res->kind == resource_kind::beacon
+             || res->kind == resource_kind::vitals || res->kind == resource_kind::inventory) {
     build_hardware(r, *res, m, query, attrs);
   } else {
     build_definition(r, *res, m, std::move(attrs));

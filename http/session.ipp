@@ -401,8 +401,9 @@ bool basic_session<NextLayer>::audited(const api::api_result& res) const {
                     && !((call.op == api::operation::power || call.op == api::operation::nextboot
                           || call.op == api::operation::beacon)
                          && call.command == "stat")
-                    && !(call.op == api::operation::eventlog
-                         && call.command != "clear")); // the action, never a BMC password
+                    && !(call.op == api::operation::eventlog && call.command != "clear")
+                    && call.op != api::operation::vitals
+                    && call.op != api::operation::inventory); // the action, never a BMC password
   return ctx_.audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }

@@ -4,11 +4,14 @@
 #include <libvirt/virterror.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#include "virt/inventory.hpp"
 
 namespace cws::virt {
 
@@ -104,6 +107,14 @@ base::node_result act(const vm_job& j, virDomainPtr d) {
     case power_action::boot: // the state before, then what was done
       rc = on ? virDomainReset(d, 0) : virDomainCreate(d);
       r.out = on ? "on reset" : "off on";
+      break;
+    case power_action::inventory:
+      if (char* xml = virDomainGetXMLDesc(d, 0)) {
+        r.out = inventory_text(xml);
+        free(xml);
+      } else {
+        rc = -1;
+      }
       break;
   }
   if (rc != 0) {

@@ -15,8 +15,8 @@
 
 namespace cws::virt {
 
-/// What rpower does to a virtual machine.
-enum class power_action { on, off, softoff, reset, boot, state };
+/// What rpower does to a virtual machine (`inventory`: rinv, virt/inventory.hpp).
+enum class power_action { on, off, softoff, reset, boot, state, inventory };
 
 /// Parses rpower's action words: on, off, softoff, reset, boot, stat, state.
 std::optional<power_action> parse_power_action(std::string_view word);

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <netinet/in.h>
 #include <poll.h>
@@ -222,6 +224,56 @@ std::string bmc_farm::boot(size_t i) const {
 
 std::string bmc_farm::log(size_t i) const {
   return slurp(dir_ / ("bmc" + std::to_string(i)) / "log");
+}
+
+void bmc_farm::set_hardware(size_t i, const bmc_hardware& hw) {
+  auto d = dir_ / ("bmc" + std::to_string(i));
+  std::ofstream{d / "sdrs.txt"} << hw.sdrs;
+  std::string emu
+    = "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\n";
+  if (!hw.sdrs.empty()) {
+    auto bin = d / "sdrs.bin";
+    std::string cmd = "sdrcomp -r -o '" + bin.string() + "' '" + (d / "sdrs.txt").string() + "' > '"
+                      + (d / "sdrcomp.log").string() + "' 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+      throw std::runtime_error("sdrcomp failed; see " + (d / "sdrcomp.log").string());
+    }
+    auto raw = slurp(bin);
+    // one main_sdr_add per record: a 5-byte header whose last byte is the body's length
+    for (size_t at = 0; at + 5 <= raw.size();) {
+      size_t len = 5 + static_cast<uint8_t>(raw[at + 4]);
+      emu += "main_sdr_add 0x20";
+      for (size_t k = at; k < at + len && k < raw.size(); ++k) {
+        char b[8];
+        std::snprintf(b, sizeof b, " 0x%02x", static_cast<uint8_t>(raw[k]));
+        emu += b;
+      }
+      emu += '\n';
+      at += len;
+    }
+  }
+  for (const auto& s : hw.sensors) {
+    emu += "sensor_add 0x20 0 " + std::to_string(s.number) + " " + std::to_string(s.type) + " "
+           + std::to_string(s.event_type) + "\nsensor_set_value 0x20 0 " + std::to_string(s.number)
+           + " " + std::to_string(s.raw) + " 0\n";
+  }
+  if (!hw.fru.empty()) {
+    char size[24];
+    std::snprintf(size, sizeof size, "0x%zx", hw.fru.size());
+    emu += std::string{"mc_add_fru_data 0x20 0 "} + size + " data";
+    for (auto b : hw.fru) {
+      char v[8];
+      std::snprintf(v, sizeof v, " 0x%02x", b);
+      emu += v;
+    }
+    emu += '\n';
+  }
+  emu += "mc_enable 0x20\n";
+  stop(i);
+  std::ofstream{d / "cmds.emu"} << emu;
+  // the repository persists in the state directory: start from the emulator file alone
+  fs::remove_all(d / "state" / "ipmi_sim");
+  start(i);
 }
 
 void bmc_farm::set_delay(size_t i, double seconds) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <sys/types.h>
@@ -9,6 +10,22 @@ namespace cws::test {
 
 /// True if ipmi_sim (Debian package openipmi) is installed.
 bool have_ipmi_sim();
+
+/// What a simulated BMC holds besides its chassis: SDRs, sensor readings and FRU data.
+struct bmc_hardware {
+  /// SDR source text as OpenIPMI's `sdrcomp` compiles it (`sdr type 1 ... endsdr` blocks).
+  std::string sdrs;
+  /// A sensor: its number, type, event/reading type code and raw reading.
+  struct sensor {
+    int number;
+    int type;
+    int event_type;
+    int raw;
+  };
+  std::vector<sensor> sensors;
+  /// FRU device 0's bytes (none: the BMC has no FRU).
+  std::vector<uint8_t> fru;
+};
 
 /// A farm of simulated BMCs: one `ipmi_sim` per BMC on 127.0.0.1, each on its own UDP port,
 /// with user `admin` and the given password at admin privilege, and an enabled System Event
@@ -48,6 +65,9 @@ class bmc_farm {
   /// Runs one emulator command (ipmi_sim_cmd(5): `sel_add 0x20 2 ...`) on BMC `i` through its
   /// console port and returns what it printed (`Added record 1`). Bounded: 5 s.
   std::string emu(size_t i, const std::string& command) const;
+  /// Gives BMC `i` these SDRs (compiled by sdrcomp), sensor readings and FRU data, and
+  /// restarts it with them (its SDR repository then has new timestamps).
+  void set_hardware(size_t i, const bmc_hardware& hw);
 
  private:
   std::filesystem::path dir_;
