@@ -524,6 +524,7 @@ transfer::status transfer::pull_step() {
         if (!handoff_) {
           return st;
         }
+        handoff_ = false;
         break; // back in a pull phase
       }
       default: return push_step();

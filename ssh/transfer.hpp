@@ -145,8 +145,8 @@ class transfer {
   LIBSSH2_SFTP_HANDLE* handle_ = nullptr;
   phase ph_ = phase::init;
   bool failed_ = false;
-  /// A step function reached a phase another one handles: `step` calls that one (a loop, not
-  /// a recursion: a tree of 10,000 files goes back and forth 10,000 times).
+  /// A step function reached a phase another one handles: its caller goes on with it (a loop,
+  /// not a recursion: a tree of 10,000 files goes back and forth 10,000 times).
   bool handoff_ = false;
   /// The SFTP subsystem started: the node may have been changed.
   bool started_ = false;
