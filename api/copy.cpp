@@ -221,18 +221,27 @@ api_result build_copy(const copy_request& req, const copy_config& cfg,
     if (req.entries.size() != 1 || e.sources.size() != 1) {
       return refuse("-P pulls one file per run.");
     }
-    if (req.recursive) {
-      return refuse("-P with -R (pulling directories) is not supported.");
+    auto remote = e.sources.front();
+    // `dir/` names `dir`: the local name is its last component
+    while (remote.size() > 1 && remote.back() == '/') {
+      remote.pop_back();
     }
-    if (e.sources.front().empty() || e.sources.front().find('\n') != std::string::npos) {
+    if (remote.empty() || remote.find('\n') != std::string::npos) {
       return refuse("The remote file name is empty or has a line break.");
+    }
+    if (remote == "/" || remote == "." || remote == ".."
+        || (remote.size() > 2 && remote.compare(remote.size() - 3, 3, "/..") == 0)
+        || (remote.size() > 1 && remote.compare(remote.size() - 2, 2, "/.") == 0)) {
+      return refuse("The remote path " + remote + " has no name to pull it as.");
     }
     std::error_code ec;
     if (!fs::is_directory(e.target, ec)) {
       return refuse("The target " + e.target + " must be an existing directory for -P.");
     }
-    spec->pull = e.sources.front();
+    spec->pull = remote;
     spec->pull_dir = fs::absolute(e.target);
+    spec->pull_tree = req.recursive;
+    spec->pull_entries_max = cfg.files_max;
     out = std::move(spec);
     return {};
   }

@@ -95,7 +95,8 @@ const base::settings_schema& settings_schema() {
      "bytes of one copy's files read once into memory for every node; the rest are streamed"},
     {"copy_chunk_bytes", num, "262144", 4096, 1ULL << 30,
      "bytes in flight per node while copying (one SFTP write or read)"},
-    {"copy_files_max", num, "10000", 1, 100000000, "files and directories one copy may hold"},
+    {"copy_files_max", num, "10000", 1, 100000000,
+     "files and directories one copy may hold (also: entries of one node's tree, xdcp -R -P)"},
     // -- hardware control (rpower, rsetboot); per-node timeout and retries are xCAT's
     // site.ipmitimeout and site.ipmiretries
     {"ipmi_fanout", num, "1024", 1, 65536, "BMCs worked on at once by one request"},

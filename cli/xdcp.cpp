@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::string_view xdcp_help
   = "Usage: xdcp NODERANGE [-f FANOUT] [-t TIMEOUT] [-p] [-R] SOURCE... TARGET\n"
-    "       xdcp NODERANGE [-f FANOUT] [-t TIMEOUT] [-p] -P REMOTEFILE LOCALDIR\n"
+    "       xdcp NODERANGE [-f FANOUT] [-t TIMEOUT] [-p] [-R] -P REMOTEFILE LOCALDIR\n"
     "       xdcp NODERANGE [-f FANOUT] [-t TIMEOUT] [-p] [-R] -F SYNCLIST\n"
     "Copies files to every node of NODERANGE over SFTP as you, at most FANOUT nodes at\n"
     "once (default ssh_fanout, 64). With one SOURCE, TARGET is the file (or, if it is a\n"
@@ -28,6 +28,7 @@ constexpr std::string_view xdcp_help
     "  -R  copy directories recursively\n"
     "  -p  keep the sources' modes and times\n"
     "  -P  pull REMOTEFILE from each node into LOCALDIR as REMOTEFILE._<node>\n"
+    "      (with -R a directory, whole, as LOCALDIR/<name>._<node>/)\n"
     "  -F  copy what the synclist file says (`source... -> destination` lines)\n"
     "  -t  end a node's copy still running after TIMEOUT seconds\n"
     "Exit status: the number of failed nodes (at most 255).\n";

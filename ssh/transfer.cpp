@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <string_view>
@@ -96,9 +97,12 @@ transfer::~transfer() {
   if (fd_ >= 0) {
     ::close(fd_);
   }
+  std::error_code ec;
   if (!local_tmp_.empty()) {
-    std::error_code ec;
     std::filesystem::remove(local_tmp_, ec);
+  }
+  if (!tree_tmp_.empty()) {
+    std::filesystem::remove_all(tree_tmp_, ec);
   }
   // An SFTP subsystem still open (the job failed on the connection) goes with the session.
 }
@@ -122,10 +126,14 @@ transfer::status transfer::fail(const std::string& what, int rc) {
     ::close(fd_);
     fd_ = -1;
   }
+  std::error_code ec;
   if (!local_tmp_.empty()) {
-    std::error_code ec;
     std::filesystem::remove(local_tmp_, ec);
     local_tmp_.clear();
+  }
+  if (!tree_tmp_.empty()) {
+    std::filesystem::remove_all(tree_tmp_, ec); // a pulled tree comes whole or not at all
+    tree_tmp_.clear();
   }
   unlink_ = 0;
   ph_ = handle_ != nullptr ? phase::cleanup_close : phase::cleanup_unlink;
@@ -183,11 +191,17 @@ transfer::status transfer::step() {
       return status::failed;
     }
     started_ = true;
-    ph_ = !spec_.pull.empty()  ? phase::pull_open
+    ph_ = !spec_.pull.empty()  ? (spec_.pull_tree ? phase::pull_root : phase::pull_open)
           : spec_.push.empty() ? phase::shutdown
                                : phase::stat_target;
   }
-  return spec_.pull.empty() ? push_step() : pull_step();
+  for (;;) {
+    handoff_ = false;
+    auto st = spec_.pull.empty() ? push_step() : pull_step();
+    if (!handoff_) {
+      return st;
+    }
+  }
 }
 
 transfer::status transfer::push_step() {
@@ -398,25 +412,34 @@ transfer::status transfer::pull_step() {
   for (;;) {
     switch (ph_) {
       case phase::pull_open: {
-        handle_ = libssh2_sftp_open_ex(sftp_, spec_.pull.c_str(),
-                                       static_cast<unsigned>(spec_.pull.size()), LIBSSH2_FXF_READ,
-                                       0, LIBSSH2_SFTP_OPENFILE);
+        if (remote_.empty()) {
+          remote_ = spec_.pull;
+        }
+        handle_
+          = libssh2_sftp_open_ex(sftp_, remote_.c_str(), static_cast<unsigned>(remote_.size()),
+                                 LIBSSH2_FXF_READ, 0, LIBSSH2_SFTP_OPENFILE);
         if (handle_ == nullptr) {
           if (libssh2_session_last_errno(s_) == LIBSSH2_ERROR_EAGAIN) {
             return status::again;
           }
-          return sftp_fail(spec_.pull);
+          return sftp_fail(remote_);
         }
-        local_final_ = spec_.pull_dir / (base_of(spec_.pull) + "._" + node_);
-        local_tmp_ = local_final_;
-        local_tmp_ += ".cws-" + random_suffix();
-        fd_ = ::open(local_tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        auto target = local_final_;
+        if (tree_tmp_.empty()) {
+          local_final_ = spec_.pull_dir / (base_of(spec_.pull) + "._" + node_);
+          local_tmp_ = local_final_;
+          local_tmp_ += ".cws-" + random_suffix();
+          target = local_tmp_;
+        }
+        // in a tree, local_final_ is inside the temporary directory, made by this job: never
+        // an existing file, never through a link
+        fd_ = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd_ < 0) {
           auto why = std::string{std::strerror(errno)};
           local_tmp_.clear();
           return fail(local_final_.string() + ": " + why, LIBSSH2_ERROR_SFTP_PROTOCOL);
         }
-        ph_ = spec_.preserve ? phase::pull_stat : phase::pull_read;
+        ph_ = spec_.preserve && tree_tmp_.empty() ? phase::pull_stat : phase::pull_read;
         break;
       }
       case phase::pull_stat: {
@@ -425,7 +448,7 @@ transfer::status transfer::pull_step() {
           return status::again;
         }
         if (rc != 0) {
-          return sftp_fail(spec_.pull);
+          return sftp_fail(remote_);
         }
         ph_ = phase::pull_read;
         break;
@@ -437,7 +460,7 @@ transfer::status transfer::pull_step() {
           return status::again;
         }
         if (n < 0) {
-          return sftp_fail(spec_.pull);
+          return sftp_fail(remote_);
         }
         if (n == 0) {
           ph_ = phase::pull_close;
@@ -470,6 +493,14 @@ transfer::status transfer::pull_step() {
         }
         bool ok = ::close(fd_) == 0;
         fd_ = -1;
+        if (!tree_tmp_.empty()) {
+          if (!ok) {
+            return fail(local_final_.string() + ": " + std::strerror(errno),
+                        LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          ph_ = phase::tree_next;
+          break;
+        }
         std::error_code ec;
         if (ok) {
           std::filesystem::rename(local_tmp_, local_final_, ec);
@@ -483,9 +514,206 @@ transfer::status transfer::pull_step() {
         ph_ = phase::shutdown;
         break;
       }
+      case phase::pull_root:
+      case phase::tree_opendir:
+      case phase::tree_readdir:
+      case phase::tree_closedir:
+      case phase::tree_next:
+      case phase::tree_readlink: {
+        auto st = tree_step();
+        if (!handoff_) {
+          return st;
+        }
+        handoff_ = false;
+        break; // back in a pull phase
+      }
       default: return push_step();
     }
   }
+}
+
+transfer::status transfer::tree_step() {
+  for (;;) {
+    switch (ph_) {
+      case phase::pull_root: {
+        int rc = libssh2_sftp_stat_ex(sftp_, spec_.pull.c_str(),
+                                      static_cast<unsigned>(spec_.pull.size()), LIBSSH2_SFTP_STAT,
+                                      &attrs_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc != 0) {
+          return sftp_fail(spec_.pull);
+        }
+        if (!LIBSSH2_SFTP_S_ISDIR(attrs_.permissions)) {
+          ph_ = phase::pull_open; // a file: as without -R
+          handoff_ = true;
+          return status::again;
+        }
+        // built under a temporary name nobody else reads (0700 until done), swapped in whole
+        auto final_name = base_of(spec_.pull) + "._" + node_;
+        tree_tmp_ = spec_.pull_dir / (final_name + ".cws-" + random_suffix());
+        if (::mkdir(tree_tmp_.c_str(), 0700) != 0) {
+          auto why = std::string{std::strerror(errno)};
+          tree_tmp_.clear();
+          return fail((spec_.pull_dir / final_name).string() + ": " + why,
+                      LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        tree_dirs_.push_back({"", attrs_});
+        tree_dir_.clear();
+        ph_ = phase::tree_opendir;
+        break;
+      }
+      case phase::tree_opendir: {
+        remote_ = tree_dir_.empty() ? spec_.pull : join(spec_.pull, tree_dir_);
+        handle_
+          = libssh2_sftp_open_ex(sftp_, remote_.c_str(), static_cast<unsigned>(remote_.size()), 0,
+                                 0, LIBSSH2_SFTP_OPENDIR);
+        if (handle_ == nullptr) {
+          if (libssh2_session_last_errno(s_) == LIBSSH2_ERROR_EAGAIN) {
+            return status::again;
+          }
+          return sftp_fail(remote_);
+        }
+        ph_ = phase::tree_readdir;
+        break;
+      }
+      case phase::tree_readdir: {
+        char name[1024];
+        LIBSSH2_SFTP_ATTRIBUTES a{};
+        int n = libssh2_sftp_readdir_ex(handle_, name, sizeof name, nullptr, 0, &a);
+        if (n == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (n < 0) {
+          return sftp_fail(remote_);
+        }
+        if (n == 0) {
+          ph_ = phase::tree_closedir;
+          break;
+        }
+        std::string entry{name, static_cast<size_t>(n)};
+        if (entry == "." || entry == "..") {
+          break;
+        }
+        // a name is one path component: anything else would write outside the tree
+        if (entry.find('/') != std::string::npos || entry.find('\0') != std::string::npos) {
+          return fail(remote_ + ": the node listed a bad name", LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        if (!(a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)) {
+          break; // the type is unknown: skipped, as other special files
+        }
+        auto type = a.permissions & LIBSSH2_SFTP_S_IFMT;
+        if (type != LIBSSH2_SFTP_S_IFDIR && type != LIBSSH2_SFTP_S_IFREG
+            && type != LIBSSH2_SFTP_S_IFLNK) {
+          break; // devices, fifos, sockets: skipped (rsync -r does too)
+        }
+        if (++tree_count_ > spec_.pull_entries_max) {
+          return fail(spec_.pull + ": more than " + std::to_string(spec_.pull_entries_max)
+                        + " files and directories (copy_files_max)",
+                      LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        tree_entry e{tree_dir_.empty() ? entry : tree_dir_ + "/" + entry, a};
+        if (type == LIBSSH2_SFTP_S_IFDIR) {
+          // made now so that its entries can be; EEXIST (a name listed twice) is an error:
+          // it may be a link made earlier
+          auto local = tree_tmp_ / e.rel;
+          if (::mkdir(local.c_str(), 0700) != 0) {
+            return fail(local.string() + ": " + std::strerror(errno), LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          tree_dirs_.push_back(e);
+        }
+        tree_todo_.push_back(std::move(e));
+        break;
+      }
+      case phase::tree_closedir: {
+        if (libssh2_sftp_close_handle(handle_) == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        handle_ = nullptr;
+        ph_ = phase::tree_next;
+        break;
+      }
+      case phase::tree_next: {
+        if (tree_todo_.empty()) {
+          return tree_finish();
+        }
+        auto e = std::move(tree_todo_.back());
+        tree_todo_.pop_back();
+        auto type = e.attrs.permissions & LIBSSH2_SFTP_S_IFMT;
+        remote_ = join(spec_.pull, e.rel);
+        local_final_ = tree_tmp_ / e.rel;
+        attrs_ = e.attrs;
+        if (type == LIBSSH2_SFTP_S_IFDIR) {
+          tree_dir_ = std::move(e.rel);
+          ph_ = phase::tree_opendir;
+        } else if (type == LIBSSH2_SFTP_S_IFLNK) {
+          ph_ = phase::tree_readlink;
+        } else {
+          ph_ = phase::pull_open;
+          handoff_ = true;
+          return status::again;
+        }
+        break;
+      }
+      case phase::tree_readlink: {
+        // a link is made as a link, never followed: it may point anywhere on the node
+        char target[4096];
+        int n
+          = libssh2_sftp_symlink_ex(sftp_, remote_.c_str(), static_cast<unsigned>(remote_.size()),
+                                    target, sizeof target - 1, LIBSSH2_SFTP_READLINK);
+        if (n == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (n < 0) {
+          return sftp_fail(remote_);
+        }
+        target[n] = '\0';
+        if (::symlink(target, local_final_.c_str()) != 0) {
+          return fail(local_final_.string() + ": " + std::strerror(errno),
+                      LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        ph_ = phase::tree_next;
+        break;
+      }
+      default: handoff_ = true; return status::again;
+    }
+  }
+}
+
+/// Every entry is fetched: the directories get their modes (and with -p times), deepest
+/// first, and the tree replaces `<name>._<node>` in one rename (an exchange if one is there).
+transfer::status transfer::tree_finish() {
+  for (auto it = tree_dirs_.rbegin(); it != tree_dirs_.rend(); ++it) {
+    auto local = it->rel.empty() ? tree_tmp_ : tree_tmp_ / it->rel;
+    const auto& a = it->attrs;
+    mode_t mode = spec_.preserve && (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)
+                    ? static_cast<mode_t>(a.permissions & 07777)
+                    : 0755;
+    if (::chmod(local.c_str(), mode) != 0) {
+      return fail(local.string() + ": " + std::strerror(errno), LIBSSH2_ERROR_SFTP_PROTOCOL);
+    }
+    if (spec_.preserve && (a.flags & LIBSSH2_SFTP_ATTR_ACMODTIME)) {
+      timespec t[2] = {{static_cast<time_t>(a.atime), 0}, {static_cast<time_t>(a.mtime), 0}};
+      ::utimensat(AT_FDCWD, local.c_str(), t, AT_SYMLINK_NOFOLLOW);
+    }
+  }
+  auto final_path = spec_.pull_dir / (base_of(spec_.pull) + "._" + node_);
+  if (::renameat2(AT_FDCWD, tree_tmp_.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE)
+      != 0) {
+    // an earlier pull is there: swapped atomically, then removed
+    if (errno != EEXIST
+        || ::renameat2(AT_FDCWD, tree_tmp_.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE)
+             != 0) {
+      return fail(final_path.string() + ": " + std::strerror(errno), LIBSSH2_ERROR_SFTP_PROTOCOL);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(tree_tmp_, ec);
+  }
+  tree_tmp_.clear();
+  ph_ = phase::shutdown;
+  handoff_ = true;
+  return status::again;
 }
 
 std::string transfer::command(const std::string& command) const {

@@ -57,6 +57,11 @@ struct copy_spec {
   /// (written under a temporary name, then renamed).
   std::string pull;
   std::filesystem::path pull_dir;
+  /// Pull (xdcp -R -P): a remote directory comes whole, as `<pull_dir>/<name>._<node>/`
+  /// (built under a temporary name, then swapped in); a remote file as without it.
+  bool pull_tree = false;
+  /// Pull with `pull_tree`: most files, directories and links one node's tree may hold.
+  size_t pull_entries_max = 10000;
   /// Pull: keep the remote file's mode and times.
   bool preserve = false;
   /// Bytes handed to one SFTP write or read (the data in flight per node).
@@ -108,6 +113,12 @@ class transfer {
     write,
     setstat,
     close,
+    pull_root,
+    tree_opendir,
+    tree_readdir,
+    tree_closedir,
+    tree_next,
+    tree_readlink,
     pull_open,
     pull_stat,
     pull_read,
@@ -124,6 +135,8 @@ class transfer {
   std::string final_path(const copy_file& f) const;
   status push_step();
   status pull_step();
+  status tree_step();
+  status tree_finish();
 
   const copy_spec& spec_;
   std::string node_;
@@ -132,6 +145,9 @@ class transfer {
   LIBSSH2_SFTP_HANDLE* handle_ = nullptr;
   phase ph_ = phase::init;
   bool failed_ = false;
+  /// A step function reached a phase another one handles: its caller goes on with it (a loop,
+  /// not a recursion: a tree of 10,000 files goes back and forth 10,000 times).
+  bool handoff_ = false;
   /// The SFTP subsystem started: the node may have been changed.
   bool started_ = false;
   std::string error_;
@@ -154,6 +170,20 @@ class transfer {
   size_t unlink_ = 0;
 
   // pull
+  /// One entry of a pulled tree: its path below the tree ('/'-separated) and attributes.
+  struct tree_entry {
+    std::string rel;
+    LIBSSH2_SFTP_ATTRIBUTES attrs{};
+  };
+  /// The tree being pulled: where it is built locally (removed on failure), entries still to
+  /// list or fetch, and the directories made (their modes and times are set last).
+  std::filesystem::path tree_tmp_;
+  std::vector<tree_entry> tree_todo_;
+  std::vector<tree_entry> tree_dirs_;
+  std::string tree_dir_;
+  size_t tree_count_ = 0;
+  /// The remote path being read (the pulled file, or a file of the tree).
+  std::string remote_;
   std::filesystem::path local_tmp_;
   std::filesystem::path local_final_;
   LIBSSH2_SFTP_ATTRIBUTES attrs_{};

@@ -135,8 +135,23 @@ TEST_F(copy_build, pull_and_script_shapes) {
   req.pull = true;
   ASSERT_TRUE(build(req).ok());
   EXPECT_EQ(spec->pull, "/var/log/messages");
+  EXPECT_FALSE(spec->pull_tree);
   req.entries[0].sources.push_back("/etc/hosts");
   EXPECT_FALSE(build(req).ok()); // one file per pull
+  // -R -P: a tree, named after its last component, bounded by copy_files_max
+  req = one({"/var/log/testlogdir/"}, dir.path.string(), false);
+  req.pull = true;
+  req.recursive = true;
+  cfg.files_max = 7;
+  ASSERT_TRUE(build(req).ok());
+  EXPECT_TRUE(spec->pull_tree);
+  EXPECT_EQ(spec->pull, "/var/log/testlogdir");
+  EXPECT_EQ(spec->pull_entries_max, 7u);
+  for (const char* nameless : {"/", "//", "/var/..", "/var/.", ".", ""}) {
+    req.entries[0].sources = {nameless};
+    auto r = build(req);
+    EXPECT_FALSE(r.ok()) << nameless;
+  }
   req = one({"/x"}, (dir.path / "nodir").string(), false);
   req.pull = true;
   EXPECT_FALSE(build(req).ok());

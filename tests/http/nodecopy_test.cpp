@@ -278,6 +278,39 @@ TEST_F(nodecopy_test, xdcp_pulls_one_file_per_node_and_counts_failed_nodes) {
   EXPECT_EQ(run_tool(home, "xdcp -V").out.find("xdcp - clusterws Version"), 0u);
 }
 
+TEST_F(nodecopy_test, xdcp_r_p_pulls_each_nodes_tree_as_name_dot_underscore_node) {
+  spit(work_ / "testlogdir" / "a.log", "a\n");
+  spit(work_ / "testlogdir" / "sub" / "b.log", "b\n");
+  fs::create_directories(work_ / "pulled");
+  auto home = d_->home();
+  auto r = run_tool(home, "xdcp 'cn[05-06]' -R -P " + (work_ / "testlogdir").string() + "/ "
+                            + (work_ / "pulled").string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  for (const auto* n : {"cn05", "cn06"}) {
+    auto tree = work_ / "pulled" / (std::string{"testlogdir._"} + n);
+    EXPECT_EQ(slurp(tree / "a.log"), "a\n") << n;
+    EXPECT_EQ(slurp(tree / "sub" / "b.log"), "b\n") << n;
+  }
+  // -RP as one word, a second run: the tree is replaced whole
+  fs::remove(work_ / "testlogdir" / "a.log");
+  r = run_tool(home, "xdcp cn05 -RP " + (work_ / "testlogdir").string() + " "
+                       + (work_ / "pulled").string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_FALSE(fs::exists(work_ / "pulled" / "testlogdir._cn05" / "a.log"));
+  EXPECT_TRUE(fs::exists(work_ / "pulled" / "testlogdir._cn06" / "a.log"));
+  // nothing to name the pull after
+  r = run_tool(home, "xdcp cn05 -R -P / " + (work_ / "pulled").string());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("has no name to pull it as"), std::string::npos) << r.out;
+  // a missing remote tree fails the node with scp's words
+  r = run_tool(home,
+               "xdcp cn05 -R -P " + (work_ / "gone").string() + " " + (work_ / "pulled").string());
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("cn05: " + (work_ / "gone").string() + ": No such file or directory"),
+            std::string::npos)
+    << r.out;
+}
+
 TEST_F(nodecopy_test, xdsh_e_copies_a_script_over_the_connection_and_runs_it) {
   spit(work_ / "check.sh", "#!/bin/sh\necho \"ran with $1 $2\"\n");
   auto r = run_tool(d_->home(), "xdsh 'cn[10-12]' -e " + (work_ / "check.sh").string() + " x y");

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fcntl.h>
@@ -362,6 +363,117 @@ TEST_F(transfer_test, pull_writes_one_file_per_node_named_after_it) {
   EXPECT_NE(r.message.find("No such file"), std::string::npos) << r.message;
   EXPECT_EQ(temporaries(work_), 0);
   EXPECT_FALSE(fs::exists(work_ / "local" / "nothing._cn3"));
+}
+
+/// Entries below `dir`, as "rel" (files), "rel/" (directories), "rel -> target" (links).
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator{dir}) {
+    auto rel = e.path().lexically_relative(dir).string();
+    if (e.is_symlink()) {
+      out.push_back(rel + " -> " + fs::read_symlink(e.path()).string());
+    } else {
+      out.push_back(e.is_directory() ? rel + "/" : rel);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(transfer_test, pull_tree_brings_each_nodes_directory_whole_as_the_user) {
+  if (!user_ok_) {
+    GTEST_SKIP() << "cannot create the test user";
+  }
+  auto remote = work_ / "logs";
+  fs::create_directories(remote / "sub" / "deeper");
+  fs::create_directories(remote / "empty");
+  spit(remote / "a.log", "alpha\n");
+  spit(remote / "sub" / "b.log", std::string(300000, 'b')); // several reads
+  spit(remote / "sub" / "deeper" / "c.log", "gamma\n");
+  fs::create_symlink("/etc/passwd", remote / "link");      // made as a link, never followed
+  ASSERT_EQ(::mkfifo((remote / "fifo").c_str(), 0644), 0); // skipped
+  fs::permissions(remote / "sub", fs::perms(0775));
+  timespec times[2] = {{1100000000, 0}, {1200000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (remote / "sub" / "b.log").c_str(), times, 0), 0);
+  ASSERT_EQ(::utimensat(AT_FDCWD, (remote / "sub").c_str(), times, 0), 0);
+  auto local = work_ / "local";
+  fs::create_directories(local);
+  auto spec = std::make_shared<copy_spec>();
+  spec->pull = remote.string();
+  spec->pull_dir = local;
+  spec->pull_tree = true;
+  spec->preserve = true;
+  std::vector<job> jobs{make_job("cn1", spec, test_user), make_job("cn2", spec, test_user)};
+  auto results = run(std::move(jobs));
+  for (const auto& r : results) {
+    EXPECT_EQ(r.rc, 0) << r.error << r.message;
+  }
+  const std::vector<std::string> want{"a.log",     "empty/",      "link -> /etc/passwd", "sub/",
+                                      "sub/b.log", "sub/deeper/", "sub/deeper/c.log"};
+  EXPECT_EQ(listing(local / "logs._cn1"), want);
+  EXPECT_EQ(listing(local / "logs._cn2"), want);
+  EXPECT_EQ(slurp(local / "logs._cn2" / "sub" / "b.log"), std::string(300000, 'b'));
+  EXPECT_EQ(slurp(local / "logs._cn1" / "sub" / "deeper" / "c.log"), "gamma\n");
+  // -p: modes and times, of directories too (set after their entries were written)
+  EXPECT_EQ(fs::status(local / "logs._cn1" / "sub").permissions(), fs::perms(0775));
+  struct stat st {};
+  ASSERT_EQ(::stat((local / "logs._cn1" / "sub").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtime, 1200000000);
+  ASSERT_EQ(::stat((local / "logs._cn1" / "sub" / "b.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtime, 1200000000);
+  EXPECT_EQ(temporaries(local), 0);
+
+  // a second run replaces the earlier pull whole: what is gone on the node is gone here
+  fs::remove_all(remote / "sub");
+  spit(local / "logs._cn1" / "stale", "old");
+  spec = std::make_shared<copy_spec>(*spec);
+  spec->preserve = false;
+  auto r = run_one(make_job("cn1", spec, test_user));
+  EXPECT_EQ(r.rc, 0) << r.error << r.message;
+  EXPECT_EQ(listing(local / "logs._cn1"),
+            (std::vector<std::string>{"a.log", "empty/", "link -> /etc/passwd"}));
+  EXPECT_EQ(fs::status(local / "logs._cn1" / "empty").permissions(), fs::perms(0755));
+  EXPECT_EQ(temporaries(local), 0);
+
+  // a file the user cannot read fails the node; its earlier pull stays as it was
+  spit(remote / "secret", "no");
+  fs::permissions(remote / "secret", fs::perms(0600));
+  r = run_one(make_job("cn1", spec, test_user));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find("Permission denied"), std::string::npos) << r.message;
+  EXPECT_EQ(listing(local / "logs._cn1"),
+            (std::vector<std::string>{"a.log", "empty/", "link -> /etc/passwd"}));
+  EXPECT_EQ(temporaries(local), 0);
+}
+
+TEST_F(transfer_test, pull_tree_limits_entries_and_takes_a_file_as_plain_pull) {
+  auto remote = work_ / "many";
+  fs::create_directories(remote);
+  for (int i = 0; i < 3; ++i) {
+    spit(remote / ("f" + std::to_string(i)), "x");
+  }
+  auto local = work_ / "local";
+  fs::create_directories(local);
+  auto spec = std::make_shared<copy_spec>();
+  spec->pull = remote.string();
+  spec->pull_dir = local;
+  spec->pull_tree = true;
+  spec->pull_entries_max = 2;
+  auto r = run_one(make_job("cn1", spec));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find("more than 2 files"), std::string::npos) << r.message;
+  EXPECT_TRUE(fs::is_empty(local)); // nothing half pulled
+  // -R with a remote file: as -P alone
+  spec = std::make_shared<copy_spec>(*spec);
+  spec->pull = (remote / "f1").string();
+  r = run_one(make_job("cn1", spec));
+  EXPECT_EQ(r.rc, 0) << r.error << r.message;
+  EXPECT_EQ(slurp(local / "f1._cn1"), "x");
+  // a missing remote directory
+  spec->pull = (work_ / "missing").string();
+  r = run_one(make_job("cn1", spec));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find("No such file"), std::string::npos) << r.message;
 }
 
 TEST_F(transfer_test, a_script_is_copied_run_with_its_arguments_and_removed) {
