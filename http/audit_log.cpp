@@ -1,8 +1,10 @@
 #include "http/audit_log.hpp"
 
 #include <ctime>
+#include <fcntl.h>
 #include <iostream>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "http/json_writer.hpp"
 #include "store/credentials.hpp"
@@ -54,11 +56,17 @@ std::string audit_log::bounded(const std::string& text, size_t max) {
 bool audit_log::open() {
   out_.close();
   out_.clear();
+  // created 0600 from the start: a new file (after logrotate) is never readable by others,
+  // not even for the moment an ofstream's umask-made file would be
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+  }
   out_.open(path_, std::ios::app);
   if (!out_.is_open()) {
     return false;
   }
-  std::error_code ec; // a file we cannot chmod or size is still written
+  std::error_code ec; // a file we cannot chmod or size is still written (an older file: 0600)
   std::filesystem::permissions(
     path_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
   auto size = std::filesystem::file_size(path_, ec);
