@@ -8,16 +8,13 @@
 #include <algorithm>
 #include <fstream>
 
-#include "../store/temp_home.hpp"
-#include "../support/bmc_farm.hpp"
-#include "../support/daemon.hpp"
-#include "../support/https_client.hpp"
+#include "../support/farm_suite.hpp"
 
 namespace {
 
 using cws::test::run_tool;
 
-class eventlog_test : public ::testing::Test {
+class eventlog_test : public cws::test::farm_suite<eventlog_test> {
  protected:
   static void SetUpTestSuite() {
     if (!cws::test::have_ipmi_sim()) {
@@ -46,42 +43,13 @@ class eventlog_test : public ::testing::Test {
     d_->start();
   }
 
-  static void TearDownTestSuite() {
-    if (d_ != nullptr) {
-      d_->stop();
-    }
-    delete d_;
-    delete farm_;
-    delete dir_;
-  }
-
-  void SetUp() override {
-    if (d_ == nullptr) {
-      GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
-    }
-  }
-
-  cws::test::reply call(const std::string& method, const std::string& path,
-                        const std::string& body = {}, const std::string& extra = {}) {
-    cws::test::https_client client{d_->ca(), d_->port()};
-    return client.request(method, d_->url(path, extra), body);
-  }
-
   /// A temperature threshold event of `sensor` in BMC `i`'s log.
   static void add_event(size_t i, int sensor) {
     auto out = farm_->emu(i, "sel_add 0x20 2 0 0 0 0 0x20 0 4 0x01 " + std::to_string(sensor)
                                + " 0x01 0x09 0x50 0x60");
     ASSERT_NE(out.find("Added record"), std::string::npos) << out;
   }
-
-  static cws::test::temp_dir* dir_;
-  static cws::test::bmc_farm* farm_;
-  static cws::test::daemon* d_;
 };
-
-cws::test::temp_dir* eventlog_test::dir_ = nullptr;
-cws::test::bmc_farm* eventlog_test::farm_ = nullptr;
-cws::test::daemon* eventlog_test::d_ = nullptr;
 
 constexpr const char* event_0x30 = "Temperature, Upper Critical - going high (Sensor 0x30)";
 

@@ -8,16 +8,13 @@
 #include <chrono>
 #include <fstream>
 
-#include "../store/temp_home.hpp"
-#include "../support/bmc_farm.hpp"
-#include "../support/daemon.hpp"
-#include "../support/https_client.hpp"
+#include "../support/farm_suite.hpp"
 
 namespace {
 
 using cws::test::run_tool;
 
-class hardware_test : public ::testing::Test {
+class hardware_test : public cws::test::farm_suite<hardware_test> {
  protected:
   static void SetUpTestSuite() {
     if (!cws::test::have_ipmi_sim()) {
@@ -62,36 +59,7 @@ class hardware_test : public ::testing::Test {
     run_tool(home, "mkdef nobmc groups=all mgt=ipmi");
     d_->start();
   }
-
-  static void TearDownTestSuite() {
-    if (d_ != nullptr) {
-      d_->stop();
-    }
-    delete d_;
-    delete farm_;
-    delete dir_;
-  }
-
-  void SetUp() override {
-    if (d_ == nullptr) {
-      GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
-    }
-  }
-
-  cws::test::reply call(const std::string& method, const std::string& path,
-                        const std::string& body = {}, const std::string& extra = {}) {
-    cws::test::https_client client{d_->ca(), d_->port()};
-    return client.request(method, d_->url(path, extra), body);
-  }
-
-  static cws::test::temp_dir* dir_;
-  static cws::test::bmc_farm* farm_;
-  static cws::test::daemon* d_;
 };
-
-cws::test::temp_dir* hardware_test::dir_ = nullptr;
-cws::test::bmc_farm* hardware_test::farm_ = nullptr;
-cws::test::daemon* hardware_test::d_ = nullptr;
 
 TEST_F(hardware_test, power_get_and_put_in_xcat_shapes) {
   farm_->set_power(1, true);

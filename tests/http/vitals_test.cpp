@@ -8,17 +8,14 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "../store/temp_home.hpp"
 #include "../support/bmc_content.hpp"
-#include "../support/bmc_farm.hpp"
-#include "../support/daemon.hpp"
-#include "../support/https_client.hpp"
+#include "../support/farm_suite.hpp"
 
 namespace {
 
 using cws::test::run_tool;
 
-class vitals_test : public ::testing::Test {
+class vitals_test : public cws::test::farm_suite<vitals_test> {
  protected:
   static void SetUpTestSuite() {
     if (!cws::test::have_ipmi_sim() || ::access("/usr/bin/sdrcomp", X_OK) != 0) {
@@ -51,34 +48,10 @@ class vitals_test : public ::testing::Test {
     d_->start();
   }
 
-  static void TearDownTestSuite() {
-    if (d_ != nullptr) {
-      d_->stop();
-    }
-    delete d_;
-    delete farm_;
-    delete dir_;
+  static cws::test::reply call(const std::string& path, const std::string& extra = {}) {
+    return farm_suite::call("GET", path, {}, extra);
   }
-
-  void SetUp() override {
-    if (d_ == nullptr) {
-      GTEST_SKIP() << "ipmi_sim and sdrcomp (package openipmi) are not installed";
-    }
-  }
-
-  cws::test::reply call(const std::string& path, const std::string& extra = {}) {
-    cws::test::https_client client{d_->ca(), d_->port()};
-    return client.request("GET", d_->url(path, extra), {});
-  }
-
-  static cws::test::temp_dir* dir_;
-  static cws::test::bmc_farm* farm_;
-  static cws::test::daemon* d_;
 };
-
-cws::test::temp_dir* vitals_test::dir_ = nullptr;
-cws::test::bmc_farm* vitals_test::farm_ = nullptr;
-cws::test::daemon* vitals_test::d_ = nullptr;
 
 TEST_F(vitals_test, vitals_are_key_value_pairs_with_the_values_set) {
   auto r = call("/nodes/sensed/vitals/temp;voltage");
