@@ -12,6 +12,7 @@
 
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
+#include "base/task_thread.hpp"
 #include "store/error.hpp"
 
 namespace cws::actors {
@@ -50,6 +51,9 @@ using writer_actor
 struct writer_state {
   pending_writes queue;
   bool commit_scheduled = false;
+  /// Makes commits durable and answers their writes, in commit order, while the writer goes
+  /// on with the next batch (only when the database defers its meta-page flush).
+  std::shared_ptr<base::task_thread> syncer;
   static inline const char* name = "store-writer";
 };
 
@@ -137,8 +141,30 @@ base::log_burst& failed_commits() {
 }
 
 /// Commits up to max_batch queued writes in one transaction, then hands on each result.
-void commit(writer_actor::stateful_pointer<writer_state> self, store::database& db,
-            const store_config& cfg) {
+/// Answers a committed batch once the database has flushed it (on the syncer's thread): a
+/// change is never reported before it is durable. A failed flush fails the batch's writes.
+void answer_when_durable(const std::shared_ptr<store::database>& db,
+                         std::shared_ptr<pending_writes> batch,
+                         std::shared_ptr<std::vector<api_result>> results) {
+  try {
+    db->env().sync();
+  } catch (const std::exception& e) {
+    failed_commits().note(std::string{"a commit could not be flushed to disk: "} + e.what());
+    for (auto& r : *results) {
+      if (r.ok()) {
+        r = api_result::failure(api::errc::unavailable,
+                                std::string{"The change could not be made durable: "} + e.what());
+      }
+    }
+  }
+  for (size_t i = 0; i < batch->size(); ++i) {
+    (*(*batch)[i].done)(std::move((*results)[i]));
+  }
+}
+
+void commit(writer_actor::stateful_pointer<writer_state> self,
+            const std::shared_ptr<store::database>& dbp, const store_config& cfg) {
+  auto& db = *dbp;
   auto& st = self->state;
   st.commit_scheduled = false;
   pending_writes batch;
@@ -196,6 +222,13 @@ void commit(writer_actor::stateful_pointer<writer_state> self, store::database& 
       r = api_result::failure(api::errc::unavailable, e.what());
     }
   }
+  if (self->state.syncer
+      && std::any_of(results.begin(), results.end(), [](const api_result& r) { return r.ok(); })) {
+    auto b = std::make_shared<pending_writes>(std::move(batch));
+    auto rs = std::make_shared<std::vector<api_result>>(std::move(results));
+    self->state.syncer->post([dbp, b, rs] { answer_when_durable(dbp, b, rs); });
+    return;
+  }
   for (size_t i = 0; i < batch.size(); ++i) {
     (*batch[i].done)(std::move(results[i]));
   }
@@ -203,6 +236,9 @@ void commit(writer_actor::stateful_pointer<writer_state> self, store::database& 
 
 writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
+  if (db->env().defers_meta_sync()) {
+    self->state.syncer = std::make_shared<base::task_thread>();
+  }
   return {
     [=](batch_atom, pending_writes& writes) {
       auto& st = self->state;
@@ -213,7 +249,7 @@ writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_st
         self->send(self, commit_atom::value);
       }
     },
-    [=](commit_atom) { commit(self, *db, cfg); },
+    [=](commit_atom) { commit(self, db, cfg); },
   };
 }
 

@@ -151,7 +151,9 @@ int serve(const base::parsed_args& args) {
                                      : std::filesystem::path{local};
   cfg.local_socket_required = !local.empty() && local != "off";
 
-  auto db = std::make_shared<store::database>(home.db());
+  store::lmdb_options dbo;
+  dbo.defer_meta_sync = true; // the writer answers after its own sync (actors/store_actor.cpp)
+  auto db = std::make_shared<store::database>(home.db(), dbo);
   raise_file_limit();
   auto drivers = std::make_shared<api::drivers>();
   drivers->shell = api::shell_settings(settings, home.dir);

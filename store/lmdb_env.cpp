@@ -52,6 +52,8 @@ lmdb_env::lmdb_env(const std::filesystem::path& dir, lmdb_options opts) : opts_(
     unsigned flags = MDB_NOTLS;
     if (!opts.durable) {
       flags |= MDB_NOSYNC;
+    } else if (opts.defer_meta_sync) {
+      flags |= MDB_NOMETASYNC;
     }
     check_lmdb(mdb_env_open(env_, dir.c_str(), flags, 0600), "cannot open database");
     // A process killed mid-read leaves its reader slot behind; a stale slot pins old pages.
@@ -66,6 +68,10 @@ lmdb_env::lmdb_env(const std::filesystem::path& dir, lmdb_options opts) : opts_(
 
 lmdb_env::~lmdb_env() {
   mdb_env_close(env_);
+}
+
+void lmdb_env::sync() const {
+  check_lmdb(mdb_env_sync(env_, 1), "mdb_env_sync");
 }
 
 void lmdb_env::copy_to(const std::filesystem::path& dir) const {

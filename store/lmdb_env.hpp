@@ -22,6 +22,11 @@ struct lmdb_options {
   unsigned max_readers = 1022;
   /// fsync on every commit. Only benchmarks and throwaway homes turn this off.
   bool durable = true;
+  /// With `durable`: a commit flushes its data pages but leaves the meta page that makes it
+  /// the current state to a later `sync` (LMDB's MDB_NOMETASYNC; integrity is kept, a crash
+  /// before the sync undoes the commit). The daemon's writer then tells the writers their
+  /// commit is durable only after `sync`, which runs beside the next commit.
+  bool defer_meta_sync = false;
 };
 
 /// Owns one LMDB environment (a directory holding data.mdb and lock.mdb).
@@ -52,6 +57,16 @@ class lmdb_env {
 
   /// Current map size in bytes.
   size_t map_size() const;
+
+  /// Flushes every commit made so far to disk (fdatasync; with `defer_meta_sync` the only way
+  /// a commit becomes durable). Any thread, also while a write transaction runs.
+  /// @throws cws::store::error on failure.
+  void sync() const;
+
+  /// True when commits leave the meta page's flush to `sync` (`defer_meta_sync`).
+  bool defers_meta_sync() const noexcept {
+    return opts_.durable && opts_.defer_meta_sync;
+  }
 
   /// Writes a consistent, compacted copy of the environment (one read snapshot, as
   /// `mdb_copy -c`) to `data.mdb` in the existing empty directory `dir`. Writers go on
