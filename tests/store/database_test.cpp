@@ -32,6 +32,28 @@ TEST(database, put_get_erase_and_sorted_scan) {
   EXPECT_TRUE(txn.exists(object_type::network, "net1"));
 }
 
+TEST(database, deferred_meta_sync_commits_are_seen_at_once_and_kept_after_sync) {
+  cws::test::temp_dir dir;
+  lmdb_options o;
+  o.defer_meta_sync = true;
+  {
+    database db{dir.path, o};
+    EXPECT_TRUE(db.env().defers_meta_sync());
+    db.write([](write_txn& t) { t.put(object_type::node, "n1", {{"groups", "all"}}); });
+    EXPECT_TRUE(db.read().exists(object_type::node, "n1")); // visible before the flush
+    db.env().sync();
+    db.write([](write_txn& t) { t.put(object_type::node, "n2", {{"groups", "all"}}); });
+    db.env().sync();
+  }
+  database again{dir.path}; // an ordinary open sees both
+  EXPECT_FALSE(again.env().defers_meta_sync());
+  EXPECT_EQ(again.read().names(object_type::node), (std::vector<std::string>{"n1", "n2"}));
+  lmdb_options nosync;
+  nosync.durable = false;
+  nosync.defer_meta_sync = true; // meaningless without durability
+  EXPECT_FALSE(database(dir.path / "other", nosync).env().defers_meta_sync());
+}
+
 TEST(database, empty_values_are_not_stored) {
   cws::test::temp_dir dir;
   database db{dir.path};
