@@ -97,3 +97,33 @@ rss_mib() {
 }
 
 TICKS=$(getconf CLK_TCK)
+
+# now; secs A B: the wall clock, and B - A in seconds with 3 decimals
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
+
+# wait_udp_bound FIRST COUNT: waits (10 s at most) until the COUNT UDP ports from FIRST are
+# bound (a farm of ipmi_sim BMCs). /proc/net/udp has them in hex, read by bash: Debian's
+# default awk (mawk) has no strtonum.
+wait_udp_bound() {
+  local first=$1 count=$2 c p
+  for _ in $(seq 500); do
+    c=0
+    for p in $(awk 'NR > 1 {split($2, a, ":"); print a[2]}' /proc/net/udp); do
+      ((16#$p >= first && 16#$p < first + count)) && c=$((c + 1))
+    done
+    ((c >= count)) && return 0
+    sleep 0.02
+  done
+}
+
+# define_bmc_nodes PORT...: nodes b0000, b0001, ... in group bmcs (mgt=ipmi, user admin,
+# password secret), one per BMC listening on 127.0.0.1:PORT
+define_bmc_nodes() {
+  clusterctl mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret >/dev/null
+  local i=0 port
+  for port in "$@"; do
+    printf 'b%04d:\n    objtype=node\n    groups=bmcs,all\n    bmc=127.0.0.1\n    bmcport=%s\n' "$i" "$port"
+    i=$((i + 1))
+  done | clusterctl mkdef -z >/dev/null
+}

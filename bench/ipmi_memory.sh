@@ -36,10 +36,7 @@ for i in $(seq 0 $((BMCS - 1))); do
   ipmi_sim -c "$d/lan.conf" -f "$d/cmds.emu" -s "$d/state" -n >"$d/sim.log" 2>&1 &
   PIDS+=("$!")
 done
-for _ in $(seq 500); do
-  [[ $(awk 'NR > 1 {split($2, a, ":"); p = strtonum("0x" a[2]); if (p >= 31000 && p < 31000 + n) c++} END {print c + 0}' n="$BMCS" /proc/net/udp 2>/dev/null || echo 0) -ge $BMCS ]] && break
-  sleep 0.02
-done
+wait_udp_bound 31000 "$BMCS"
 
 home=$WORK/home
 pw=benchpw

@@ -32,9 +32,6 @@ init_home "$home" "$pw"
   done
 } | clusterctl mkdef -z >/dev/null
 
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
-
 t0=$(now)
 ok=0
 for i in $(seq 0 $((N - 1))); do

@@ -52,25 +52,13 @@ CONF
   SIMS[$i]=$!
   PIDS+=("$!")
 done
-# every BMC bound
-for _ in $(seq 500); do
-  [[ $(awk 'NR > 1 {split($2, a, ":"); p = strtonum("0x" a[2]); if (p >= 30000 && p < 30000 + n) c++} END {print c + 0}' n="$N" /proc/net/udp 2>/dev/null || echo 0) -ge $N ]] && break
-  sleep 0.02
-done
+wait_udp_bound 30000 "$N"
 
 home=$WORK/home
 pw=benchpw
 init_home "$home" "$pw"
 clusterctl chdef -t site clustersite ipmitimeout=1 ipmiretries=2 >/dev/null
-clusterctl mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret >/dev/null
-{
-  for i in $(seq 0 $((N - 1))); do
-    printf 'b%04d:\n    objtype=node\n    groups=bmcs,all\n    bmc=127.0.0.1\n    bmcport=%s\n' "$i" "${PORTS[$i]}"
-  done
-} | clusterctl mkdef -z >/dev/null
-
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
+define_bmc_nodes "${PORTS[@]}"
 
 # sequential ipmitool loop (each call: a new RMCP+ session)
 t0=$(now)

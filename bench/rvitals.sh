@@ -61,31 +61,13 @@ CONF
   ipmi_sim -c "$d/lan.conf" -f "$d/cmds.emu" -s "$d/state" -n >"$d/sim.log" 2>&1 &
   PIDS+=("$!")
 done
-bound() { # BMCs whose port is bound (/proc/net/udp has them in hex)
-  local c=0 p
-  for p in $(awk 'NR > 1 {split($2, a, ":"); print a[2]}' /proc/net/udp); do
-    ((16#$p >= 31000 && 16#$p < 31000 + N)) && c=$((c + 1))
-  done
-  echo "$c"
-}
-for _ in $(seq 500); do
-  (($(bound) >= N)) && break
-  sleep 0.02
-done
+wait_udp_bound 31000 "$N"
 
 home=$WORK/home
 pw=benchpw
 init_home "$home" "$pw"
 clusterctl chdef -t site clustersite ipmitimeout=2 ipmiretries=3 >/dev/null
-clusterctl mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret >/dev/null
-{
-  for i in $(seq 0 $((N - 1))); do
-    printf 'b%04d:\n    objtype=node\n    groups=bmcs,all\n    bmc=127.0.0.1\n    bmcport=%s\n' "$i" "${PORTS[$i]}"
-  done
-} | clusterctl mkdef -z >/dev/null
-
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
+define_bmc_nodes "${PORTS[@]}"
 
 t0=$(now)
 ok=0
