@@ -31,6 +31,22 @@ std::vector<std::string> split_list(std::string_view list) {
   return out;
 }
 
+std::vector<std::string_view> split_words(std::string_view text, std::string_view separators) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find_first_of(separators, pos);
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
+    if (end > pos) {
+      out.push_back(text.substr(pos, end - pos));
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
 std::string join_list(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) {

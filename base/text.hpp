@@ -12,6 +12,9 @@ std::string_view trim(std::string_view s);
 /// Splits a comma-separated list, dropping empty items and surrounding blanks.
 std::vector<std::string> split_list(std::string_view list);
 
+/// The words of `text` between any of `separators`, empty ones dropped (views into `text`).
+std::vector<std::string_view> split_words(std::string_view text, std::string_view separators);
+
 /// Joins `items` with commas.
 std::string join_list(const std::vector<std::string>& items);
 

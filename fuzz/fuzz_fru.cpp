@@ -6,32 +6,10 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "conversation.hpp"
 #include "ipmi/fru.hpp"
 
-namespace {
-
 using namespace cws::ipmi;
-
-void converse(action& a, const uint8_t* p, size_t n) {
-  request q = a.first();
-  for (int steps = 0; steps < 8192 && n >= 2; ++steps) {
-    response r;
-    r.netfn = q.netfn;
-    r.cmd = q.cmd;
-    r.code = p[0];
-    size_t len = p[1] < n - 2 ? p[1] : n - 2;
-    r.data.assign(p + 2, p + 2 + len);
-    p += 2 + len;
-    n -= 2 + len;
-    auto s = a.next(r);
-    if (!s.next) {
-      return;
-    }
-    q = *s.next;
-  }
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) {
@@ -57,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     default: {
       auto a = inventory_action(*parse_inventory("all"), 512);
-      converse(*a, p, n);
+      cws::fuzz::converse(*a, p, n, 8192);
       break;
     }
   }

@@ -6,34 +6,11 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "conversation.hpp"
 #include "ipmi/sdr.hpp"
 #include "ipmi/sensors.hpp"
 
-namespace {
-
 using namespace cws::ipmi;
-
-/// Feeds `a` answers cut from [p, p + n): a completion code, a length, that many data bytes.
-void converse(action& a, const uint8_t* p, size_t n) {
-  request q = a.first();
-  for (int steps = 0; steps < 4096 && n >= 2; ++steps) {
-    response r;
-    r.netfn = q.netfn;
-    r.cmd = q.cmd;
-    r.code = p[0];
-    size_t len = p[1] < n - 2 ? p[1] : n - 2;
-    r.data.assign(p + 2, p + 2 + len);
-    p += 2 + len;
-    n -= 2 + len;
-    auto s = a.next(r);
-    if (!s.next) {
-      return;
-    }
-    q = *s.next;
-  }
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) {
@@ -62,10 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto cache = std::make_shared<sdr_cache>(4);
       auto f = parse_vitals("all");
       auto a = vitals_action(*f, cache, "bmc", {64});
-      converse(*a, p, n);
+      cws::fuzz::converse(*a, p, n, 4096);
       // the same answers again: now from the cache when the repository matched
       auto again = vitals_action(*parse_vitals("temp power"), cache, "bmc", {64});
-      converse(*again, p, n);
+      cws::fuzz::converse(*again, p, n, 4096);
       break;
     }
     default: (void)chassis_lines(bytes(p, p + n)); break;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/text.hpp"
 #include "ipmi/sdr.hpp"
 
 namespace cws::ipmi {
@@ -402,14 +403,7 @@ fru_parse parse_fru(const uint8_t* d, size_t size) {
 std::optional<inventory_filter> parse_inventory(std::string_view words, std::string* unknown) {
   inventory_filter f;
   bool none = true;
-  size_t i = 0;
-  while (i < words.size()) {
-    size_t end = words.find_first_of(" ,;", i);
-    auto w = words.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-    i = end == std::string_view::npos ? words.size() : end + 1;
-    if (w.empty()) {
-      continue;
-    }
+  for (auto w : base::split_words(words, " ,;")) {
     none = false;
     if (w == "all") {
       f.model = f.serial = f.asset = f.misc = f.deviceid = f.mprom = f.guid = f.firmware = f.hw

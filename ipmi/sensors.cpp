@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/text.hpp"
+
 namespace cws::ipmi {
 
 namespace {
@@ -339,14 +341,7 @@ std::optional<vitals_filter> parse_vitals(std::string_view words) {
   vitals_filter f;
   bool any = false;
   bool none = true;
-  size_t i = 0;
-  while (i < words.size()) {
-    size_t end = words.find_first_of(" ,;", i);
-    auto w = words.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
-    i = end == std::string_view::npos ? words.size() : end + 1;
-    if (w.empty()) {
-      continue;
-    }
+  for (auto w : base::split_words(words, " ,;")) {
     none = false;
     auto has = [&w](const char* part) {
       return w.find(part) != std::string_view::npos;

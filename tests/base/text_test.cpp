@@ -1,0 +1,17 @@
+#include "base/text.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using sv = std::string_view;
+
+TEST(Text, SplitWordsDropsEmptyWordsBetweenAnySeparator) {
+  EXPECT_EQ(cws::base::split_words("temp, volt;;fan  ", " ,;"),
+            (std::vector<sv>{"temp", "volt", "fan"}));
+  EXPECT_TRUE(cws::base::split_words("", " ,;").empty());
+  EXPECT_TRUE(cws::base::split_words(" ;, ", " ,;").empty());
+  EXPECT_EQ(cws::base::split_words("all", " "), (std::vector<sv>{"all"}));
+}
+
+} // namespace
