@@ -8,6 +8,7 @@ using base::setting_kind;
 
 constexpr auto num = setting_kind::number;
 constexpr auto text = setting_kind::text;
+constexpr auto retired = setting_kind::retired;
 constexpr unsigned long long day = 86400;
 
 /// A path setting, or its computed default when it is not set.
@@ -63,12 +64,6 @@ const base::settings_schema& settings_schema() {
      "refused requests are written as one summary line per period at most"},
     {"audit_log_max_bytes", num, "1073741824", 4096, 1ULL << 50,
      "the audit log is moved to audit.log.1 when it would grow past this"},
-    // -- actor scheduler
-    {"caf_threads", num, "0", 0, 256, "actor scheduler threads (0: one per core)"},
-    {"caf_moderate_polls", num, "0", 0, 1000000,
-     "scheduler polls with 50 us sleeps before blocking"},
-    {"caf_aggressive_polls", num, "200", 0, 1000000,
-     "scheduler busy polls before the moderate phase"},
     // -- nodeshell and xdsh
     {"ssh_fanout", num, "64", 1, 65536, "nodes worked on at once when the request does not say"},
     {"ssh_fanout_max", num, "1024", 1, 65536, "the most a request may ask for"},
@@ -137,6 +132,10 @@ const base::settings_schema& settings_schema() {
      "error|warning|notice|info|debug"},
     {"log_summary_seconds", num, "60", 1, day,
      "repeated failures (TLS handshakes, 503s, commits) are summarised once per period"},
+    // -- retired: accepted with any value and ignored; the daemon warns when one is set
+    {"caf_threads", retired, "", 0, 0, "the io threads run the actors (io_threads)"},
+    {"caf_moderate_polls", retired, "", 0, 0, "the io threads run the actors, no worker polls"},
+    {"caf_aggressive_polls", retired, "", 0, 0, "the io threads run the actors, no worker polls"},
   };
   return schema;
 }

@@ -19,6 +19,9 @@ const setting_spec* find_spec(const settings_schema& schema, std::string_view ke
 
 /// Why `value` is not valid for `s`, or empty.
 std::string check(const setting_spec& s, std::string_view value) {
+  if (s.kind == setting_kind::retired) {
+    return {};
+  }
   if (s.kind == setting_kind::text) {
     if (s.choices.empty()) {
       return {};
@@ -89,6 +92,10 @@ void settings::set(std::string_view key, std::string_view value, const std::stri
     throw std::invalid_argument(where + ": '" + std::string{key} + "' " + why);
   }
   values_.find(key)->second = std::string{value};
+  if (s->kind == setting_kind::retired
+      && std::find(retired_given_.begin(), retired_given_.end(), s) == retired_given_.end()) {
+    retired_given_.push_back(s);
+  }
 }
 
 const setting_spec& settings::spec(std::string_view key) const {
@@ -120,6 +127,9 @@ std::string settings::commented(const settings_schema& schema, std::string_view 
          "# commented out: remove the `#` to change one. An unknown key, a key given twice or a\n"
          "# value out of range stops the daemon with an error naming the line.\n";
   for (const auto& s : schema) {
+    if (s.kind == setting_kind::retired) {
+      continue;
+    }
     out.append("\n# ").append(s.doc);
     if (s.kind == setting_kind::number) {
       out.append(" [").append(std::to_string(s.min)).append("-").append(std::to_string(s.max));
@@ -135,6 +145,9 @@ std::string settings::commented(const settings_schema& schema, std::string_view 
 std::vector<std::string_view> settings::changed(const settings& other) const {
   std::vector<std::string_view> out;
   for (const auto& spec : *schema_) {
+    if (spec.kind == setting_kind::retired) {
+      continue;
+    }
     auto mine = values_.find(spec.key);
     auto theirs = other.values_.find(spec.key);
     auto value = [](const auto& map, auto it) {

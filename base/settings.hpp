@@ -11,8 +11,9 @@ namespace cws::base {
 
 /// What a setting's value is.
 enum class setting_kind {
-  text,   ///< any text (an address, a path, a word)
-  number, ///< a whole decimal number within [min, max]
+  text,    ///< any text (an address, a path, a word)
+  number,  ///< a whole decimal number within [min, max]
+  retired, ///< no longer used: accepted with any value and ignored (its doc says why)
 };
 
 /// One setting of a configuration file: the schema row every reader of it follows.
@@ -57,12 +58,17 @@ class settings {
   /// The value of text setting `key` (empty: its computed default applies).
   const std::string& text(std::string_view key) const;
 
+  /// The retired settings the file (or an override) sets, in the order set.
+  const std::vector<const setting_spec*>& retired_given() const {
+    return retired_given_;
+  }
+
   /// The keys whose value differs between this and `other` (of the same schema), in schema
-  /// order.
+  /// order (retired ones never).
   std::vector<std::string_view> changed(const settings& other) const;
 
-  /// The file as `clusterctl init` writes it: every setting, commented out at its default,
-  /// with its doc line and range.
+  /// The file as `clusterctl init` writes it: every setting but the retired ones, commented
+  /// out at its default, with its doc line and range.
   static std::string commented(const settings_schema& schema, std::string_view title);
 
  private:
@@ -70,6 +76,7 @@ class settings {
 
   const settings_schema* schema_;
   std::map<std::string, std::string, std::less<>> values_;
+  std::vector<const setting_spec*> retired_given_;
 };
 
 } // namespace cws::base

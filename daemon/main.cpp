@@ -19,6 +19,7 @@
 #include "base/args.hpp"
 #include "base/log.hpp"
 #include "daemon/systemd.hpp"
+#include "http/io_scheduler.hpp"
 #include "http/server.hpp"
 #include "ipmi/engine.hpp"
 #include "store/home.hpp"
@@ -66,20 +67,6 @@ http::audit_limits audit_settings(const base::settings& s) {
   al.summary_period = std::chrono::seconds(s.number("audit_summary_seconds"));
   al.max_bytes = s.number("audit_log_max_bytes");
   return al;
-}
-
-void scheduler_settings(const base::settings& s, caf::actor_system_config& acfg) {
-  // Request handling is a chain of short messages: workers that sleep 50 us between polls
-  // ("moderate" phase) add that to every hop. Spin briefly, then block on the condition
-  // variable, which enqueuing notifies.
-  acfg.set("work-stealing.moderate-poll-attempts",
-           static_cast<size_t>(s.number("caf_moderate_polls")));
-  acfg.set("work-stealing.aggressive-poll-attempts",
-           static_cast<size_t>(s.number("caf_aggressive_polls")));
-  // CAF's default is at least 4 workers, which oversubscribes a small management node
-  auto threads = static_cast<size_t>(s.number("caf_threads"));
-  acfg.set("scheduler.max-threads",
-           threads > 0 ? threads : std::max<size_t>(1, std::thread::hardware_concurrency()));
 }
 
 /// A refused start: one error line (the journal's, under systemd) and exit status 1.
@@ -139,6 +126,11 @@ int serve(const base::parsed_args& args) {
   home.require_initialized();
   auto settings = load_settings(args, home);
   base::set_log_level(*base::parse_log_level(settings.text("log_level")));
+  for (const auto* s : settings.retired_given()) {
+    base::log(base::log_level::warning,
+              home.config().string() + ": setting '" + std::string{s->key}
+                + "' is no longer used and is ignored: " + std::string{s->doc});
+  }
   http::server_config cfg;
   cfg.apply(settings);
   cfg.cert = home.pki() / "server-cert.pem";
@@ -178,7 +170,8 @@ int serve(const base::parsed_args& args) {
   ec.metrics = metrics;
 
   caf::actor_system_config acfg;
-  scheduler_settings(settings, acfg);
+  // the io threads are the actors' workers too: a request stays on one thread
+  http::io_scheduler::install(acfg, static_cast<size_t>(settings.number("io_threads")));
   caf::actor_system sys{acfg};
   auto st = actors::spawn_store(sys, db, sc);
   auto pol = actors::spawn_policy(sys, st, pc);
@@ -193,7 +186,8 @@ int serve(const base::parsed_args& args) {
                                              : std::filesystem::path{audit_path},
                         audit_settings(settings)};
   {
-    http::server srv{cfg, entry, &audit, {metrics, db, drivers->ssh}};
+    http::server srv{
+      cfg, http::io_scheduler::of(sys)->contexts(), entry, &audit, {metrics, db, drivers->ssh}};
     auto ep = srv.start();
     srv.handle_signals();
     auto url

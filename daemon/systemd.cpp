@@ -10,6 +10,9 @@ void systemd_notifier::ready(const std::string& status) {
 
 void systemd_notifier::stopping() {
   sd_notify(0, "STOPPING=1");
+  if (timer_) {
+    timer_->cancel(); // (on the timer's io thread, which outlives the notifier)
+  }
 }
 
 void systemd_notifier::start_watchdog(http::net::io_context& ioc) {

@@ -5,9 +5,9 @@
 namespace cws::http {
 
 listener::listener(std::vector<net::io_context*> iocs, std::shared_ptr<ssl::context> tls,
-                   tcp::endpoint endpoint, session_context& ctx)
+                   tcp::endpoint endpoint, std::shared_ptr<session_context> ctx)
     : iocs_(std::move(iocs)), tls_(std::move(tls)), acceptor_(iocs_.front()->get_executor()),
-      ctx_(ctx) {
+      ctx_(std::move(ctx)) {
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(net::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
@@ -46,10 +46,10 @@ void listener::on_accept(beast::error_code ec, tcp_socket socket) {
     return;
   }
   if (!ec) {
-    if (ctx_.connections.load() >= ctx_.cfg.max_connections) {
+    if (ctx_->connections.load() >= ctx_->cfg.max_connections) {
       beast::error_code ignored;
       socket.close(ignored); // over the limit: refuse rather than degrade everyone
-      ctx_.mon.refused_connections.add();
+      ctx_->mon.refused_connections.add();
     } else {
       socket.set_option(tcp::no_delay(true), ec);
       auto client = peer_address(socket);

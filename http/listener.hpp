@@ -15,7 +15,7 @@ class listener : public std::enable_shared_from_this<listener> {
   /// over all of them in turn.
   /// @throws boost::system::system_error when it cannot.
   listener(std::vector<net::io_context*> iocs, std::shared_ptr<ssl::context> tls,
-           tcp::endpoint endpoint, session_context& ctx);
+           tcp::endpoint endpoint, std::shared_ptr<session_context> ctx);
 
   /// Starts accepting.
   void run();
@@ -38,7 +38,7 @@ class listener : public std::enable_shared_from_this<listener> {
   size_t next_ = 0;
   std::shared_ptr<ssl::context> tls_;
   net::basic_socket_acceptor<tcp, io_executor> acceptor_;
-  session_context& ctx_;
+  std::shared_ptr<session_context> ctx_;
 };
 
 } // namespace cws::http

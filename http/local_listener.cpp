@@ -104,9 +104,9 @@ std::string peer_user_name(int fd) {
 }
 
 local_listener::local_listener(std::vector<net::io_context*> iocs, std::filesystem::path path,
-                               session_context& ctx)
+                               std::shared_ptr<session_context> ctx)
     : iocs_(std::move(iocs)), path_(std::move(path)), acceptor_(iocs_.front()->get_executor()),
-      ctx_(ctx) {
+      ctx_(std::move(ctx)) {
   if (path_.empty() || path_.is_relative()) {
     fail(path_, "local_socket must be an absolute path");
   }
@@ -181,10 +181,10 @@ void local_listener::on_accept(beast::error_code ec, unix_socket socket) {
     return;
   }
   if (!ec) {
-    if (ctx_.connections.load() >= ctx_.cfg.max_connections) {
+    if (ctx_->connections.load() >= ctx_->cfg.max_connections) {
       beast::error_code ignored;
       socket.close(ignored);
-      ctx_.mon.refused_connections.add();
+      ctx_->mon.refused_connections.add();
     } else {
       // (a name service lookup: cached by nscd/sssd on a cluster's head node)
       auto user = peer_user_name(socket.native_handle());

@@ -23,7 +23,7 @@ class local_listener : public std::enable_shared_from_this<local_listener> {
   /// one that answers (another daemon) or a path that is not a socket is refused.
   /// @throws std::runtime_error naming the path and the reason.
   local_listener(std::vector<net::io_context*> iocs, std::filesystem::path path,
-                 session_context& ctx);
+                 std::shared_ptr<session_context> ctx);
   /// Removes the socket if it is still the one this listener made.
   ~local_listener();
 
@@ -51,7 +51,7 @@ class local_listener : public std::enable_shared_from_this<local_listener> {
   size_t next_ = 0;
   std::filesystem::path path_;
   net::basic_socket_acceptor<unix_protocol, io_executor> acceptor_;
-  session_context& ctx_;
+  std::shared_ptr<session_context> ctx_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   bool made_ = false;

@@ -85,55 +85,43 @@ tcp::endpoint parse_endpoint(const std::string& text) {
   return {addr, static_cast<unsigned short>(port)};
 }
 
-server::server(server_config cfg, const actors::dispatcher& svc, audit_log* audit,
-               metrics_sources sources) {
-  ctx_.cfg = std::move(cfg);
-  ctx_.svc = &svc;
-  ctx_.audit = audit;
-  ctx_.sources = std::move(sources);
-  for (unsigned i = 0; i < std::max(1u, ctx_.cfg.io_threads); ++i) {
-    iocs_.push_back(std::make_unique<net::io_context>(1)); // run by exactly one thread
-    work_.push_back(net::make_work_guard(*iocs_.back()));
-  }
+server::server(server_config cfg, std::vector<net::io_context*> iocs, const actors::dispatcher& svc,
+               audit_log* audit, metrics_sources sources)
+    : iocs_(std::move(iocs)), ctx_(std::make_shared<session_context>()) {
+  ctx_->cfg = std::move(cfg);
+  ctx_->svc = &svc;
+  ctx_->audit = audit;
+  ctx_->sources = std::move(sources);
   signals_ = std::make_unique<net::signal_set>(*iocs_.front());
 }
 
 server::~server() {
-  // io objects before their contexts; the contexts (whose pending handlers may still hold
-  // sessions) before the session context those sessions count themselves in
-  drain_timer_.reset();
-  summary_timer_.reset();
-  signals_.reset();
-  listener_.reset();
-  local_.reset();
-  work_.clear();
-  iocs_.clear();
+  if (!stopped_) {
+    stop(); // (a start that failed: nothing to drain)
+    run();
+  }
 }
 
 tcp::endpoint server::start() {
   tls_ = std::make_shared<ssl::context>(ssl::context::tls_server);
-  configure_tls(*tls_, ctx_.cfg.cert, ctx_.cfg.key);
+  configure_tls(*tls_, ctx_->cfg.cert, ctx_->cfg.key);
   cert_loaded();
-  std::vector<net::io_context*> iocs;
-  for (auto& ioc : iocs_) {
-    iocs.push_back(ioc.get());
-  }
-  listener_ = std::make_shared<listener>(iocs, tls_, parse_endpoint(ctx_.cfg.listen), ctx_);
+  listener_ = std::make_shared<listener>(iocs_, tls_, parse_endpoint(ctx_->cfg.listen), ctx_);
   listener_->run();
-  start_local(iocs);
+  start_local(iocs_);
   summary_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
   summarise_logs();
   return listener_->local_endpoint();
 }
 
 void server::start_local(const std::vector<net::io_context*>& iocs) {
-  if (ctx_.cfg.local_socket.empty()) {
+  if (ctx_->cfg.local_socket.empty()) {
     return;
   }
   try {
-    local_ = std::make_shared<local_listener>(iocs, ctx_.cfg.local_socket, ctx_);
+    local_ = std::make_shared<local_listener>(iocs, ctx_->cfg.local_socket, ctx_);
   } catch (const std::exception& e) {
-    if (ctx_.cfg.local_socket_required) {
+    if (ctx_->cfg.local_socket_required) {
       throw;
     }
     base::log(base::log_level::warning,
@@ -141,13 +129,13 @@ void server::start_local(const std::vector<net::io_context*>& iocs) {
     return;
   }
   local_->run();
-  base::log(base::log_level::notice, "local tools connect to " + ctx_.cfg.local_socket.string());
+  base::log(base::log_level::notice, "local tools connect to " + ctx_->cfg.local_socket.string());
 }
 
 void server::summarise_logs() {
-  summary_timer_->expires_after(ctx_.cfg.log_summary);
+  summary_timer_->expires_after(ctx_->cfg.log_summary);
   summary_timer_->async_wait([this](beast::error_code ec) {
-    base::log_burst::flush_all(ctx_.cfg.log_summary);
+    base::log_burst::flush_all(ctx_->cfg.log_summary);
     if (!ec) {
       summarise_logs();
     }
@@ -162,14 +150,7 @@ void server::handle_signals() {
 }
 
 void server::run() {
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < iocs_.size(); ++i) {
-    threads.emplace_back([this, i] { iocs_[i]->run(); });
-  }
-  iocs_.front()->run();
-  for (auto& t : threads) {
-    t.join();
-  }
+  finished_.get_future().wait();
 }
 
 void server::wait_for_signal() {
@@ -182,8 +163,8 @@ void server::wait_for_signal() {
       return;
     }
     // logrotate's postrotate: continue the audit log in a new file
-    if (ctx_.audit != nullptr) {
-      if (ctx_.audit->reopen()) {
+    if (ctx_->audit != nullptr) {
+      if (ctx_->audit->reopen()) {
         base::log(base::log_level::notice, "audit log reopened");
       } else {
         base::log(base::log_level::error, "cannot reopen the audit log");
@@ -200,31 +181,34 @@ void server::wait_for_signal() {
 void server::reload_tls() {
   try {
     auto next = std::make_shared<ssl::context>(ssl::context::tls_server);
-    configure_tls(*next, ctx_.cfg.cert, ctx_.cfg.key);
+    configure_tls(*next, ctx_->cfg.cert, ctx_->cfg.key);
     tls_ = next;
     if (listener_) {
       listener_->set_tls(std::move(next));
     }
-    base::log(base::log_level::notice, "certificate " + ctx_.cfg.cert.string() + " loaded");
+    base::log(base::log_level::notice, "certificate " + ctx_->cfg.cert.string() + " loaded");
     cert_loaded();
   } catch (const std::exception& e) {
     base::log(base::log_level::error, "kept the certificate in use: cannot load "
-                                        + ctx_.cfg.cert.string() + " with " + ctx_.cfg.key.string()
-                                        + ": " + e.what());
+                                        + ctx_->cfg.cert.string() + " with "
+                                        + ctx_->cfg.key.string() + ": " + e.what());
   }
 }
 
 void server::cert_loaded() {
-  warn_if_expiring(ctx_.cfg.cert);
-  auto left = seconds_until_expiry(ctx_.cfg.cert);
-  ctx_.mon.certificate_expiry = left ? std::chrono::duration_cast<std::chrono::seconds>(
-                                         std::chrono::system_clock::now().time_since_epoch())
-                                           .count()
-                                         + *left
-                                     : 0;
+  warn_if_expiring(ctx_->cfg.cert);
+  auto left = seconds_until_expiry(ctx_->cfg.cert);
+  ctx_->mon.certificate_expiry = left ? std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                            .count()
+                                          + *left
+                                      : 0;
 }
 
 void server::stop() {
+  if (stopped_.exchange(true)) {
+    return; // (a second signal)
+  }
   net::post(*iocs_.front(), [this] {
     if (on_stop_) {
       on_stop_();
@@ -245,13 +229,31 @@ void server::stop() {
   });
 }
 
+void server::finish() {
+  // the io objects go on their own thread; sessions left see `stopped` from their next event
+  // on and touch neither the actors nor the audit log again
+  drain_timer_.reset();
+  summary_timer_.reset();
+  signals_.reset();
+  listener_.reset();
+  local_.reset();
+  ctx_->stopped = true;
+  // once every io thread ran a handler queued after the flag, none is still inside a session
+  // handler that read it unset: then the actors and the audit log may go
+  auto left = std::make_shared<std::atomic<size_t>>(iocs_.size());
+  for (auto* ioc : iocs_) {
+    net::post(*ioc, [this, left] {
+      if (--*left == 0) {
+        finished_.set_value();
+      }
+    });
+  }
+}
+
 void server::drain(int rounds) {
   // requests in progress get up to 5 s; idle keep-alive connections are not waited for
-  if (rounds == 0 || ctx_.connections.load() == 0) {
-    work_.clear();
-    for (auto& ioc : iocs_) {
-      ioc->stop();
-    }
+  if (rounds == 0 || ctx_->connections.load() == 0) {
+    finish();
     return;
   }
   drain_timer_->expires_after(std::chrono::milliseconds(100));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -15,13 +16,15 @@
 
 namespace cws::http {
 
-/// The HTTPS server: TLS context, listener and io threads.
+/// The HTTPS server: TLS context, listeners and the sessions, on the io threads of the
+/// actor system (http/io_scheduler).
 class server {
  public:
-  /// `svc` (and `audit`, if given) must outlive the server. The metrics page reads `sources`
-  /// besides the server's own counters.
-  server(server_config cfg, const actors::dispatcher& svc, audit_log* audit = nullptr,
-         metrics_sources sources = {});
+  /// Serves on `iocs` (each run by one thread until after the server is gone: the io
+  /// scheduler's). `svc` (and `audit`, if given) must outlive the server. The metrics page
+  /// reads `sources` besides the server's own counters.
+  server(server_config cfg, std::vector<net::io_context*> iocs, const actors::dispatcher& svc,
+         audit_log* audit = nullptr, metrics_sources sources = {});
   ~server();
 
   /// Loads the certificate, binds and starts accepting, on the local socket too (when
@@ -35,10 +38,12 @@ class server {
   /// READY): a signal sent then must find the handler, not the default action.
   void handle_signals();
 
-  /// Runs the io threads until stop().
+  /// Waits until a stop() finished.
   void run();
 
   /// Stops accepting, lets requests in progress finish (a few seconds at most), then ends run().
+  /// Sessions left (idle keep-alive ones, or calls past the drain) do nothing more: they
+  /// close at their next event or go with the io threads.
   void stop();
 
   /// The first io thread's context (accepting, signals): for timers run beside the server,
@@ -60,6 +65,8 @@ class server {
 
  private:
   void drain(int rounds);
+  /// The end of a stop: every session stands still, then run() returns.
+  void finish();
   /// Opens the local socket (server_config::local_socket).
   void start_local(const std::vector<net::io_context*>& iocs);
   void wait_for_signal();
@@ -67,15 +74,17 @@ class server {
   void summarise_logs();
 
   /// One io_context per io thread (the first also accepts and handles signals).
-  std::vector<std::unique_ptr<net::io_context>> iocs_;
-  std::vector<net::executor_work_guard<io_executor>> work_;
+  std::vector<net::io_context*> iocs_;
+  std::promise<void> finished_;
+  std::atomic<bool> stopped_{false};
   /// Loads the certificate and key again (SIGHUP); the old ones stay if they cannot be read.
   void reload_tls();
   /// After a certificate was loaded: warn if it expires soon; its expiry for the metrics.
   void cert_loaded();
 
   std::shared_ptr<ssl::context> tls_;
-  session_context ctx_;
+  /// Shared with the sessions, which may outlive the server (see stop()).
+  std::shared_ptr<session_context> ctx_;
   std::shared_ptr<listener> listener_;
   std::shared_ptr<local_listener> local_;
   std::unique_ptr<net::signal_set> signals_;

@@ -25,6 +25,9 @@ struct session_context {
   audit_log* audit = nullptr;
   server_config cfg;
   std::atomic<size_t> connections{0};
+  /// Set when the server stopped: a session then closes at its next event, using neither
+  /// `svc` nor `audit` (which may be gone).
+  std::atomic<bool> stopped{false};
   /// Requests, latency, TLS failures, 503s: counted and logged.
   monitor mon;
   /// What the metrics page reads besides `mon`.
@@ -57,12 +60,13 @@ template<class NextLayer>
 class basic_session : public std::enable_shared_from_this<basic_session<NextLayer>> {
  public:
   /// A session over `next` for the peer at address `client` (policy, audit log).
-  basic_session(NextLayer&& next, ssl::context& tls, session_context& ctx, std::string client);
+  basic_session(NextLayer&& next, ssl::context& tls, std::shared_ptr<session_context> ctx,
+                std::string client);
   /// A plain session on the local socket for the Unix user `peer_user` (empty: the kernel
   /// named a uid without a name, which authenticates as nobody).
   /// (A template: the TLS sessions, instantiated whole, never have it.)
   template<class L = NextLayer, std::enable_if_t<!session_transport<L>::tls, int> = 0>
-  basic_session(NextLayer&& next, session_context& ctx, std::string peer_user);
+  basic_session(NextLayer&& next, std::shared_ptr<session_context> ctx, std::string peer_user);
   ~basic_session();
 
   /// Starts the handshake on the session's io thread.
@@ -117,7 +121,7 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// The response being written.
   std::string head_;
   std::string body_;
-  session_context& ctx_;
+  std::shared_ptr<session_context> ctx_;
   std::string client_;
   /// On the local socket: the caller's Unix user, its only credential.
   std::string peer_user_;

@@ -84,25 +84,25 @@ void close(Stream& s) {
 } // namespace detail
 
 template<class NextLayer>
-basic_session<NextLayer>::basic_session(NextLayer&& next, ssl::context& tls, session_context& ctx,
-                                        std::string client)
-    : stream_(std::move(next), tls), ctx_(ctx), client_(std::move(client)),
+basic_session<NextLayer>::basic_session(NextLayer&& next, ssl::context& tls,
+                                        std::shared_ptr<session_context> ctx, std::string client)
+    : stream_(std::move(next), tls), ctx_(std::move(ctx)), client_(std::move(client)),
       deadline_(stream_.get_executor()) {
-  ++ctx_.connections;
+  ++ctx_->connections;
 }
 
 template<class NextLayer>
 template<class L, std::enable_if_t<!session_transport<L>::tls, int>>
-basic_session<NextLayer>::basic_session(NextLayer&& next, session_context& ctx,
+basic_session<NextLayer>::basic_session(NextLayer&& next, std::shared_ptr<session_context> ctx,
                                         std::string peer_user)
-    : stream_(std::move(next)), ctx_(ctx), client_("local"), peer_user_(std::move(peer_user)),
-      deadline_(stream_.get_executor()) {
-  ++ctx_.connections;
+    : stream_(std::move(next)), ctx_(std::move(ctx)), client_("local"),
+      peer_user_(std::move(peer_user)), deadline_(stream_.get_executor()) {
+  ++ctx_->connections;
 }
 
 template<class NextLayer>
 basic_session<NextLayer>::~basic_session() {
-  --ctx_.connections;
+  --ctx_->connections;
 }
 
 template<class NextLayer>
@@ -116,7 +116,7 @@ void basic_session<NextLayer>::on_run() {
   if constexpr (!tls_) {
     do_read(); // the local socket: no TLS, the kernel named the peer
   } else {
-    detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.handshake_timeout);
+    detail::expire_after(beast::get_lowest_layer(stream_), ctx_->cfg.handshake_timeout);
     // a look at the first bytes tells plain HTTP (answered, in plain HTTP) from a TLS hello
     beast::async_detect_ssl(
       stream_.next_layer(), buffer_,
@@ -128,7 +128,7 @@ template<class NextLayer>
 void basic_session<NextLayer>::on_detect(beast::error_code ec, bool tls) {
   if (ec) {
     if (ec == beast::error::timeout) {
-      ctx_.mon.tls_failed(monitor::tls_failure::timeout, client_, "no TLS hello in time");
+      ctx_->mon.tls_failed(monitor::tls_failure::timeout, client_, "no TLS hello in time");
     }
     // else: closed before saying anything (a port probe, a health check): nothing to report
     return;
@@ -144,7 +144,7 @@ void basic_session<NextLayer>::on_detect(beast::error_code ec, bool tls) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::refuse_plaintext() {
-  ctx_.mon.tls_failed(monitor::tls_failure::plain_http, client_, "plain HTTP on the HTTPS port");
+  ctx_->mon.tls_failed(monitor::tls_failure::plain_http, client_, "plain HTTP on the HTTPS port");
   version_ = 11;
   started_ = steady_timer::clock_type::now();
   auto out = render(routed{}, api::api_result::failure(
@@ -163,9 +163,9 @@ template<class NextLayer>
 void basic_session<NextLayer>::on_handshake(beast::error_code ec, std::size_t used) {
   if (ec) {
     // old TLS versions, no shared cipher, a client that gave up: counted, bursts summarised
-    ctx_.mon.tls_failed(ec == beast::error::timeout ? monitor::tls_failure::timeout
-                                                    : monitor::tls_failure::handshake,
-                        client_, ec.message());
+    ctx_->mon.tls_failed(ec == beast::error::timeout ? monitor::tls_failure::timeout
+                                                     : monitor::tls_failure::handshake,
+                         client_, ec.message());
     return;
   }
   buffer_.consume(used); // the hello detect_ssl read went into the handshake
@@ -175,16 +175,20 @@ void basic_session<NextLayer>::on_handshake(beast::error_code ec, std::size_t us
 template<class NextLayer>
 void basic_session<NextLayer>::do_read() {
   parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(ctx_.cfg.header_limit));
-  parser_->body_limit(ctx_.cfg.body_limit);
+  parser_->header_limit(static_cast<std::uint32_t>(ctx_->cfg.header_limit));
+  parser_->body_limit(ctx_->cfg.body_limit);
   // one deadline for the whole request: idle keep-alive and slow senders alike (slowloris)
-  detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.request_timeout);
+  detail::expire_after(beast::get_lowest_layer(stream_), ctx_->cfg.request_timeout);
   bhttp::async_read(stream_, buffer_, *parser_,
                     beast::bind_front_handler(&basic_session::on_read, this->shared_from_this()));
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
+  if (ctx_->stopped) {
+    do_close();
+    return;
+  }
   started_ = steady_timer::clock_type::now();
   route_ = no_route();
   cacheable_ = false;
@@ -193,12 +197,12 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   if (ec == bhttp::error::body_limit) {
     drain_ = true;
     refuse(api::errc::body_too_large,
-           "The request body is larger than " + std::to_string(ctx_.cfg.body_limit) + " bytes.");
+           "The request body is larger than " + std::to_string(ctx_->cfg.body_limit) + " bytes.");
     return;
   }
   if (ec == bhttp::error::header_limit) {
     refuse(api::errc::header_too_large, "The request header is larger than "
-                                          + std::to_string(ctx_.cfg.header_limit) + " bytes.");
+                                          + std::to_string(ctx_->cfg.header_limit) + " bytes.");
     return;
   }
   if (ec == bhttp::error::end_of_stream) {
@@ -239,8 +243,8 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   method_ = in.method;
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
-  pending_
-    = route(in, router_limits{ctx_.cfg.max_json_depth, version_ == 10 ? 0 : ctx_.cfg.page_objects});
+  pending_ = route(
+    in, router_limits{ctx_->cfg.max_json_depth, version_ == 10 ? 0 : ctx_->cfg.page_objects});
   route_ = pending_.route;
   cacheable_ = pending_.cacheable;
   if (pending_.answer) {
@@ -255,19 +259,20 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     pending_.call->sink = std::make_shared<stream_sink<basic_session>>(this->weak_from_this());
   }
   waiting_ = true;
-  ctx_.mon.in_flight.add(1);
+  ctx_->mon.in_flight.add(1);
   // fan-out calls are bounded per node (connect, command, probe timeouts) instead
   call_deadline_ = api::is_fan_out(pending_.call->op)
                      ? steady_timer::time_point::max()
-                     : steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
+                     : steady_timer::clock_type::now() + ctx_->cfg.call_timeout;
   if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
     watch_call(); // (re-armed when this call's deadline comes before the one waited for)
   }
-  ctx_.svc->submit(pending_.call, [self](api::api_result res) mutable {
-    // back on the session's io thread: never touch the stream from an actor thread. The
-    // reference moves along, so the session is never destroyed on an actor thread.
+  ctx_->svc->submit(pending_.call, [self](api::api_result res) mutable {
+    // on the session's io thread only: at once when the actor ran there (http/io_scheduler),
+    // posted from any other thread (the store's writer, a fan-out engine). The reference
+    // moves along, so the session is never destroyed on another thread.
     auto ex = self->stream_.get_executor();
-    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+    net::dispatch(ex, [self = std::move(self), res = std::move(res)]() mutable {
       self->on_result(std::move(res));
     });
   });
@@ -293,10 +298,10 @@ void basic_session<NextLayer>::watch_call() {
       return;
     }
     self->waiting_ = false;
-    self->ctx_.mon.in_flight.add(-1);
+    self->ctx_->mon.in_flight.add(-1);
     auto why = "The service did not answer within "
-               + std::to_string(self->ctx_.cfg.call_timeout.count()) + " seconds.";
-    self->ctx_.mon.unavailable(self->method_, self->logged_path(), why + " (call_timeout)");
+               + std::to_string(self->ctx_->cfg.call_timeout.count()) + " seconds.";
+    self->ctx_->mon.unavailable(self->method_, self->logged_path(), why + " (call_timeout)");
     self->refuse(api::errc::unavailable, std::move(why));
   });
 }
@@ -306,14 +311,18 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
   if (!waiting_) {
     return; // answered already (call_timeout)
   }
+  if (ctx_->stopped) {
+    do_close(); // past the stop's drain: the audit log may be gone
+    return;
+  }
   waiting_ = false;
-  ctx_.mon.in_flight.add(-1);
+  ctx_->mon.in_flight.add(-1);
   if (!res.authenticated && res.error == api::errc::unauthorized) {
     // Bad or missing credentials: counted, not written one by one (a client without any
     // must not be able to grow the log), and the connection ends with the answer, so each
     // further guess costs the client a new TLS handshake.
-    if (ctx_.audit != nullptr) {
-      ctx_.audit->refused(client_);
+    if (ctx_->audit != nullptr) {
+      ctx_->audit->refused(client_);
     }
     keep_alive_ = false;
   }
@@ -334,18 +343,18 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     start_stream(200, "application/json");
     listing_ = std::make_unique<listing_writer>(pending_);
     pages_ = std::move(res.pages);
-    listing_deadline_ = steady_timer::clock_type::now() + ctx_.cfg.call_timeout;
+    listing_deadline_ = steady_timer::clock_type::now() + ctx_->cfg.call_timeout;
     request_page();
     return;
   }
   auto out = render(pending_, res);
   if (res.ok() && pending_.out == output::metrics) {
-    out.body = metrics_page(ctx_.mon, ctx_.connections.load(), ctx_.sources);
+    out.body = metrics_page(ctx_->mon, ctx_->connections.load(), ctx_->sources);
     out.content_type = "text/plain; version=0.0.4; charset=utf-8";
   }
   if (out.status == 503) {
-    ctx_.mon.unavailable(method_, logged_path(),
-                         res.messages.empty() ? "unavailable" : res.messages.front());
+    ctx_->mon.unavailable(method_, logged_path(),
+                          res.messages.empty() ? "unavailable" : res.messages.front());
   }
   if (audited(res)) {
     audit(res, out.status);
@@ -360,13 +369,13 @@ void basic_session<NextLayer>::request_page() {
     return;
   }
   page_requested_ = true;
-  ctx_.svc->next_page(pages_, ctx_.cfg.page_objects,
-                      [self = this->shared_from_this()](auto res) mutable {
-                        auto ex = self->stream_.get_executor();
-                        net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
-                          self->on_page(std::move(res));
-                        });
-                      });
+  ctx_->svc->next_page(
+    pages_, ctx_->cfg.page_objects, [self = this->shared_from_this()](auto res) mutable {
+      auto ex = self->stream_.get_executor();
+      net::dispatch(ex, [self = std::move(self), res = std::move(res)]() mutable {
+        self->on_page(std::move(res));
+      });
+    });
 }
 
 template<class NextLayer>
@@ -374,6 +383,10 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
   page_requested_ = false;
   if (!pages_) {
     return; // the client went away
+  }
+  if (ctx_->stopped) {
+    do_close();
+    return;
   }
   if (!res.ok()) {
     // the status line went out already: end the connection without the last chunk, so the
@@ -404,7 +417,7 @@ bool basic_session<NextLayer>::audited(const api::api_result& res) const {
                     && !(call.op == api::operation::eventlog && call.command != "clear")
                     && call.op != api::operation::vitals
                     && call.op != api::operation::inventory); // the action, never a BMC password
-  return ctx_.audit != nullptr && res.authenticated && change
+  return ctx_->audit != nullptr && res.authenticated && change
          && call.op != api::operation::token_create;
 }
 
@@ -421,7 +434,7 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
   }
   e.command = call.copy ? api::describe(*call.copy, call.command) : call.command;
   e.status = status;
-  ctx_.audit->write(e);
+  ctx_->audit->write(e);
 }
 
 template<class NextLayer>
@@ -473,7 +486,7 @@ void basic_session<NextLayer>::pump_stream() {
     return;
   }
   stream_writing_ = true;
-  auto expiry = steady_timer::clock_type::now() + ctx_.cfg.request_timeout;
+  auto expiry = steady_timer::clock_type::now() + ctx_->cfg.request_timeout;
   // a slow client must not hold a listing's snapshot (and its reader slot) for long
   detail::expire_at(beast::get_lowest_layer(stream_),
                     pages_ ? std::min(expiry, listing_deadline_) : expiry);
@@ -540,7 +553,7 @@ std::string basic_session<NextLayer>::logged_path() const {
 
 template<class NextLayer>
 void basic_session<NextLayer>::count(unsigned status) {
-  ctx_.mon.answered(route_, method_, status, steady_timer::clock_type::now() - started_);
+  ctx_->mon.answered(route_, method_, status, steady_timer::clock_type::now() - started_);
 }
 
 template<class NextLayer>
@@ -549,7 +562,7 @@ void basic_session<NextLayer>::send(unsigned status, std::string body, bool keep
   count(status);
   response_head(head_, status, content_type, body.size(), keep_alive);
   body_ = std::move(body);
-  detail::expire_after(beast::get_lowest_layer(stream_), ctx_.cfg.request_timeout);
+  detail::expire_after(beast::get_lowest_layer(stream_), ctx_->cfg.request_timeout);
   // not std::array<const_buffer, 2>: with Boost 1.74 that form ended after the head when the
   // body was large (test: limits_test.a_large_response_arrives_whole)
   net::async_write(

@@ -74,6 +74,20 @@ TEST(settings, bad_lines_are_refused_naming_file_line_and_key) {
   EXPECT_EQ(error_of("ssh_fanout =\n"), "FILE:1: 'ssh_fanout' must be a whole number, not ''");
 }
 
+TEST(settings, retired_keys_are_accepted_ignored_and_named) {
+  conf_file f{"caf_threads = 4\nssh_port = 2200\ncaf_aggressive_polls = lots\n"};
+  auto s = api::load_settings(f.path);
+  EXPECT_EQ(s.number("ssh_port"), 2200u);
+  ASSERT_EQ(s.retired_given().size(), 2u);
+  EXPECT_EQ(s.retired_given()[0]->key, "caf_threads");
+  EXPECT_EQ(s.retired_given()[1]->key, "caf_aggressive_polls");
+  EXPECT_THROW(s.number("caf_threads"), std::logic_error);                // nothing reads one
+  EXPECT_TRUE(s.changed(api::load_settings("/nonexistent")).size() == 1); // ssh_port only
+  EXPECT_EQ(error_of("caf_threads = 1\ncaf_threads = 2\n"), "FILE:2: 'caf_threads' is set twice");
+  auto written = base::settings::commented(api::settings_schema(), "test");
+  EXPECT_EQ(written.find("caf_"), std::string::npos);
+}
+
 TEST(settings, overrides_are_checked_like_lines) {
   base::settings s{api::settings_schema()};
   s.set("io_threads", "4", "--io-threads");

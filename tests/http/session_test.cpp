@@ -59,8 +59,8 @@ class session_test : public ::testing::Test {
 
   session_test() {
     cfg.set("logger.file-verbosity", caf::atom("quiet"));
-    ctx.cfg.page_objects = 3;
-    ctx.svc = &entry;
+    ctx->cfg.page_objects = 3;
+    ctx->svc = &entry;
     configure_tls(server_tls, home_ / "pki" / "server-cert.pem", home_ / "pki" / "server-key.pem");
     client_tls.load_verify_file((home_ / "pki" / "ca-cert.pem").string());
     client_tls.set_verify_mode(ssl::verify_peer);
@@ -136,7 +136,7 @@ class session_test : public ::testing::Test {
   actors::policy_actor pol = actors::spawn_policy(sys, st, {});
   actors::executor_actor ex = actors::spawn_executor(sys, st, {});
   actors::dispatcher entry{sys, st, pol, ex};
-  session_context ctx;
+  std::shared_ptr<session_context> ctx = std::make_shared<session_context>();
   net::io_context ioc{1};
   ssl::context server_tls{ssl::context::tls_server};
   ssl::context client_tls{ssl::context::tls_client};
@@ -158,7 +158,7 @@ TEST_F(session_test, pipelined_requests_are_answered_in_order_on_one_connection)
   EXPECT_EQ(first.body(), "{\"cn02\":{\"mgt\":\"kvm\"}}\n");
   EXPECT_EQ(second.body(), "{\"cn01\":{\"mgt\":\"kvm\"}}\n");
   EXPECT_EQ(third.result_int(), 403);
-  EXPECT_EQ(ctx.connections.load(), 1u);
+  EXPECT_EQ(ctx->connections.load(), 1u);
 }
 
 TEST_F(session_test, a_paged_listing_then_the_next_request_on_the_same_connection) {
@@ -200,7 +200,7 @@ TEST_F(session_test, a_client_that_leaves_mid_listing_ends_the_session_and_its_s
     gone = weak.expired();
   }
   EXPECT_TRUE(gone) << "the session (and the listing's read transaction) outlived its client";
-  EXPECT_EQ(ctx.connections.load(), 0u);
+  EXPECT_EQ(ctx->connections.load(), 0u);
 }
 
 TEST_F(session_test, a_request_arriving_a_byte_at_a_time_is_answered_once_whole) {
@@ -215,7 +215,7 @@ TEST_F(session_test, a_request_arriving_a_byte_at_a_time_is_answered_once_whole)
 }
 
 TEST_F(session_test, a_header_over_the_limit_is_refused_with_431_and_the_connection_closed) {
-  ctx.cfg.header_limit = 1024;
+  ctx->cfg.header_limit = 1024;
   open();
   write("GET /clusterws/nodes HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(2000, 'a')
         + "\r\n\r\n");
