@@ -178,7 +178,7 @@ void io_scheduler::post(unit& u, caf::resumable* job) {
 void io_scheduler::resume(unit& u, caf::resumable* job) {
   switch (job->resume(&u, max_throughput_)) {
     case caf::resumable::resume_later:
-      u.exec_later(job); // behind the jobs queued meanwhile
+      post(u, job); // a busy actor goes behind the handlers queued meanwhile (sessions')
       break;
     case caf::resumable::done:
     case caf::resumable::awaiting_message:

@@ -252,7 +252,7 @@ void server::finish() {
 
 void server::drain(int rounds) {
   // requests in progress get up to 5 s; idle keep-alive connections are not waited for
-  if (rounds == 0 || ctx_->connections.load() == 0) {
+  if (rounds == 0 || ctx_->connections.load() <= ctx_->idle.load()) {
     finish();
     return;
   }

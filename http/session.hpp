@@ -25,6 +25,8 @@ struct session_context {
   audit_log* audit = nullptr;
   server_config cfg;
   std::atomic<size_t> connections{0};
+  /// Of those, the ones waiting for their next request (a stop does not wait for them).
+  std::atomic<size_t> idle{0};
   /// Set when the server stopped: a session then closes at its next event, using neither
   /// `svc` nor `audit` (which may be gone).
   std::atomic<bool> stopped{false};
@@ -151,6 +153,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   steady_timer::time_point call_deadline_;
   bool deadline_armed_ = false;
   bool waiting_ = false;
+  /// Counted in session_context::idle.
+  bool idle_ = false;
   unsigned version_ = 11;
   /// The request being answered: when it arrived, its route (metrics label), whether its
   /// answer may be cached, and a streamed answer's status.

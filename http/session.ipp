@@ -103,6 +103,9 @@ basic_session<NextLayer>::basic_session(NextLayer&& next, std::shared_ptr<sessio
 template<class NextLayer>
 basic_session<NextLayer>::~basic_session() {
   --ctx_->connections;
+  if (idle_) {
+    --ctx_->idle;
+  }
 }
 
 template<class NextLayer>
@@ -174,6 +177,8 @@ void basic_session<NextLayer>::on_handshake(beast::error_code ec, std::size_t us
 
 template<class NextLayer>
 void basic_session<NextLayer>::do_read() {
+  idle_ = true;
+  ++ctx_->idle;
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(ctx_->cfg.header_limit));
   parser_->body_limit(ctx_->cfg.body_limit);
@@ -185,6 +190,8 @@ void basic_session<NextLayer>::do_read() {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
+  idle_ = false;
+  --ctx_->idle;
   if (ctx_->stopped) {
     do_close();
     return;

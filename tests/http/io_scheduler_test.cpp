@@ -1,0 +1,196 @@
+// The io scheduler: actors run on the io threads, a chain of messages started on an io thread
+// stays on it, a busy actor lets the thread's other handlers run between its turns, and the
+// end of the system cleans up what is still queued.
+
+#include <gtest/gtest.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
+
+#include <future>
+#include <set>
+#include <thread>
+
+#include "http/io_scheduler.hpp"
+
+using where_fn = std::function<void(std::thread::id)>;
+using where_ptr = std::shared_ptr<where_fn>;
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(where_ptr)
+
+namespace {
+
+using namespace cws;
+
+using hop_atom = caf::atom_constant<caf::atom("hop")>;
+
+/// An actor that passes a hop count on to `next` and, at the last hop, says on which thread
+/// it ran.
+caf::behavior relay(caf::event_based_actor* self, caf::actor next) {
+  return {
+    [=](hop_atom, int left, where_ptr where) {
+      if (left == 0 || !next) {
+        (*where)(std::this_thread::get_id());
+      } else {
+        self->send(next, hop_atom::value, left - 1, where);
+      }
+    },
+  };
+}
+
+struct io_system {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+
+  explicit io_system(size_t threads) {
+    http::io_scheduler::install(cfg, threads);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+
+  http::io_scheduler& sched() {
+    return *http::io_scheduler::of(*sys);
+  }
+
+  /// The id of the thread running io_context `i`.
+  std::thread::id thread_of(size_t i) {
+    std::promise<std::thread::id> id;
+    http::net::post(*sched().contexts()[i], [&] { id.set_value(std::this_thread::get_id()); });
+    return id.get_future().get();
+  }
+};
+
+/// Sends a hop message from io thread `i` (as a session does) and returns where it ended.
+std::thread::id hop_from(io_system& s, size_t i, const caf::actor& first, int hops) {
+  std::promise<std::thread::id> ended;
+  auto where = std::make_shared<where_fn>([&](std::thread::id id) { ended.set_value(id); });
+  http::net::post(*s.sched().contexts()[i],
+                  [&] { caf::anon_send(first, hop_atom::value, hops, where); });
+  return ended.get_future().get();
+}
+
+TEST(io_scheduler, is_the_system_scheduler_with_one_context_per_thread) {
+  io_system s{2};
+  ASSERT_NE(http::io_scheduler::of(*s.sys), nullptr);
+  EXPECT_EQ(s.sched().contexts().size(), 2u);
+  EXPECT_NE(s.thread_of(0), s.thread_of(1));
+  EXPECT_NE(s.thread_of(0), std::this_thread::get_id());
+  caf::actor_system_config plain;
+  caf::actor_system other{plain};
+  EXPECT_EQ(http::io_scheduler::of(other), nullptr);
+}
+
+TEST(io_scheduler, a_chain_sent_from_an_io_thread_stays_on_it) {
+  io_system s{2};
+  auto c = s.sys->spawn(relay, caf::actor{});
+  auto b = s.sys->spawn(relay, c);
+  auto a = s.sys->spawn(relay, b);
+  for (size_t i : {0, 1, 0, 1}) {
+    EXPECT_EQ(hop_from(s, i, a, 2), s.thread_of(i)) << "sent from io thread " << i;
+  }
+  // an actor talking to itself 1000 times (many turns) stays there too
+  auto self_loop = s.sys->spawn([](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](hop_atom, int left, where_ptr where) {
+      if (left == 0) {
+        (*where)(std::this_thread::get_id());
+      } else {
+        self->send(self, hop_atom::value, left - 1, where);
+      }
+    }};
+  });
+  EXPECT_EQ(hop_from(s, 1, self_loop, 1000), s.thread_of(1));
+}
+
+TEST(io_scheduler, messages_from_other_threads_go_to_every_io_thread_in_turn) {
+  io_system s{2};
+  std::mutex m;
+  std::set<std::thread::id> seen;
+  std::promise<void> all;
+  int left = 8;
+  auto where = std::make_shared<where_fn>([&](std::thread::id id) {
+    std::lock_guard<std::mutex> lock{m};
+    seen.insert(id);
+    if (--left == 0) {
+      all.set_value();
+    }
+  });
+  std::vector<caf::actor> actors;
+  for (int i = 0; i < 8; ++i) {
+    actors.push_back(s.sys->spawn(relay, caf::actor{}));
+  }
+  for (const auto& a : actors) {
+    caf::anon_send(a, hop_atom::value, 0, where); // from the test's own thread
+  }
+  all.get_future().wait();
+  EXPECT_EQ(seen, (std::set<std::thread::id>{s.thread_of(0), s.thread_of(1)}));
+}
+
+TEST(io_scheduler, a_busy_actor_lets_the_threads_other_handlers_run_between_turns) {
+  io_system s{1};
+  auto& ioc = *s.sched().contexts()[0];
+  std::atomic<int> handled{0};
+  int handled_when_other_ran = -1;
+  std::promise<void> done;
+  constexpr int messages = 5000;
+  auto busy = s.sys->spawn([&](caf::event_based_actor*) -> caf::behavior {
+    return {[&](hop_atom, int n, where_ptr) {
+      ++handled;
+      if (n == messages - 1) {
+        done.set_value();
+      }
+    }};
+  });
+  auto where = std::make_shared<where_fn>([](std::thread::id) {});
+  std::promise<void> queued;
+  http::net::post(ioc, [&] {
+    for (int i = 0; i < messages; ++i) {
+      caf::anon_send(busy, hop_atom::value, i, where);
+    }
+    // a session's handler queued behind the messages: it must not wait for all of them
+    http::net::post(ioc, [&] { handled_when_other_ran = handled.load(); });
+    queued.set_value();
+  });
+  queued.get_future().wait();
+  done.get_future().wait();
+  std::promise<void> flushed;
+  http::net::post(ioc, [&] { flushed.set_value(); });
+  flushed.get_future().wait();
+  EXPECT_GE(handled_when_other_ran, 0);
+  EXPECT_LT(handled_when_other_ran, messages);
+}
+
+TEST(io_scheduler, delayed_messages_arrive) {
+  io_system s{2};
+  std::promise<std::thread::id> ended;
+  auto where = std::make_shared<where_fn>([&](std::thread::id id) { ended.set_value(id); });
+  auto a = s.sys->spawn(relay, caf::actor{});
+  caf::delayed_anon_send(a, std::chrono::milliseconds(20), hop_atom::value, 0, where);
+  auto f = ended.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto id = f.get();
+  EXPECT_TRUE(id == s.thread_of(0) || id == s.thread_of(1));
+}
+
+TEST(io_scheduler, the_end_of_the_system_drops_what_is_still_queued) {
+  auto left_behind = std::make_shared<int>(0);
+  std::weak_ptr<int> watch = left_behind;
+  {
+    io_system s{2};
+    auto& ioc = *s.sched().contexts()[1];
+    std::promise<void> parked;
+    // a handler that stays queued (as an idle connection's read does) and one actor message
+    // sent from an io thread after which the thread stops
+    http::net::post(ioc, [&, keep = std::move(left_behind)]() mutable {
+      auto timer = std::make_shared<http::steady_timer>(ioc.get_executor());
+      timer->expires_after(std::chrono::hours(1));
+      timer->async_wait([timer, keep](auto) {});
+      parked.set_value();
+    });
+    parked.get_future().wait();
+    EXPECT_FALSE(watch.expired());
+  }
+  EXPECT_TRUE(watch.expired()); // destroyed with the contexts, on no io thread
+}
+
+} // namespace
