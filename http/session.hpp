@@ -82,7 +82,11 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   void on_handshake(beast::error_code ec, std::size_t used);
   void do_read();
   void on_read(beast::error_code ec, std::size_t bytes);
-  void watch_call();
+  /// The socket operation about to start must be done by `deadline` (else the connection
+  /// is closed).
+  void io_by(steady_timer::time_point deadline);
+  /// Makes sure deadline_ fires no later than `deadline`.
+  void watch(steady_timer::time_point deadline);
   void on_result(api::api_result res);
   /// Whether the pending call is audited: changes and nodeshells of an authenticated caller
   /// (allowed or refused by policy), not token requests.
@@ -148,9 +152,12 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   bool page_requested_ = false;
   bool stream_writing_ = false;
   bool stream_ended_ = false;
-  /// Bounds a call in the actor system (call_timeout); a late result is dropped.
+  /// One timer for the session's deadlines: a call in the actor system (call_timeout; a late
+  /// result is dropped) and, once the handshake is done, each read and write (the stream's
+  /// own timer would cost a timer operation per read and per write).
   steady_timer deadline_;
   steady_timer::time_point call_deadline_;
+  steady_timer::time_point io_deadline_ = steady_timer::time_point::max();
   bool deadline_armed_ = false;
   bool waiting_ = false;
   /// Counted in session_context::idle.

@@ -41,9 +41,6 @@ inline std::string chunk(const std::string& data) {
 inline void expire_after(tcp_stream& s, std::chrono::steady_clock::duration d) {
   s.expires_after(d);
 }
-inline void expire_at(tcp_stream& s, std::chrono::steady_clock::time_point t) {
-  s.expires_at(t);
-}
 inline void expire_never(tcp_stream& s) {
   s.expires_never();
 }
@@ -54,9 +51,6 @@ inline void close(tcp_stream& s) {
 inline void expire_after(unix_stream& s, std::chrono::steady_clock::duration d) {
   s.expires_after(d);
 }
-inline void expire_at(unix_stream& s, std::chrono::steady_clock::time_point t) {
-  s.expires_at(t);
-}
 inline void expire_never(unix_stream& s) {
   s.expires_never();
 }
@@ -66,10 +60,6 @@ inline void close(unix_stream& s) {
 }
 template<class Stream>
 void expire_after(Stream&, std::chrono::steady_clock::duration) {
-  // nop
-}
-template<class Stream>
-void expire_at(Stream&, std::chrono::steady_clock::time_point) {
   // nop
 }
 template<class Stream>
@@ -172,6 +162,7 @@ void basic_session<NextLayer>::on_handshake(beast::error_code ec, std::size_t us
     return;
   }
   buffer_.consume(used); // the hello detect_ssl read went into the handshake
+  detail::expire_never(beast::get_lowest_layer(stream_)); // from now on: io_by()
   do_read();
 }
 
@@ -183,7 +174,7 @@ void basic_session<NextLayer>::do_read() {
   parser_->header_limit(static_cast<std::uint32_t>(ctx_->cfg.header_limit));
   parser_->body_limit(ctx_->cfg.body_limit);
   // one deadline for the whole request: idle keep-alive and slow senders alike (slowloris)
-  detail::expire_after(beast::get_lowest_layer(stream_), ctx_->cfg.request_timeout);
+  io_by(steady_timer::clock_type::now() + ctx_->cfg.request_timeout);
   bhttp::async_read(stream_, buffer_, *parser_,
                     beast::bind_front_handler(&basic_session::on_read, this->shared_from_this()));
 }
@@ -260,7 +251,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     return;
   }
   // no deadline while the actors work; the call has its own timeout
-  detail::expire_never(beast::get_lowest_layer(stream_));
+  io_deadline_ = steady_timer::time_point::max();
   auto self = this->shared_from_this();
   if (pending_.stream) {
     pending_.call->sink = std::make_shared<stream_sink<basic_session>>(this->weak_from_this());
@@ -271,9 +262,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   call_deadline_ = api::is_fan_out(pending_.call->op)
                      ? steady_timer::time_point::max()
                      : steady_timer::clock_type::now() + ctx_->cfg.call_timeout;
-  if (!deadline_armed_ || call_deadline_ < deadline_.expiry()) {
-    watch_call(); // (re-armed when this call's deadline comes before the one waited for)
-  }
+  watch(call_deadline_);
   ctx_->svc->submit(pending_.call, [self](api::api_result res) mutable {
     // on the session's io thread only: at once when the actor ran there (http/io_scheduler),
     // posted from any other thread (the store's writer, a fan-out engine). The reference
@@ -286,30 +275,53 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
 }
 
 template<class NextLayer>
-void basic_session<NextLayer>::watch_call() {
-  // One wait outlives many calls: a call only moves call_deadline_, and the wait re-arms
-  // itself when it finds the deadline moved (no timer operation per request).
+void basic_session<NextLayer>::io_by(steady_timer::time_point deadline) {
+  io_deadline_ = deadline;
+  watch(deadline);
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::watch(steady_timer::time_point deadline) {
+  // One wait outlives many requests: a request only moves io_deadline_ or call_deadline_,
+  // and the wait re-arms itself when it finds its deadline moved (no timer operation, and so
+  // no system call, per request). Re-armed now only for a deadline earlier than the one
+  // waited for.
+  if (deadline_armed_ && deadline_.expiry() <= deadline) {
+    return;
+  }
   deadline_armed_ = true;
-  deadline_.expires_at(call_deadline_);
+  deadline_.expires_at(deadline);
   deadline_.async_wait([weak = this->weak_from_this()](beast::error_code ec) {
     auto self = weak.lock();
     if (!self || ec == net::error::operation_aborted) {
       return; // the session is gone, or the wait was re-armed for an earlier deadline
     }
     self->deadline_armed_ = false;
-    if (ec || !self->waiting_) {
+    if (ec) {
       return;
     }
-    if (steady_timer::clock_type::now() < self->call_deadline_) {
-      self->watch_call();
-      return;
+    auto now = steady_timer::clock_type::now();
+    if (self->waiting_ && now >= self->call_deadline_) {
+      self->waiting_ = false;
+      self->ctx_->mon.in_flight.add(-1);
+      auto why = "The service did not answer within "
+                 + std::to_string(self->ctx_->cfg.call_timeout.count()) + " seconds.";
+      self->ctx_->mon.unavailable(self->method_, self->logged_path(), why + " (call_timeout)");
+      self->refuse(api::errc::unavailable, std::move(why));
+    } else if (now >= self->io_deadline_) {
+      // a request not received, or an answer not taken, in time: the pending read or write
+      // ends with an error, and the session with it
+      self->io_deadline_ = steady_timer::time_point::max();
+      detail::close(beast::get_lowest_layer(self->stream_));
+    } else {
+      auto next = self->io_deadline_;
+      if (self->waiting_) {
+        next = std::min(next, self->call_deadline_);
+      }
+      if (next != steady_timer::time_point::max()) {
+        self->watch(next);
+      }
     }
-    self->waiting_ = false;
-    self->ctx_->mon.in_flight.add(-1);
-    auto why = "The service did not answer within "
-               + std::to_string(self->ctx_->cfg.call_timeout.count()) + " seconds.";
-    self->ctx_->mon.unavailable(self->method_, self->logged_path(), why + " (call_timeout)");
-    self->refuse(api::errc::unavailable, std::move(why));
   });
 }
 
@@ -495,13 +507,12 @@ void basic_session<NextLayer>::pump_stream() {
   stream_writing_ = true;
   auto expiry = steady_timer::clock_type::now() + ctx_->cfg.request_timeout;
   // a slow client must not hold a listing's snapshot (and its reader slot) for long
-  detail::expire_at(beast::get_lowest_layer(stream_),
-                    pages_ ? std::min(expiry, listing_deadline_) : expiry);
+  io_by(pages_ ? std::min(expiry, listing_deadline_) : expiry);
   net::async_write(stream_, net::buffer(stream_queue_.front()),
                    [self = this->shared_from_this()](beast::error_code ec, size_t) {
                      self->stream_writing_ = false;
                      // between nodes the stream may rest as long as the command takes
-                     detail::expire_never(beast::get_lowest_layer(self->stream_));
+                     self->io_deadline_ = steady_timer::time_point::max();
                      if (ec) {
                        self->stream_queue_.clear();
                        self->pages_.reset();
@@ -569,7 +580,7 @@ void basic_session<NextLayer>::send(unsigned status, std::string body, bool keep
   count(status);
   response_head(head_, status, content_type, body.size(), keep_alive);
   body_ = std::move(body);
-  detail::expire_after(beast::get_lowest_layer(stream_), ctx_->cfg.request_timeout);
+  io_by(steady_timer::clock_type::now() + ctx_->cfg.request_timeout);
   // not std::array<const_buffer, 2>: with Boost 1.74 that form ended after the head when the
   // body was large (test: limits_test.a_large_response_arrives_whole)
   net::async_write(

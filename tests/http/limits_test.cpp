@@ -47,6 +47,22 @@ TEST_F(limits_test, a_slow_client_is_cut_off_at_the_request_deadline) {
   EXPECT_EQ(ok.get("/clusterws").status, 200u);
 }
 
+TEST_F(limits_test, an_idle_keep_alive_connection_lasts_request_timeout_after_its_last_answer) {
+  using std::chrono::milliseconds;
+  cws::test::https_client c{d_->ca(), d_->port()};
+  ASSERT_EQ(c.get("/clusterws").status, 200u);
+  // each request moves the deadline (1 s after it): the session's one wait, armed for the
+  // first deadline, finds it moved and waits on instead of closing
+  std::this_thread::sleep_for(milliseconds(600));
+  ASSERT_EQ(c.get("/clusterws").status, 200u);
+  std::this_thread::sleep_for(milliseconds(700)); // past the first deadline, not the second
+  ASSERT_EQ(c.get("/clusterws").status, 200u);
+  EXPECT_EQ(c.connects(), 1);
+  std::this_thread::sleep_for(milliseconds(1600)); // idle past the deadline: closed
+  ASSERT_EQ(c.get("/clusterws").status, 200u);
+  EXPECT_EQ(c.connects(), 2);
+}
+
 TEST_F(limits_test, connections_beyond_the_limit_are_refused) {
   std::vector<std::unique_ptr<cws::test::https_client>> held;
   for (int i = 0; i < 4; ++i) {
