@@ -25,7 +25,8 @@ namespace cws::actors {
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 /// Authorize a call (policy).
 using authz_atom = caf::atom_constant<caf::atom("authz")>;
-/// Run an authorized call (store: reads and writes; executor: fan-out calls).
+/// Run an authorized call (store: reads and writes; executor: fan-out calls; a dispatcher:
+/// what policy allowed but the store does not run).
 using run_atom = caf::atom_constant<caf::atom("run")>;
 /// Read the next page of a large listing (store).
 using page_atom = caf::atom_constant<caf::atom("page")>;
@@ -61,6 +62,11 @@ using done_atom = caf::atom_constant<caf::atom("done")>;
 using done_fn = std::function<void(api::api_result)>;
 using done_ptr = std::shared_ptr<done_fn>;
 
+/// Where policy's decision on a call goes when no reply message carries it back: called
+/// exactly once, on the policy actor's thread.
+using verdict_fn = std::function<void(api::auth_result)>;
+using verdict_ptr = std::shared_ptr<verdict_fn>;
+
 /// The store's answer to plan_atom: a failure, or the operation to run.
 struct plan_reply {
   api::api_result failure;
@@ -78,6 +84,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_snapshot_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::object_pages_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::token_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::verdict_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::done_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::plan_reply)

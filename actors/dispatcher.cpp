@@ -42,10 +42,10 @@ void finish(const caf::actor& me, const api_call_ptr& call, const std::string& u
   }
 }
 
-/// Runs an authorized call where it belongs.
-void run(caf::event_based_actor* self, const handles& h, api_call_ptr call, api::authorization auth,
-         done_ptr done, int attempt) {
-  auto me = caf::actor_cast<caf::actor>(self);
+/// Runs an authorized call where it belongs. Called on the policy actor's thread (through its
+/// verdict), so it sends without a sender: the dispatcher `me` runs what needs a reply.
+void run(const caf::actor& me, const handles& h, const api_call_ptr& call, api::authorization auth,
+         const done_ptr& done, int attempt) {
   auto user = auth.user;
   if (call->op == api::operation::authorize) {
     finish(me, call, user, done, attempt, api_result{}); // allowed: the caller answers
@@ -53,38 +53,49 @@ void run(caf::event_based_actor* self, const handles& h, api_call_ptr call, api:
     // the store calls `finish` itself where the result is ready: no reply hop through here
     auto to_finish = std::make_shared<done_fn>(
       [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
-    self->send(h.store, run_atom::value, call, std::move(auth), std::move(to_finish));
+    caf::anon_send(h.store, run_atom::value, call, std::move(auth), std::move(to_finish));
   } else if (!h.executor) {
     (*done)(api_result::failure(errc::unavailable, "nodeshell is not enabled on this service."));
   } else {
-    self->request(h.executor, caf::infinite, run_atom::value, call, std::move(auth))
-      .then([=](api_result& r) { finish(me, call, user, done, attempt, std::move(r)); },
-            [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
+    caf::anon_send(me, run_atom::value, call, std::move(auth), done, attempt);
   }
+}
+
+/// A fan-out call policy allowed: the executor replies to the dispatcher.
+void run_fan_out(caf::event_based_actor* self, const handles& h, api_call_ptr call,
+                 api::authorization auth, done_ptr done, int attempt) {
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto user = auth.user;
+  self->request(h.executor, caf::infinite, run_atom::value, call, std::move(auth))
+    .then([=](api_result& r) { finish(me, call, user, done, attempt, std::move(r)); },
+          [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
 }
 
 void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
               int attempt) {
-  // a retry after a stale decision asks policy to read passwords and policy again first
-  self->request(h.policy, caf::infinite, authz_atom::value, call, attempt > 0)
-    .then(
-      [=](api::auth_result& res) {
-        if (!res.allowed) {
-          auto r = api_result::failure(res.error, res.reason);
-          r.authenticated = !res.auth.user.empty();
-          r.user = r.authenticated ? res.auth.user : call->creds.user;
-          (*done)(std::move(r));
-          return;
-        }
-        run(self, h, call, std::move(res.auth), done, attempt);
-      },
-      [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
+  // policy hands its decision to the verdict, which sends the call on: no reply message.
+  // A retry after a stale decision asks policy to read passwords and policy again first.
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto verdict = std::make_shared<verdict_fn>([me, h, call, done, attempt](api::auth_result res) {
+    if (!res.allowed) {
+      auto r = api_result::failure(res.error, res.reason);
+      r.authenticated = !res.auth.user.empty();
+      r.user = r.authenticated ? res.auth.user : call->creds.user;
+      (*done)(std::move(r));
+      return;
+    }
+    run(me, h, call, std::move(res.auth), done, attempt);
+  });
+  self->send(h.policy, authz_atom::value, call, attempt > 0, std::move(verdict));
 }
 
 caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
   return {
     [=](submit_atom, api_call_ptr& call, done_ptr& done, int attempt) {
       dispatch(self, h, std::move(call), std::move(done), attempt);
+    },
+    [=](run_atom, api_call_ptr& call, api::authorization& auth, done_ptr& done, int attempt) {
+      run_fan_out(self, h, std::move(call), std::move(auth), std::move(done), attempt);
     },
   };
 }

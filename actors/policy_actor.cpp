@@ -57,7 +57,19 @@ struct request_memo {
 };
 
 using memo_ptr = std::shared_ptr<request_memo>;
-using promise = caf::typed_response_promise<auth_result>;
+/// Where a decision goes: the caller's verdict function, called once.
+class promise {
+ public:
+  explicit promise(verdict_ptr fn) : fn_(std::move(fn)) {
+  }
+
+  void deliver(auth_result r) {
+    (*fn_)(std::move(r));
+  }
+
+ private:
+  verdict_ptr fn_;
+};
 
 struct policy_state {
   auth_snapshot_ptr snap;
@@ -437,22 +449,24 @@ hasher_actor::behavior_type hasher_impl() {
   }};
 }
 
+void decide(const context& cx, api_call_ptr call, bool refresh, promise rp) {
+  auto memo = std::make_shared<request_memo>();
+  if (cx.self->state.snap && !refresh) {
+    // a "yes" is checked by the store against the generations it was made on
+    // (api::authorization), a "no" is checked here against fresh data before it is given
+    authenticate(cx, call, rp, false, memo);
+  } else {
+    refresh_then_authenticate(cx, call, rp, memo);
+  }
+}
+
 policy_impl_actor::behavior_type policy_impl(self_ptr self, store_actor store, hasher_actor hasher,
                                              policy_config cfg) {
   self->link_to(hasher);
   context cx{self, std::move(store), std::move(hasher), cfg};
   return {
-    [cx](authz_atom, api_call_ptr call, bool refresh) -> promise {
-      auto rp = cx.self->make_response_promise<auth_result>();
-      auto memo = std::make_shared<request_memo>();
-      if (cx.self->state.snap && !refresh) {
-        // a "yes" is checked by the store against the generations it was made on
-        // (api::authorization), a "no" is checked here against fresh data before it is given
-        authenticate(cx, call, rp, false, memo);
-      } else {
-        refresh_then_authenticate(cx, call, rp, memo);
-      }
-      return rp;
+    [cx](authz_atom, api_call_ptr call, bool refresh, verdict_ptr& fn) {
+      decide(cx, std::move(call), refresh, promise{std::move(fn)});
     },
     [cx](fail_atom, uint64_t id) {
       auto& delayed = cx.self->state.delayed;

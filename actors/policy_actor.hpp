@@ -22,7 +22,9 @@ using policy_actor = caf::typed_actor<
   // are refused without hashing. The request's noderange is expanded only when a policy row
   // with a noderange could decide, and at most once per request; a "yes" carries those nodes
   // on to the operation. `true` reads passwords and policy again first (after a stale "yes").
-  caf::replies_to<authz_atom, api::api_call_ptr, bool>::with<api::auth_result>,
+  // The decision goes to the verdict function, on policy's thread: no reply message (it would
+  // be one more message and actor activation on every request).
+  caf::reacts_to<authz_atom, api::api_call_ptr, bool, verdict_ptr>,
   // Counters: failures, slow hash checks, cache hits.
   caf::replies_to<stats_atom>::with<api::auth_stats>>;
 

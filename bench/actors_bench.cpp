@@ -8,6 +8,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <filesystem>
+#include <future>
 #include <unistd.h>
 
 #include "actors/policy_actor.hpp"
@@ -60,9 +61,11 @@ void password_cache_hit(benchmark::State& state) {
     caf::scoped_actor self{sys};
     bool ok = false;
     for (auto _ : state) {
-      self->request(pol, std::chrono::seconds(10), actors::authz_atom::value, c, false)
-        .receive([&](const api::auth_result& r) { ok = r.allowed; },
-                 [&](caf::error&) { ok = false; });
+      std::promise<bool> allowed;
+      self->send(pol, actors::authz_atom::value, c, false,
+                 std::make_shared<actors::verdict_fn>(
+                   [&](api::auth_result r) { allowed.set_value(r.allowed); }));
+      ok = allowed.get_future().get();
     }
     if (!ok) {
       state.SkipWithError("authorization failed");

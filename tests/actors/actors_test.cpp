@@ -78,13 +78,19 @@ struct caf_fixture : ::testing::Test, test::coordinated_system {
     return results.empty() ? api_result{} : std::move(results.front());
   }
 
+  /// Asks policy about `c`; its decisions land in `verdicts`, in the order given.
+  void send_authz(api_call_ptr c) {
+    self->send(
+      pol, authz_atom::value, std::move(c), false,
+      std::make_shared<verdict_fn>([this](auth_result r) { verdicts.push_back(std::move(r)); }));
+  }
+
   auth_result authz(api_call_ptr c) {
-    auth_result out;
-    self->send(pol, authz_atom::value, c, false);
+    verdicts.clear();
+    send_authz(std::move(c));
     sched.run();
-    self->receive([&](auth_result& r) { out = std::move(r); },
-                  [&](caf::error& e) { FAIL() << sys.render(e); });
-    return out;
+    EXPECT_EQ(verdicts.size(), 1u);
+    return verdicts.empty() ? auth_result{} : std::move(verdicts.front());
   }
 
   /// Submits `c` through `svc` and runs the actors; empty if the result never came.
@@ -108,6 +114,7 @@ struct caf_fixture : ::testing::Test, test::coordinated_system {
   store_actor st;
   policy_actor pol;
   std::vector<api_result> results;
+  std::vector<auth_result> verdicts;
 };
 
 TEST_F(caf_fixture, store_reads_lists_and_details) {
@@ -299,19 +306,14 @@ TEST_F(caf_fixture, repeated_failures_back_off) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_FALSE(authz(call(operation::list, {}, "root", "bad")).allowed);
   }
-  self->send(pol, authz_atom::value, call(operation::list, {}, "root", "bad"), false);
+  verdicts.clear();
+  send_authz(call(operation::list, {}, "root", "bad"));
   sched.run();
-  bool answered = false;
-  self->receive([&](auth_result&) { answered = true; },
-                caf::after(std::chrono::seconds(0)) >> [] {});
-  EXPECT_FALSE(answered); // held back
+  EXPECT_TRUE(verdicts.empty()); // held back
   sched.trigger_timeouts();
   sched.run();
-  self->receive([&](auth_result& r) {
-    answered = true;
-    EXPECT_FALSE(r.allowed);
-  });
-  EXPECT_TRUE(answered);
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_FALSE(verdicts.front().allowed);
   // another client is not slowed down by these failures
   auto other = std::make_shared<api_call>(*call(operation::list, {}, "root", "bad"));
   other->client = "127.0.0.2";
@@ -365,18 +367,16 @@ TEST_F(caf_fixture, guesses_past_a_threshold_are_refused_without_hashing) {
     guesses.push_back(call(operation::list, {}, "root", "guess" + std::to_string(i)));
   }
   guesses.push_back(call(operation::list));
+  verdicts.clear();
   for (const auto& g : guesses) {
-    self->send(pol, authz_atom::value, g, false);
+    send_authz(g);
   }
   sched.run();
   while (sched.trigger_timeouts() > 0) {
     sched.run();
   }
-  size_t allowed = 0;
-  for (size_t i = 0; i < guesses.size(); ++i) {
-    self->receive([&](auth_result& r) { allowed += r.allowed ? 1 : 0; });
-  }
-  EXPECT_EQ(allowed, 0u);
+  ASSERT_EQ(verdicts.size(), guesses.size());
+  EXPECT_EQ(std::count_if(verdicts.begin(), verdicts.end(), [](auto& r) { return r.allowed; }), 0);
   auto s = stats();
   EXPECT_EQ(s.hash_checks, 3u); // login_backoff_after
   EXPECT_EQ(s.throttled, 18u);
@@ -389,11 +389,13 @@ TEST_F(caf_fixture, guesses_past_a_threshold_are_refused_without_hashing) {
   for (int i = 0; i < 20; ++i) {
     auto c = std::make_shared<api_call>(*call(operation::list, {}, "root", "x"));
     c->client = "10.0.0." + std::to_string(i);
-    self->send(pol, authz_atom::value, api_call_ptr{c}, false);
+    send_authz(c);
   }
+  verdicts.clear();
   sched.run();
-  for (int i = 0; i < 20; ++i) {
-    self->receive([](auth_result& r) { EXPECT_FALSE(r.allowed); });
+  ASSERT_EQ(verdicts.size(), 20u);
+  for (const auto& r : verdicts) {
+    EXPECT_FALSE(r.allowed);
   }
   EXPECT_LE(stats().hash_checks, 3u + 1u + 10u);
 }
