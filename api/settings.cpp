@@ -23,7 +23,7 @@ const base::settings_schema& settings_schema() {
     // -- HTTPS service
     {"listen", text, "127.0.0.1:8443", 0, 0,
      "ADDR:PORT the daemon listens on ([::1]:PORT for IPv6; port 0 picks one)"},
-    {"io_threads", num, "2", 1, 256, "threads running TLS and HTTP"},
+    {"io_threads", num, "2", 1, 256, "threads running TLS, HTTP and the actors"},
     {"max_connections", num, "10000", 1, 1000000, "connections beyond this are closed at once"},
     {"max_header_bytes", num, "16384", 1024, 1048576, "largest request line and headers (431)"},
     {"max_body_bytes", num, "1048576", 1024, 1073741824, "largest request body (413)"},

@@ -37,7 +37,7 @@ constexpr const char* usage
     "or $CLUSTERWS_HOME); the options override them.\n"
     "  --home DIR        state directory with everything under it (default /var/lib/clusterws)\n"
     "  --listen ADDR:PORT  address to listen on (setting listen)\n"
-    "  --io-threads N    threads running TLS and HTTP (setting io_threads)\n"
+    "  --io-threads N    threads running TLS, HTTP and the actors (setting io_threads)\n"
     "  --port-file FILE  write the bound port to FILE once listening\n"
     "  -v, --version     print the version\n"
     "  -h, --help        this text\n";

@@ -96,10 +96,8 @@ server::server(server_config cfg, std::vector<net::io_context*> iocs, const acto
 }
 
 server::~server() {
-  if (!stopped_) {
-    stop(); // (a start that failed: nothing to drain)
-    run();
-  }
+  stop(); // (when none was made: a start that failed; nothing to drain)
+  run();  // the stop's last step runs on an io thread and uses the server
 }
 
 tcp::endpoint server::start() {
@@ -150,7 +148,7 @@ void server::handle_signals() {
 }
 
 void server::run() {
-  finished_.get_future().wait();
+  finished_future_.wait();
 }
 
 void server::wait_for_signal() {

@@ -76,6 +76,7 @@ class server {
   /// One io_context per io thread (the first also accepts and handles signals).
   std::vector<net::io_context*> iocs_;
   std::promise<void> finished_;
+  std::shared_future<void> finished_future_ = finished_.get_future().share();
   std::atomic<bool> stopped_{false};
   /// Loads the certificate and key again (SIGHUP); the old ones stay if they cannot be read.
   void reload_tls();

@@ -4,7 +4,6 @@ namespace cws::http {
 
 void server_config::apply(const base::settings& s) {
   listen = s.text("listen");
-  io_threads = static_cast<unsigned>(s.number("io_threads"));
   max_connections = s.number("max_connections");
   header_limit = s.number("max_header_bytes");
   body_limit = s.number("max_body_bytes");

@@ -13,7 +13,6 @@ namespace cws::http {
 struct server_config {
   /// ADDR:PORT to listen on; `[::1]:8443` for IPv6. Port 0 picks a free port.
   std::string listen = "127.0.0.1:8443";
-  unsigned io_threads = 2;
   /// Connections beyond this are closed at once.
   size_t max_connections = 10000;
   /// Largest request head (request line and headers).
