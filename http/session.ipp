@@ -264,11 +264,11 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
                      : steady_timer::clock_type::now() + ctx_->cfg.call_timeout;
   watch(call_deadline_);
   ctx_->svc->submit(pending_.call, [self](api::api_result res) mutable {
-    // on the session's io thread only: at once when the actor ran there (http/io_scheduler),
-    // posted from any other thread (the store's writer, a fan-out engine). The reference
-    // moves along, so the session is never destroyed on another thread.
+    // on the session's io thread only, and posted even when the actor ran there: a streamed
+    // call's nodes were posted before (stream_sink), and its end must come after them. The
+    // reference moves along, so the session is never destroyed on another thread.
     auto ex = self->stream_.get_executor();
-    net::dispatch(ex, [self = std::move(self), res = std::move(res)]() mutable {
+    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
       self->on_result(std::move(res));
     });
   });
