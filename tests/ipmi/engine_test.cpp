@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../support/bmc_farm.hpp"
+#include "../support/ipmi_jobs.hpp"
 #include "ipmi/chassis.hpp"
 #include "ipmi/engine.hpp"
 
@@ -40,42 +41,13 @@ class IpmiEngine : public ::testing::Test {
   }
 
   job make(size_t i, std::shared_ptr<action> a, std::string password = "secret") {
-    job j;
-    j.node = "n" + std::to_string(i);
-    j.address = "127.0.0.1";
-    j.port = farm_->port(i);
-    j.user = "admin";
-    j.password = std::move(password);
-    j.timeout = 500ms;
-    j.retries = 2;
-    j.work = std::move(a);
-    return j;
+    return cws::test::farm_job(*farm_, i, std::move(a), std::move(password));
   }
 
   /// Runs `jobs` and waits for every result.
   std::vector<node_result> run(engine& e, std::vector<job> jobs, size_t fanout = 64,
                                uint64_t* id = nullptr) {
-    std::vector<node_result> out(jobs.size());
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;
-    auto rid = e.run(
-      std::move(jobs), fanout,
-      [&](size_t i, node_result r) {
-        std::lock_guard<std::mutex> g{mu};
-        out[i] = std::move(r);
-      },
-      [&] {
-        std::lock_guard<std::mutex> g{mu};
-        done = true;
-        cv.notify_all();
-      });
-    if (id != nullptr) {
-      *id = rid;
-    }
-    std::unique_lock<std::mutex> lock{mu};
-    EXPECT_TRUE(cv.wait_for(lock, 30s, [&] { return done; }));
-    return out;
+    return cws::test::run_jobs(e, std::move(jobs), fanout, id);
   }
 
   std::filesystem::path dir_;

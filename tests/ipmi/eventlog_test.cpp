@@ -9,14 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -24,6 +22,7 @@
 #include <unistd.h>
 
 #include "../support/bmc_farm.hpp"
+#include "../support/ipmi_jobs.hpp"
 #include "ipmi/beacon.hpp"
 #include "ipmi/chassis.hpp"
 #include "ipmi/engine.hpp"
@@ -340,39 +339,13 @@ class IpmiSel : public ::testing::Test {
   }
 
   job make(size_t i, std::shared_ptr<action> a, std::string password = "secret") {
-    job j;
-    j.node = "n" + std::to_string(i);
-    j.address = "127.0.0.1";
-    j.port = farm_->port(i);
-    j.user = "admin";
-    j.password = std::move(password);
-    j.timeout = 500ms;
-    j.retries = 2;
-    j.work = std::move(a);
-    return j;
+    return cws::test::farm_job(*farm_, i, std::move(a), std::move(password));
   }
 
   node_result run_one(engine& e, job j) {
-    node_result out;
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;
     std::vector<job> jobs;
     jobs.push_back(std::move(j));
-    e.run(
-      std::move(jobs), 8,
-      [&](size_t, node_result r) {
-        std::lock_guard<std::mutex> g{mu};
-        out = std::move(r);
-      },
-      [&] {
-        std::lock_guard<std::mutex> g{mu};
-        done = true;
-        cv.notify_all();
-      });
-    std::unique_lock<std::mutex> lock{mu};
-    EXPECT_TRUE(cv.wait_for(lock, 30s, [&] { return done; }));
-    return out;
+    return cws::test::run_jobs(e, std::move(jobs), 8).front();
   }
 
   node_result eventlog(engine& e, size_t i, const std::string& words, sel_limits limits = {}) {

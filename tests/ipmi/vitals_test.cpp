@@ -6,13 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <unistd.h>
 
 #include "../support/bmc_content.hpp"
 #include "../support/bmc_farm.hpp"
+#include "../support/ipmi_jobs.hpp"
 #include "ipmi/engine.hpp"
 #include "ipmi/fru.hpp"
 #include "ipmi/sensors.hpp"
@@ -42,16 +41,7 @@ class IpmiVitals : public ::testing::Test {
   }
 
   job make(size_t i, std::shared_ptr<action> a) {
-    job j;
-    j.node = "n" + std::to_string(i);
-    j.address = "127.0.0.1";
-    j.port = farm_->port(i);
-    j.user = "admin";
-    j.password = "secret";
-    j.timeout = 500ms;
-    j.retries = 2;
-    j.work = std::move(a);
-    return j;
+    return cws::test::farm_job(*farm_, i, std::move(a));
   }
 
   std::shared_ptr<action> vitals(const char* words, size_t i = 0, size_t max_records = 1024) {
@@ -60,24 +50,7 @@ class IpmiVitals : public ::testing::Test {
   }
 
   std::vector<node_result> run(std::vector<job> jobs) {
-    std::vector<node_result> out(jobs.size());
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;
-    engine_.run(
-      std::move(jobs), 64,
-      [&](size_t i, node_result r) {
-        std::lock_guard<std::mutex> g{mu};
-        out[i] = std::move(r);
-      },
-      [&] {
-        std::lock_guard<std::mutex> g{mu};
-        done = true;
-        cv.notify_all();
-      });
-    std::unique_lock<std::mutex> lock{mu};
-    EXPECT_TRUE(cv.wait_for(lock, 30s, [&] { return done; }));
-    return out;
+    return cws::test::run_jobs(engine_, std::move(jobs));
   }
 
   std::filesystem::path dir_;
