@@ -50,6 +50,9 @@ using fail_atom = caf::atom_constant<caf::atom("fail")>;
 using batch_atom = caf::atom_constant<caf::atom("batch")>;
 /// Internal: commit what is queued (store writer, to itself).
 using commit_atom = caf::atom_constant<caf::atom("commit")>;
+/// Internal: make the last commit durable unless another commit follows (store writer, to
+/// itself).
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// Internal: hand the gathered writes to the writer (store gatherer, to itself).
 using handover_atom = caf::atom_constant<caf::atom("handover")>;
 /// Internal: one node of a fan-out operation finished (executor).

@@ -12,7 +12,6 @@
 
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
-#include "base/task_thread.hpp"
 #include "store/error.hpp"
 
 namespace cws::actors {
@@ -45,16 +44,35 @@ namespace cws::actors {
 namespace {
 
 /// Commits what it is handed, on its own thread: each batch message wakes it once.
-using writer_actor
-  = caf::typed_actor<caf::reacts_to<batch_atom, pending_writes>, caf::reacts_to<commit_atom>>;
+using writer_actor = caf::typed_actor<caf::reacts_to<batch_atom, pending_writes>,
+                                      caf::reacts_to<commit_atom>, caf::reacts_to<flush_atom>>;
+
+/// Writes whose commit is in the database but not durable yet, and their results.
+struct unflushed_writes {
+  pending_writes writes;
+  std::vector<api_result> results;
+};
 
 struct writer_state {
+  std::shared_ptr<store::database> db;
   pending_writes queue;
   bool commit_scheduled = false;
-  /// Makes commits durable and answers their writes, in commit order, while the writer goes
-  /// on with the next batch (only when the database defers its meta-page flush).
-  std::shared_ptr<base::task_thread> syncer;
+  bool flush_scheduled = false;
+  /// With a database that defers its meta-page flush: committed writes not yet answered. The
+  /// next commit's own data flush makes them durable (it flushes the meta page written
+  /// before it), so under load a batch costs one flush; when no commit follows, a flush
+  /// message makes them durable.
+  unflushed_writes unflushed;
+  /// They are durable once the database's last transaction id is past this.
+  size_t unflushed_txnid = 0;
   static inline const char* name = "store-writer";
+
+  ~writer_state() {
+    flush_and_answer();
+  }
+
+  /// Flushes the database and answers the unflushed writes; a failed flush fails them.
+  void flush_and_answer();
 };
 
 /// Decides when a commit happens and gathers its writes: a scheduled actor, so the requests
@@ -140,28 +158,67 @@ base::log_burst& failed_commits() {
   return burst;
 }
 
-/// Commits up to max_batch queued writes in one transaction, then hands on each result.
-/// Answers a committed batch once the database has flushed it (on the syncer's thread): a
-/// change is never reported before it is durable. A failed flush fails the batch's writes.
-void answer_when_durable(const std::shared_ptr<store::database>& db,
-                         std::shared_ptr<pending_writes> batch,
-                         std::shared_ptr<std::vector<api_result>> results) {
+/// Hands each write its result.
+void answer(pending_writes& writes, std::vector<api_result>& results) {
+  for (size_t i = 0; i < writes.size(); ++i) {
+    (*writes[i].done)(std::move(results[i]));
+  }
+  writes.clear();
+  results.clear();
+}
+
+void writer_state::flush_and_answer() {
+  if (unflushed.writes.empty()) {
+    return;
+  }
   try {
     db->env().sync();
   } catch (const std::exception& e) {
     failed_commits().note(std::string{"a commit could not be flushed to disk: "} + e.what());
-    for (auto& r : *results) {
-      if (r.ok()) {
-        r = api_result::failure(api::errc::unavailable,
-                                std::string{"The change could not be made durable: "} + e.what());
-      }
+    for (auto& r : unflushed.results) {
+      r = api_result::failure(api::errc::unavailable,
+                              std::string{"The change could not be made durable: "} + e.what());
     }
   }
-  for (size_t i = 0; i < batch->size(); ++i) {
-    (*(*batch)[i].done)(std::move((*results)[i]));
+  answer(unflushed.writes, unflushed.results);
+}
+
+/// Answers a committed batch once it is durable (a change is never reported before): at
+/// once when the commit flushed everything, else with the writes left unflushed.
+void answer_when_durable(writer_actor::stateful_pointer<writer_state> self, pending_writes& batch,
+                         std::vector<api_result>& results) {
+  auto& st = self->state;
+  const auto& env = st.db->env();
+  if (!env.defers_meta_sync()) {
+    answer(batch, results);
+    return;
+  }
+  auto txnid = env.last_txnid();
+  if (!st.unflushed.writes.empty()) {
+    if (txnid > st.unflushed_txnid) {
+      answer(st.unflushed.writes, st.unflushed.results); // flushed by this commit's flush
+    } else {
+      st.flush_and_answer(); // nothing was committed: no commit flushed them
+    }
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (results[i].ok()) {
+      // (also a write that changed nothing: it reported a state that must be durable)
+      st.unflushed.writes.push_back(std::move(batch[i]));
+      st.unflushed.results.push_back(std::move(results[i]));
+    } else {
+      (*batch[i].done)(std::move(results[i]));
+    }
+  }
+  st.unflushed_txnid = txnid;
+  if (!st.unflushed.writes.empty() && !st.flush_scheduled) {
+    // queued behind every batch already in the mailbox: a commit they cause flushes these
+    st.flush_scheduled = true;
+    self->send(self, flush_atom::value);
   }
 }
 
+/// Commits up to max_batch queued writes in one transaction, then answers them when durable.
 void commit(writer_actor::stateful_pointer<writer_state> self,
             const std::shared_ptr<store::database>& dbp, const store_config& cfg) {
   auto& db = *dbp;
@@ -222,23 +279,12 @@ void commit(writer_actor::stateful_pointer<writer_state> self,
       r = api_result::failure(api::errc::unavailable, e.what());
     }
   }
-  if (self->state.syncer
-      && std::any_of(results.begin(), results.end(), [](const api_result& r) { return r.ok(); })) {
-    auto b = std::make_shared<pending_writes>(std::move(batch));
-    auto rs = std::make_shared<std::vector<api_result>>(std::move(results));
-    self->state.syncer->post([dbp, b, rs] { answer_when_durable(dbp, b, rs); });
-    return;
-  }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    (*batch[i].done)(std::move(results[i]));
-  }
+  answer_when_durable(self, batch, results);
 }
 
 writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
-  if (db->env().defers_meta_sync()) {
-    self->state.syncer = std::make_shared<base::task_thread>();
-  }
+  self->state.db = db;
   return {
     [=](batch_atom, pending_writes& writes) {
       auto& st = self->state;
@@ -250,6 +296,13 @@ writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_st
       }
     },
     [=](commit_atom) { commit(self, db, cfg); },
+    [=](flush_atom) {
+      auto& st = self->state;
+      st.flush_scheduled = false;
+      if (!st.commit_scheduled) {
+        st.flush_and_answer();
+      }
+    },
   };
 }
 

@@ -85,6 +85,12 @@ size_t lmdb_env::map_size() const {
   return info.me_mapsize;
 }
 
+size_t lmdb_env::last_txnid() const {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  return info.me_last_txnid;
+}
+
 void lmdb_env::release_resident_pages() const {
   // LMDB does not tell where it mapped the file (me_mapaddr is only set with MDB_FIXEDMAP):
   // the mapping of data.mdb is found by its inode. Called under a read transaction, so the

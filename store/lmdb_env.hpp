@@ -25,7 +25,7 @@ struct lmdb_options {
   /// With `durable`: a commit flushes its data pages but leaves the meta page that makes it
   /// the current state to a later `sync` (LMDB's MDB_NOMETASYNC; integrity is kept, a crash
   /// before the sync undoes the commit). The daemon's writer then tells the writers their
-  /// commit is durable only after `sync`, which runs beside the next commit.
+  /// commit is durable only after `sync` or the next commit (see `last_txnid`).
   bool defer_meta_sync = false;
 };
 
@@ -62,6 +62,11 @@ class lmdb_env {
   /// a commit becomes durable). Any thread, also while a write transaction runs.
   /// @throws cws::store::error on failure.
   void sync() const;
+
+  /// The id of the last committed transaction (of any process). A commit's own flush also
+  /// flushes the meta pages written before it: with `defer_meta_sync`, a commit is durable
+  /// once this has moved past it (every process's commits flush their data first).
+  size_t last_txnid() const;
 
   /// True when commits leave the meta page's flush to `sync` (`defer_meta_sync`).
   bool defers_meta_sync() const noexcept {

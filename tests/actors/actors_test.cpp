@@ -182,6 +182,56 @@ TEST_F(caf_fixture, a_batch_over_max_batch_is_committed_in_parts_and_every_write
   sched.run();
 }
 
+TEST_F(caf_fixture, a_deferred_flush_commit_is_answered_by_the_next_commit_or_a_flush) {
+  // the daemon's database: a commit leaves its meta page to a later flush, so its writes wait
+  test::temp_dir deferred_dir;
+  store::lmdb_options o;
+  o.defer_meta_sync = true;
+  auto deferred = std::make_shared<store::database>(deferred_dir.path, o);
+  store_config sc;
+  sc.detached_writer = false;
+  sc.commit_wait = {};
+  sc.max_batch = 1; // two writes: two commits, the second queued before the first's flush
+  auto s = spawn_store(sys, deferred, sc);
+  sched.run();
+  auto write = [&](const std::string& name) {
+    auto c = std::make_shared<api_call>(*call(operation::change, name));
+    c->changes = {{"groups", "all"}};
+    send_run(s, c);
+  };
+  auto committed = [&](const std::string& name) {
+    return deferred->read().exists(object_type::node, name);
+  };
+  write("d1");
+  write("d2");
+  while (!committed("d1") && sched.try_run_once()) {
+  }
+  ASSERT_TRUE(committed("d1"));
+  EXPECT_TRUE(results.empty()) << "answered before it was durable";
+  while (!committed("d2") && sched.try_run_once()) {
+  }
+  ASSERT_TRUE(committed("d2"));
+  ASSERT_EQ(results.size(), 1u) << "the second commit's flush made the first durable";
+  EXPECT_TRUE(results[0].ok());
+  sched.run(); // no commit follows: the flush message answers the second
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[1].ok());
+  // a failed write needs no flush: answered with its commit; one left unflushed at the
+  // actor's end is flushed and answered then
+  auto bad = std::make_shared<api_call>(*call(operation::change, "d3"));
+  bad->changes = {{"nosuchattr", "1"}};
+  send_run(s, bad);
+  write("d4");
+  while (!committed("d4") && sched.try_run_once()) {
+  }
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_FALSE(results[2].ok());
+  self->send_exit(s, caf::exit_reason::user_shutdown);
+  sched.run();
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_TRUE(results[3].ok());
+}
+
 TEST_F(caf_fixture, a_commit_waits_for_the_writers_the_last_one_answered) {
   store_config sc;
   sc.detached_writer = false;
