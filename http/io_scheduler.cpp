@@ -103,6 +103,7 @@ io_scheduler::io_scheduler(caf::actor_system& sys, size_t threads) : abstract_co
     units_.push_back(std::make_unique<unit>(*this));
     contexts_.push_back(&units_.back()->ctx);
   }
+  clock_ = std::make_unique<io_clock>(contexts_);
 }
 
 io_scheduler::~io_scheduler() {
@@ -117,26 +118,22 @@ void io_scheduler::init(caf::actor_system_config& cfg) {
 
 void io_scheduler::start() {
   for (size_t i = 0; i < units_.size(); ++i) {
-    threads_.emplace_back([this, u = units_[i].get(), name = "cws.io." + std::to_string(i)] {
+    threads_.emplace_back([this, i, u = units_[i].get(), name = "cws.io." + std::to_string(i)] {
       caf::detail::set_thread_name(name.c_str());
       system().thread_started();
       current_unit_ = u;
+      io_clock::bind_thread(*clock_, i);
       u->ctx.run();
+      io_clock::unbind_thread();
       current_unit_ = nullptr;
       system().thread_terminates();
     });
   }
-  timer_ = std::thread{[this] {
-    caf::detail::set_thread_name("cws.clock");
-    system().thread_started();
-    clock_.run_dispatch_loop();
-    system().thread_terminates();
-  }};
   abstract_coordinator::start();
 }
 
 void io_scheduler::stop() {
-  if (threads_.empty() && !timer_.joinable()) {
+  if (threads_.empty()) {
     return;
   }
   stop_actors();
@@ -149,8 +146,7 @@ void io_scheduler::stop() {
   }
   threads_.clear();
   stopped_ = true;
-  clock_.cancel_dispatch_loop();
-  timer_.join();
+  clock_->stop(); // (its timers belong to the contexts)
   // every io thread is gone: what is queued on the contexts (jobs, idle connections) goes
   // with them, and jobs queued meanwhile are cleaned up at once
   contexts_.clear();

@@ -2,7 +2,6 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/detail/thread_safe_actor_clock.hpp>
 #include <caf/scheduler/abstract_coordinator.hpp>
 
 #include <atomic>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "http/beast.hpp"
+#include "http/io_clock.hpp"
 
 namespace cws::http {
 
@@ -42,8 +42,8 @@ class io_scheduler : public caf::scheduler::abstract_coordinator {
   }
 
   void enqueue(caf::resumable* job) override;
-  caf::actor_clock& clock() noexcept override {
-    return clock_;
+  io_clock& clock() noexcept override {
+    return *clock_;
   }
 
  protected:
@@ -68,8 +68,8 @@ class io_scheduler : public caf::scheduler::abstract_coordinator {
   std::vector<std::unique_ptr<unit>> units_;
   std::vector<net::io_context*> contexts_;
   std::vector<std::thread> threads_;
-  caf::detail::thread_safe_actor_clock clock_;
-  std::thread timer_;
+  /// Timers on the io threads (declared after the contexts: it ends first).
+  std::unique_ptr<io_clock> clock_;
   /// Set once the io threads stopped: a job queued after that is cleaned up at once.
   std::atomic<bool> stopped_{false};
 };

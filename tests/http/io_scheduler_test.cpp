@@ -186,6 +186,89 @@ TEST(io_scheduler, delayed_messages_arrive) {
   EXPECT_TRUE(id == s.thread_of(0) || id == s.thread_of(1));
 }
 
+TEST(io_scheduler, delayed_messages_set_on_an_io_thread_fire_there_in_order_and_not_early) {
+  io_system s{2};
+  std::mutex m;
+  std::vector<std::pair<int, std::thread::id>> arrived;
+  std::promise<void> all;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::chrono::steady_clock::duration> late;
+  auto a = s.sys->spawn([&](caf::event_based_actor*) -> caf::behavior {
+    return {[&](hop_atom, int ms, where_ptr) {
+      std::lock_guard<std::mutex> lock{m};
+      late.push_back(std::chrono::steady_clock::now() - start - std::chrono::milliseconds(ms));
+      arrived.emplace_back(ms, std::this_thread::get_id());
+      if (arrived.size() == 3) {
+        all.set_value();
+      }
+    }};
+  });
+  auto where = std::make_shared<where_fn>([](std::thread::id) {});
+  s.settle();
+  http::net::post(*s.sched().contexts()[1], [&] {
+    start = std::chrono::steady_clock::now();
+    for (int ms : {60, 20, 40}) {
+      caf::delayed_anon_send(a, std::chrono::milliseconds(ms), hop_atom::value, ms, where);
+    }
+  });
+  auto f = all.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto io1 = s.thread_of(1);
+  std::lock_guard<std::mutex> lock{m};
+  ASSERT_EQ(arrived.size(), 3u);
+  EXPECT_EQ(arrived[0].first, 20);
+  EXPECT_EQ(arrived[1].first, 40);
+  EXPECT_EQ(arrived[2].first, 60);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(arrived[i].second, io1) << "armed and shipped on the io thread that set it";
+    EXPECT_GE(late[i].count(), 0) << arrived[i].first << " ms: arrived early";
+  }
+}
+
+TEST(io_scheduler, request_timeouts_fire_and_answered_requests_leave_no_timer) {
+  io_system s{2};
+  auto silent = s.sys->spawn([](caf::event_based_actor*) -> caf::behavior {
+    return {[](hop_atom, int) -> caf::result<int> {
+      return caf::delegated<int>{};
+    }};
+  });
+  auto echo = s.sys->spawn([](caf::event_based_actor*) -> caf::behavior {
+    return {[](hop_atom, int n) {
+      return n;
+    }};
+  });
+  std::promise<std::string> outcome;
+  s.sys->spawn([&](caf::event_based_actor* self) {
+    // answered at once: its 1 h timeout must be cancelled; the silent one times out
+    self->request(echo, std::chrono::seconds(3600), hop_atom::value, 7).then([=, &outcome](int n) {
+      self->request(silent, std::chrono::milliseconds(20), hop_atom::value, n)
+        .then([&outcome](int) { outcome.set_value("answered"); },
+              [&outcome](caf::error& e) {
+                outcome.set_value(e == caf::sec::request_timeout ? "timeout" : "other error");
+              });
+    });
+  });
+  auto f = outcome.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(f.get(), "timeout");
+  s.settle();
+  EXPECT_TRUE(s.sched().clock().schedule().empty()) << "a cancelled timeout stayed scheduled";
+}
+
+TEST(io_scheduler, the_end_of_the_system_drops_delayed_messages) {
+  auto payload = std::make_shared<where_fn>([](std::thread::id) {});
+  std::weak_ptr<where_fn> watch = payload;
+  {
+    io_system s{2};
+    auto a = s.sys->spawn(relay, caf::actor{});
+    caf::delayed_anon_send(a, std::chrono::hours(1), hop_atom::value, 0, std::move(payload));
+    s.settle();
+    EXPECT_FALSE(watch.expired());
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown); // (the system waits for it)
+  }
+  EXPECT_TRUE(watch.expired());
+}
+
 TEST(io_scheduler, the_end_of_the_system_drops_what_is_still_queued) {
   auto left_behind = std::make_shared<int>(0);
   std::weak_ptr<int> watch = left_behind;
