@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -19,6 +18,8 @@
 #include <unistd.h>
 #include <unordered_map>
 #include <utility>
+
+#include "base/task_thread.hpp"
 
 namespace cws::probe {
 
@@ -97,8 +98,6 @@ struct prober::impl {
 
   // -- shared with other threads (under mu) -----------------------------------------
   std::mutex mu;
-  std::condition_variable resolver_cv;
-  std::deque<std::shared_ptr<batch>> to_resolve;
   std::deque<std::shared_ptr<batch>> incoming;
   std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
   uint64_t next_run = 1;
@@ -112,7 +111,8 @@ struct prober::impl {
   std::set<std::pair<clock::time_point, uint64_t>> deadlines;
   uint64_t next_probe = 1;
 
-  std::thread resolver_thread;
+  /// Looks names up, one batch after another, and hands each batch to the loop.
+  base::task_thread resolver;
   std::thread loop_thread;
 
   explicit impl(prober_config c) : cfg(c) {
@@ -123,7 +123,6 @@ struct prober::impl {
     ev.events = EPOLLIN;
     ev.data.u64 = 0; // probe ids start at 1
     epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev);
-    resolver_thread = std::thread([this] { resolve_loop(); });
     loop_thread = std::thread([this] { loop(); });
   }
 
@@ -139,8 +138,7 @@ struct prober::impl {
     }
     // the resolver hands every batch it holds to the loop before it ends; then the loop
     // ends them all (cancelled), so every node still gets its result
-    resolver_cv.notify_all();
-    resolver_thread.join();
+    resolver.stop();
     wake();
     loop_thread.join();
     ::close(epfd);
@@ -154,30 +152,19 @@ struct prober::impl {
 
   // -- resolver thread ----------------------------------------------------------------
 
-  void resolve_loop() {
-    for (;;) {
-      std::shared_ptr<batch> b;
-      {
-        std::unique_lock<std::mutex> lock{mu};
-        resolver_cv.wait(lock, [&] { return stopping || !to_resolve.empty(); });
-        if (to_resolve.empty()) {
-          return; // stopping
-        }
-        b = std::move(to_resolve.front());
-        to_resolve.pop_front();
-      }
-      b->addrs.resize(b->targets.size());
-      for (size_t i = 0; i < b->targets.size() && !b->cancelled.load(); ++i) {
-        const auto& t = b->targets[i];
-        b->addrs[i] = {};
-        resolve(t.address.empty() ? t.node : t.address, b->addrs[i]);
-      }
-      {
-        std::lock_guard<std::mutex> g{mu};
-        incoming.push_back(std::move(b));
-      }
-      wake();
+  /// Looks the batch's names up (none once it is cancelled), then hands it to the loop.
+  void resolve_batch(const std::shared_ptr<batch>& b) {
+    b->addrs.resize(b->targets.size());
+    for (size_t i = 0; i < b->targets.size() && !b->cancelled.load(); ++i) {
+      const auto& t = b->targets[i];
+      b->addrs[i] = {};
+      resolve(t.address.empty() ? t.node : t.address, b->addrs[i]);
     }
+    {
+      std::lock_guard<std::mutex> g{mu};
+      incoming.push_back(b);
+    }
+    wake();
   }
 
   // -- loop thread --------------------------------------------------------------------
@@ -460,9 +447,8 @@ uint64_t prober::run(std::vector<target> targets, size_t fanout, std::chrono::mi
     id = impl_->next_run++;
     b->id = id;
     impl_->runs[id] = b;
-    impl_->to_resolve.push_back(std::move(b));
   }
-  impl_->resolver_cv.notify_one();
+  impl_->resolver.post([i = impl_.get(), b = std::move(b)] { i->resolve_batch(b); });
   return id;
 }
 
