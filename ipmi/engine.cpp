@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <list>
 #include <mutex>
 #include <netdb.h>
@@ -238,6 +239,15 @@ struct engine::impl {
     }
     for (auto id : ids) {
       fail(id, "disconnected", "the service is stopping");
+    }
+    // and the jobs never started: every node of every batch still gets its result
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      std::move(incoming.begin(), incoming.end(), std::back_inserter(waiting));
+      incoming.clear();
+    }
+    for (auto& b : std::exchange(waiting, {})) {
+      end_unstarted(*b, "disconnected", "the service is stopping");
     }
     while (!pool.empty()) {
       close_session(*pool.front());
@@ -644,22 +654,28 @@ struct engine::impl {
     auto ready = std::move(waiting);
     waiting.clear();
     for (auto& b : ready) {
-      if (!b->cancelled) {
+      if (b->cancelled) {
+        end_unstarted(*b, "cancelled", "The request was cancelled before it started.");
+      } else {
         waiting.push_back(b);
-        continue;
       }
-      while (b->next < b->jobs.size()) {
-        auto idx = b->next++;
-        base::node_result r;
-        r.name = b->jobs[idx].node;
-        r.error = "cancelled";
-        r.message = "The request was cancelled before it started.";
-        --b->remaining;
-        b->on_result(idx, std::move(r));
-      }
-      if (b->remaining == 0) {
-        done(*b);
-      }
+    }
+  }
+
+  /// Gives each job of `b` not started yet its result (`error`), and ends `b` when no job
+  /// of it is left running.
+  void end_unstarted(batch& b, const char* error, const char* message) {
+    while (b.next < b.jobs.size()) {
+      auto idx = b.next++;
+      base::node_result r;
+      r.name = b.jobs[idx].node;
+      r.error = error;
+      r.message = message;
+      --b.remaining;
+      b.on_result(idx, std::move(r));
+    }
+    if (b.remaining == 0) {
+      done(b);
     }
   }
 

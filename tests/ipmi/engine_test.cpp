@@ -267,4 +267,35 @@ TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
   }
 }
 
+TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
+  farm_->set_delay(0, 2);
+  // at once (the batch still in its lookups) and with the first job running, two waiting
+  for (auto wait : {0ms, 200ms}) {
+    auto e = std::make_unique<engine>(engine_config{});
+    std::vector<job> jobs{make(0, power_action(power_op::stat)),
+                          make(1, power_action(power_op::stat)),
+                          make(2, power_action(power_op::stat))};
+    for (auto& j : jobs) {
+      j.timeout = 5s;
+    }
+    std::vector<node_result> out(3);
+    int results = 0;
+    bool done = false;
+    e->run(
+      jobs, 1,
+      [&](size_t i, node_result r) {
+        out[i] = std::move(r);
+        ++results;
+      },
+      [&] { done = true; });
+    std::this_thread::sleep_for(wait);
+    e.reset(); // (the callbacks run on its threads, which end here)
+    EXPECT_TRUE(done) << "after " << wait.count() << " ms";
+    EXPECT_EQ(results, 3);
+    for (const auto& r : out) {
+      EXPECT_TRUE(r.error == "cancelled" || r.error == "disconnected") << r.name << ": " << r.error;
+    }
+  }
+}
+
 } // namespace
