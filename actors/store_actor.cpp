@@ -63,8 +63,9 @@ struct writer_state {
   /// before it), so under load a batch costs one flush; when no commit follows, a flush
   /// message makes them durable.
   unflushed_writes unflushed;
-  /// They are durable once the database's last transaction id is past this.
-  size_t unflushed_txnid = 0;
+  /// The database's last transaction id after the last commit: a commit that moves it
+  /// changed something and flushed what was left unflushed before it.
+  size_t last_txnid = 0;
   static inline const char* name = "store-writer";
 
   ~writer_state() {
@@ -183,8 +184,9 @@ void writer_state::flush_and_answer() {
   answer(unflushed.writes, unflushed.results);
 }
 
-/// Answers a committed batch once it is durable (a change is never reported before): at
-/// once when the commit flushed everything, else with the writes left unflushed.
+/// Answers a committed batch once it is durable (a change, and what a write saw, are never
+/// reported before): at once when the commit flushed everything or changed nothing, else
+/// with the writes left unflushed.
 void answer_when_durable(writer_actor::stateful_pointer<writer_state> self, pending_writes& batch,
                          std::vector<api_result>& results) {
   auto& st = self->state;
@@ -194,24 +196,18 @@ void answer_when_durable(writer_actor::stateful_pointer<writer_state> self, pend
     return;
   }
   auto txnid = env.last_txnid();
-  if (!st.unflushed.writes.empty()) {
-    if (txnid > st.unflushed_txnid) {
-      answer(st.unflushed.writes, st.unflushed.results); // flushed by this commit's flush
-    } else {
-      st.flush_and_answer(); // nothing was committed: no commit flushed them
-    }
+  if (txnid == st.last_txnid) {
+    // nothing committed, so nothing flushed the writes left unflushed: once they are
+    // flushed, this batch saw durable state only
+    st.flush_and_answer();
+    answer(batch, results);
+    return;
   }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (results[i].ok()) {
-      // (also a write that changed nothing: it reported a state that must be durable)
-      st.unflushed.writes.push_back(std::move(batch[i]));
-      st.unflushed.results.push_back(std::move(results[i]));
-    } else {
-      (*batch[i].done)(std::move(results[i]));
-    }
-  }
-  st.unflushed_txnid = txnid;
-  if (!st.unflushed.writes.empty() && !st.flush_scheduled) {
+  answer(st.unflushed.writes, st.unflushed.results); // this commit's data flush flushed them
+  st.last_txnid = txnid;
+  std::move(batch.begin(), batch.end(), std::back_inserter(st.unflushed.writes));
+  std::move(results.begin(), results.end(), std::back_inserter(st.unflushed.results));
+  if (!st.flush_scheduled) {
     // queued behind every batch already in the mailbox: a commit they cause flushes these
     st.flush_scheduled = true;
     self->send(self, flush_atom::value);
@@ -285,6 +281,7 @@ void commit(writer_actor::stateful_pointer<writer_state> self,
 writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   self->state.db = db;
+  self->state.last_txnid = db->env().last_txnid();
   return {
     [=](batch_atom, pending_writes& writes) {
       auto& st = self->state;

@@ -216,20 +216,33 @@ TEST_F(caf_fixture, a_deferred_flush_commit_is_answered_by_the_next_commit_or_a_
   sched.run(); // no commit follows: the flush message answers the second
   ASSERT_EQ(results.size(), 2u);
   EXPECT_TRUE(results[1].ok());
-  // a failed write needs no flush: answered with its commit; one left unflushed at the
-  // actor's end is flushed and answered then
-  auto bad = std::make_shared<api_call>(*call(operation::change, "d3"));
-  bad->changes = {{"nosuchattr", "1"}};
-  send_run(s, bad);
+  // a commit that changed nothing (a failed write) is answered at once when nothing is
+  // left unflushed; else after the flush of what is, in order
+  auto bad = [&](const std::string& name) {
+    auto c = std::make_shared<api_call>(*call(operation::change, name));
+    c->changes = {{"nosuchattr", "1"}};
+    send_run(s, c);
+  };
+  bad("d3");
   write("d4");
   while (!committed("d4") && sched.try_run_once()) {
   }
   ASSERT_EQ(results.size(), 3u);
   EXPECT_FALSE(results[2].ok());
+  bad("d5");
+  sched.run();
+  ASSERT_EQ(results.size(), 5u);
+  EXPECT_TRUE(results[3].ok()); // d4
+  EXPECT_FALSE(results[4].ok());
+  // one left unflushed at the actor's end is flushed and answered then
+  write("d6");
+  while (!committed("d6") && sched.try_run_once()) {
+  }
+  ASSERT_EQ(results.size(), 5u);
   self->send_exit(s, caf::exit_reason::user_shutdown);
   sched.run();
-  ASSERT_EQ(results.size(), 4u);
-  EXPECT_TRUE(results[3].ok());
+  ASSERT_EQ(results.size(), 6u);
+  EXPECT_TRUE(results[5].ok());
 }
 
 TEST_F(caf_fixture, a_commit_waits_for_the_writers_the_last_one_answered) {
