@@ -27,8 +27,8 @@ io_clock::~io_clock() {
   stop();
 }
 
-void io_clock::bind_thread(io_clock& clock, size_t i) {
-  current_ = clock.timers_.at(i).get();
+void io_clock::bind_thread(size_t i) {
+  current_ = timers_.at(i).get();
 }
 
 void io_clock::unbind_thread() {

@@ -23,7 +23,7 @@ class io_clock : public caf::detail::simple_actor_clock {
   ~io_clock() override;
 
   /// Tells the clock that the calling thread runs `contexts[i]` (before it runs it).
-  static void bind_thread(io_clock& clock, size_t i);
+  void bind_thread(size_t i);
 
   /// Forgets the thread's binding (after it ran its context).
   static void unbind_thread();

@@ -122,7 +122,7 @@ void io_scheduler::start() {
       caf::detail::set_thread_name(name.c_str());
       system().thread_started();
       current_unit_ = u;
-      io_clock::bind_thread(*clock_, i);
+      clock_->bind_thread(i);
       u->ctx.run();
       io_clock::unbind_thread();
       current_unit_ = nullptr;
