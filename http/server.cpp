@@ -222,6 +222,7 @@ void server::stop() {
     if (summary_timer_) {
       summary_timer_->cancel(); // (its handler writes the last summaries)
     }
+    ctx_->draining = true;
     drain_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
     drain(50);
   });

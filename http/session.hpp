@@ -27,6 +27,9 @@ struct session_context {
   std::atomic<size_t> connections{0};
   /// Of those, the ones waiting for their next request (a stop does not wait for them).
   std::atomic<size_t> idle{0};
+  /// Set when a stop began: a request still read is answered with `Connection: close`, so
+  /// that a busy keep-alive client cannot keep the stop's drain going.
+  std::atomic<bool> draining{false};
   /// Set when the server stopped: a session then closes at its next event, using neither
   /// `svc` nor `audit` (which may be gone).
   std::atomic<bool> stopped{false};

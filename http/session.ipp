@@ -227,7 +227,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     return;
   }
   auto req = parser_->release();
-  keep_alive_ = req.keep_alive();
+  keep_alive_ = req.keep_alive() && !ctx_->draining;
   http_input in;
   in.method = std::string{req.method_string()};
   in.target = std::string{req.target()};
