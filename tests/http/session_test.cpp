@@ -161,6 +161,28 @@ TEST_F(session_test, pipelined_requests_are_answered_in_order_on_one_connection)
   EXPECT_EQ(ctx->connections.load(), 1u);
 }
 
+TEST_F(session_test, once_a_stop_began_an_answer_closes_its_keep_alive_connection) {
+  open();
+  write(get("/nodes/cn01/attrs/mgt"));
+  auto before = read();
+  EXPECT_TRUE(before.keep_alive());
+  ctx->draining = true; // what server::stop sets
+  write(get("/nodes/cn02/attrs/mgt") + get("/nodes/cn03/attrs/mgt"));
+  auto during = read();
+  EXPECT_EQ(during.result_int(), 200); // the request read is still answered, then no other
+  EXPECT_FALSE(during.keep_alive());
+  EXPECT_EQ(during[bhttp::field::connection], "close");
+  bhttp::response<bhttp::string_body> next;
+  bool done = false;
+  beast::error_code got;
+  bhttp::async_read(*client, buffer, next, [&](beast::error_code ec, size_t) {
+    got = ec;
+    done = true;
+  });
+  run_until(done);
+  EXPECT_TRUE(got) << "a second answer came: " << next.body();
+}
+
 TEST_F(session_test, a_paged_listing_then_the_next_request_on_the_same_connection) {
   open();
   write(get("/nodes/all/attrs/mgt") + get("/nodes/cn10/attrs/mgt"));
