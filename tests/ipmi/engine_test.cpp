@@ -44,6 +44,17 @@ class IpmiEngine : public ::testing::Test {
     return cws::test::farm_job(*farm_, i, std::move(a), std::move(password));
   }
 
+  /// Three power stat jobs with 5 s deadlines, the first one's BMC answering after 2 s.
+  std::vector<job> slow_first_of_three() {
+    farm_->set_delay(0, 2);
+    std::vector<job> jobs;
+    for (size_t i = 0; i < 3; ++i) {
+      jobs.push_back(make(i, power_action(power_op::stat)));
+      jobs.back().timeout = 5s;
+    }
+    return jobs;
+  }
+
   /// Runs `jobs` and waits for every result.
   std::vector<node_result> run(engine& e, std::vector<job> jobs, size_t fanout = 64,
                                uint64_t* id = nullptr) {
@@ -234,13 +245,7 @@ TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
 
 TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
   engine e{{}};
-  farm_->set_delay(0, 2);
-  std::vector<job> jobs{make(0, power_action(power_op::stat)),
-                        make(1, power_action(power_op::stat)),
-                        make(2, power_action(power_op::stat))};
-  for (auto& j : jobs) {
-    j.timeout = 5s;
-  }
+  auto jobs = slow_first_of_three();
   std::vector<node_result> out(3);
   std::mutex mu;
   std::condition_variable cv;
@@ -268,16 +273,10 @@ TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
 }
 
 TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
-  farm_->set_delay(0, 2);
   // at once (the batch still in its lookups) and with the first job running, two waiting
   for (auto wait : {0ms, 200ms}) {
     auto e = std::make_unique<engine>(engine_config{});
-    std::vector<job> jobs{make(0, power_action(power_op::stat)),
-                          make(1, power_action(power_op::stat)),
-                          make(2, power_action(power_op::stat))};
-    for (auto& j : jobs) {
-      j.timeout = 5s;
-    }
+    auto jobs = slow_first_of_three();
     std::vector<node_result> out(3);
     int results = 0;
     bool done = false;
