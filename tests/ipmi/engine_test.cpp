@@ -245,29 +245,13 @@ TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
 
 TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
   engine e{{}};
-  auto jobs = slow_first_of_three();
-  std::vector<node_result> out(3);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  auto id = e.run(
-    jobs, 1,
-    [&](size_t i, node_result r) {
-      std::lock_guard<std::mutex> g{mu};
-      out[i] = std::move(r);
-    },
-    [&] {
-      std::lock_guard<std::mutex> g{mu};
-      done = true;
-      cv.notify_all();
-    });
+  cws::test::job_run run{e, slow_first_of_three(), 1};
   std::this_thread::sleep_for(200ms);
   auto t0 = std::chrono::steady_clock::now();
-  e.cancel(id);
-  std::unique_lock<std::mutex> lock{mu};
-  ASSERT_TRUE(cv.wait_for(lock, 5s, [&] { return done; }));
+  e.cancel(run.id);
+  ASSERT_TRUE(run.wait(5s));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
-  for (const auto& r : out) {
+  for (const auto& r : run.results()) {
     EXPECT_EQ(r.error, "cancelled");
   }
 }
@@ -276,22 +260,12 @@ TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
   // at once (the batch still in its lookups) and with the first job running, two waiting
   for (auto wait : {0ms, 200ms}) {
     auto e = std::make_unique<engine>(engine_config{});
-    auto jobs = slow_first_of_three();
-    std::vector<node_result> out(3);
-    int results = 0;
-    bool done = false;
-    e->run(
-      jobs, 1,
-      [&](size_t i, node_result r) {
-        out[i] = std::move(r);
-        ++results;
-      },
-      [&] { done = true; });
+    cws::test::job_run run{*e, slow_first_of_three(), 1};
     std::this_thread::sleep_for(wait);
     e.reset(); // (the callbacks run on its threads, which end here)
-    EXPECT_TRUE(done) << "after " << wait.count() << " ms";
-    EXPECT_EQ(results, 3);
-    for (const auto& r : out) {
+    EXPECT_TRUE(run.wait(0ms)) << "after " << wait.count() << " ms";
+    EXPECT_EQ(run.received(), 3u);
+    for (const auto& r : run.results()) {
       EXPECT_TRUE(r.error == "cancelled" || r.error == "disconnected") << r.name << ": " << r.error;
     }
   }

@@ -32,31 +32,65 @@ inline ipmi::job farm_job(const bmc_farm& farm, size_t i, std::shared_ptr<ipmi::
   return j;
 }
 
+/// One run of jobs on an engine, its results collected as the engine's threads deliver them.
+/// Must outlive the run (or the engine).
+class job_run {
+ public:
+  job_run(ipmi::engine& e, std::vector<ipmi::job> jobs, size_t fanout) : out_(jobs.size()) {
+    id = e.run(
+      std::move(jobs), fanout,
+      [this](size_t i, base::node_result r) {
+        std::lock_guard<std::mutex> g{mu_};
+        out_[i] = std::move(r);
+        ++received_;
+      },
+      [this] {
+        std::lock_guard<std::mutex> g{mu_};
+        done_ = true;
+        cv_.notify_all();
+      });
+  }
+  job_run(const job_run&) = delete;
+  job_run& operator=(const job_run&) = delete;
+
+  /// Waits up to `limit` for the run's end; true if it ended.
+  bool wait(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock{mu_};
+    return cv_.wait_for(lock, limit, [&] { return done_; });
+  }
+
+  /// The results so far, in the jobs' order.
+  std::vector<base::node_result> results() {
+    std::lock_guard<std::mutex> g{mu_};
+    return out_;
+  }
+
+  /// How many results came.
+  size_t received() {
+    std::lock_guard<std::mutex> g{mu_};
+    return received_;
+  }
+
+  uint64_t id = 0;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<base::node_result> out_;
+  size_t received_ = 0;
+  bool done_ = false;
+};
+
 /// Runs `jobs` on `e` and waits (30 s at most, a test failure beyond) for every result, in
 /// the jobs' order; the run's id goes to `id` when given.
 inline std::vector<base::node_result> run_jobs(ipmi::engine& e, std::vector<ipmi::job> jobs,
                                                size_t fanout = 64, uint64_t* id = nullptr) {
-  std::vector<base::node_result> out(jobs.size());
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  auto rid = e.run(
-    std::move(jobs), fanout,
-    [&](size_t i, base::node_result r) {
-      std::lock_guard<std::mutex> g{mu};
-      out[i] = std::move(r);
-    },
-    [&] {
-      std::lock_guard<std::mutex> g{mu};
-      done = true;
-      cv.notify_all();
-    });
+  job_run run{e, std::move(jobs), fanout};
   if (id != nullptr) {
-    *id = rid;
+    *id = run.id;
   }
-  std::unique_lock<std::mutex> lock{mu};
-  EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return done; }));
-  return out;
+  EXPECT_TRUE(run.wait(std::chrono::seconds(30)));
+  return run.results();
 }
 
 } // namespace cws::test
