@@ -25,10 +25,14 @@ bool in_list(const std::string& list, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
 
+bool trusted(const std::string& rule) {
+  return lower(rule).find("trusted") != std::string::npos;
+}
+
 bool allows(const std::string& rule) {
   auto r = lower(rule);
   return r.find("allow") != std::string::npos || r.find("accept") != std::string::npos
-         || r.find("trusted") != std::string::npos;
+         || trusted(rule);
 }
 
 std::string get(const attr_map& attrs, const char* key) {
@@ -69,7 +73,8 @@ void sort_policy(std::vector<policy_row>& rows) {
 policy_decision evaluate_policy(const std::vector<policy_row>& rows, const policy_request& req) {
   std::vector<std::string> pending = req.nodes;
   for (const auto& row : rows) {
-    if (!row.name.empty() && row.name != "*" && row.name != req.user) {
+    if ((!row.name.empty() && row.name != "*" && row.name != req.user)
+        || (trusted(row.rule) && !req.host_identity)) {
       continue;
     }
     if (!wildcard(row.host)

@@ -50,6 +50,9 @@ struct policy_request {
   std::vector<std::string> nodes;
   bool has_noderange = false;
   bool nodes_known = false;
+  /// The caller proved a host's identity (xCAT: a host certificate). No caller does yet (a
+  /// password, a token and the local socket name users), so `trusted` rows match nobody.
+  bool host_identity = false;
 };
 
 /// The decision and the row that made it.
@@ -65,6 +68,8 @@ struct policy_decision {
 /// xCAT policy semantics (xcat-compat.md §5.5): rows in priority order; every field of a row
 /// must match; a noderange row that allows part of the nodes removes those and evaluation
 /// goes on; the first deciding row wins; `allow`, `accept` or `trusted` allow; default deny.
+/// A `trusted` row names a host (xCAT's `1.2 <hostname> trusted`), so it is read only for a
+/// caller with `host_identity`: a user who shares the host's name gains nothing from it.
 /// Rows are read in order until one needs the request's nodes, so a request that rows
 /// without noderanges decide (or that no row names) is decided without expanding anything.
 policy_decision evaluate_policy(const std::vector<policy_row>& sorted_rows,

@@ -40,6 +40,18 @@ TEST(policy, root_allowed_others_denied_by_default) {
   EXPECT_TRUE(evaluate_policy(rows, ask("alice", "getpostscript")).allowed);
 }
 
+// Issue #27: the default `1.2 <hostname> trusted` row names a host, not a user: a local Unix
+// account (or an API user) that shares the host's name gains nothing from it.
+TEST(policy, a_trusted_row_never_matches_a_user_of_the_hosts_name) {
+  auto rows = defaults();
+  auto d = evaluate_policy(rows, ask("mn", "chdef", {"cn1"}));
+  EXPECT_FALSE(d.allowed);
+  EXPECT_EQ(d.row, "");
+  auto host = ask("mn", "chdef", {"cn1"});
+  host.host_identity = true;
+  EXPECT_TRUE(evaluate_policy(rows, host).allowed);
+}
+
 TEST(policy, numeric_priority_order_first_match_decides) {
   std::vector<policy_row> rows{
     row("10", {{"name", "alice"}, {"rule", "allow"}}),
