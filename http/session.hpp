@@ -104,8 +104,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// (Content-Length; none for a chunked one).
   void response_head(std::string& head, unsigned status, const char* content_type,
                      std::optional<size_t> length, bool keep_alive) const;
-  /// The request's path for logs and the audit log: never its query (a password may be in
-  /// it), a token's id replaced by `***`.
+  /// The request's path for logs and the audit log, decoded: never its query (a password may
+  /// be in it), a token's id replaced by `***`.
   std::string logged_path() const;
   /// Counts the request answered with `status` (http/monitor).
   void count(unsigned status);

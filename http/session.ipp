@@ -6,6 +6,7 @@
 #include "api/copy.hpp"
 #include "http/date.hpp"
 #include "http/framing.hpp"
+#include "http/query.hpp"
 #include "http/render.hpp"
 #include "http/session.hpp"
 
@@ -565,8 +566,13 @@ void basic_session<NextLayer>::response_head(std::string& head, unsigned status,
 
 template<class NextLayer>
 std::string basic_session<NextLayer>::logged_path() const {
-  auto at = path_.find("/tokens/");
-  return at == std::string::npos ? path_ : path_.substr(0, at + 8) + "***"; // ids are secrets
+  // decoded first, as the router reads it: `/%74okens/<id>` is a token path too
+  std::string path;
+  if (!percent_decode(path_, path, false)) {
+    path = path_;
+  }
+  auto at = path.find("/tokens/");
+  return at == std::string::npos ? path : path.substr(0, at + 8) + "***"; // ids are secrets
 }
 
 template<class NextLayer>

@@ -303,6 +303,33 @@ TEST_F(security_test, tokenexpiredays_is_validated) {
   EXPECT_NE(tok.body.find("\"expire\":\"never\""), std::string::npos) << tok.body;
 }
 
+// Issue #27 N14: `DELETE /clusterws/%74okens/<id>` wrote the token id in clear to the audit log.
+TEST_F(security_test, encoded_token_paths_are_redacted_in_the_audit_log) {
+  std::vector<std::string> ids;
+  for (auto path : {"/clusterws/%74okens/", "/xcatws/t%6Fkens/"}) {
+    auto tok = client.request("POST", d_->url("/tokens"));
+    ASSERT_EQ(tok.status, 201u) << tok.body;
+    auto id = tok.body.substr(tok.body.find("\"id\":\"") + 6, 36);
+    // the id's first character encoded too: neither form may reach the log
+    char enc[4];
+    std::snprintf(enc, sizeof enc, "%%%02X", static_cast<unsigned char>(id[0]));
+    auto r = client.request("DELETE", path + (enc + id.substr(1)), "", {{"X-Auth-Token", id}});
+    EXPECT_EQ(r.status, 200u) << path << r.body;
+    ids.push_back(id);
+    ids.push_back(enc + id.substr(1));
+  }
+  auto audit = slurp(home() / "audit.log");
+  EXPECT_NE(audit.find("\"method\":\"DELETE\",\"path\":\"/clusterws/tokens/***\""),
+            std::string::npos)
+    << audit;
+  EXPECT_NE(audit.find("\"method\":\"DELETE\",\"path\":\"/xcatws/tokens/***\""), std::string::npos)
+    << audit;
+  for (const auto& id : ids) {
+    EXPECT_EQ(audit.find(id), std::string::npos) << id;
+    EXPECT_EQ(slurp(d_->log()).find(id), std::string::npos) << id;
+  }
+}
+
 // Decided with the issue: quotes, empty write ranges, extra token path segments.
 TEST_F(security_test, quoted_names_empty_write_ranges_and_deep_token_paths) {
   auto r = send("PUT", "/nodes/x'y", R"({"groups":"all"})");
