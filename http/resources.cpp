@@ -70,8 +70,11 @@ constexpr route_row table[] = {
   {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET"},
 };
 
-/// Matches `segments` (after the collection) against `pattern`, filling `out`.
-bool matches(std::string_view pattern, const std::vector<std::string>& segments, resource& out) {
+/// Matches `segments` (after the collection) against `pattern`, filling `out`. A segment
+/// with a '/' (sent as `%2F`) matches only the `{name}` of a node row, where it is a noderange
+/// (`/regex`); anywhere else it names nothing.
+bool matches(std::string_view pattern, const std::vector<std::string>& segments, bool noderange,
+             resource& out) {
   size_t i = 1;
   while (!pattern.empty()) {
     auto slash = pattern.find('/');
@@ -81,6 +84,9 @@ bool matches(std::string_view pattern, const std::vector<std::string>& segments,
       return false;
     }
     const auto& seg = segments[i++];
+    if (seg.find('/') != std::string::npos && !(noderange && part == "{name}")) {
+      return false;
+    }
     if (part == "{name}" || part == "{attrs}" || part == "{tables}") {
       if (seg.empty()) {
         return false;
@@ -152,7 +158,8 @@ std::optional<resource> match_resource(const std::vector<std::string>& segments)
   for (size_t i = 0; i < std::size(table); ++i) {
     const auto& row = table[i];
     resource r;
-    if (segments[0] == row.collection && matches(row.pattern, segments, r)) {
+    if (segments[0] == row.collection
+        && matches(row.pattern, segments, row.type == object_type::node, r)) {
       r.kind = row.kind;
       r.type = row.type;
       r.methods = row.methods;

@@ -23,11 +23,11 @@ routed& refuse(routed& r, errc code, std::string message) {
   return r;
 }
 
-std::vector<std::string> split_path(std::string_view s) {
-  std::vector<std::string> out;
+std::vector<std::string_view> split_path(std::string_view s) {
+  std::vector<std::string_view> out;
   while (true) {
     auto end = s.find('/');
-    out.emplace_back(s.substr(0, end));
+    out.push_back(s.substr(0, end));
     if (end == std::string_view::npos) {
       return out;
     }
@@ -35,28 +35,40 @@ std::vector<std::string> split_path(std::string_view s) {
   }
 }
 
-/// The part of the decoded path after the base path (`/clusterws` or `/xcatws`), without one
-/// trailing slash; nullopt when the path is not under either or cannot be a resource.
-std::optional<std::string> resource_path(std::string_view raw_path) {
-  // An encoded '/' cannot be part of a name (Apache refuses %2F by default).
-  std::string lowered{raw_path};
-  std::transform(lowered.begin(), lowered.end(), lowered.begin(), ::tolower);
-  std::string path;
-  if (lowered.find("%2f") != std::string::npos || !percent_decode(raw_path, path, false)
-      || path.find('\0') != std::string::npos) {
+/// A request path after the base path (`/clusterws` or `/xcatws`): its segments, each
+/// decoded on its own, and the decoded path for messages.
+struct resource_path_parts {
+  std::vector<std::string> segments;
+  std::string text;
+};
+
+/// Splits the raw path at its slashes first, then decodes each segment, so an encoded '/'
+/// (`%2F`) stays inside its segment: a regex noderange (`/cn0[0-9]+`) can be sent, and only
+/// a noderange segment accepts one (resources.cpp). nullopt when the path is not under a
+/// base path, has a bad escape or a NUL, or names nothing; one trailing slash is ignored.
+std::optional<resource_path_parts> resource_path(std::string_view raw_path) {
+  if (raw_path.empty() || raw_path.front() != '/') {
     return std::nullopt;
   }
-  for (std::string_view base : {"/clusterws", "/xcatws"}) {
-    if (path.compare(0, base.size(), base) == 0
-        && (path.size() == base.size() || path[base.size()] == '/')) {
-      auto rest = path.substr(base.size());
-      if (!rest.empty() && rest.back() == '/') {
-        rest.pop_back();
-      }
-      return rest;
+  resource_path_parts out;
+  for (auto raw : split_path(raw_path.substr(1))) {
+    std::string seg;
+    if (!percent_decode(raw, seg, false) || seg.find('\0') != std::string::npos) {
+      return std::nullopt;
     }
+    out.segments.push_back(std::move(seg));
   }
-  return std::nullopt;
+  if (out.segments.front() != "clusterws" && out.segments.front() != "xcatws") {
+    return std::nullopt;
+  }
+  out.segments.erase(out.segments.begin());
+  if (!out.segments.empty() && out.segments.back().empty()) {
+    out.segments.pop_back();
+  }
+  for (const auto& seg : out.segments) {
+    out.text += "/" + seg;
+  }
+  return out;
 }
 
 /// The attributes a PUT or POST sets: the body's, then the query's other parameters, the
@@ -377,7 +389,7 @@ routed route(const http_input& in, const router_limits& limits) {
   if (!rest) {
     return refuse(r, errc::not_found, "Unsupported resource.");
   }
-  if (rest->empty()) {
+  if (rest->segments.empty()) {
     if (m != "GET") {
       return refuse(r, errc::not_allowed,
                     "request method '" + m + "' is not supported on resource '/'");
@@ -388,14 +400,14 @@ routed route(const http_input& in, const router_limits& limits) {
     r.cacheable = true;
     return r;
   }
-  auto res = match_resource(split_path(std::string_view{*rest}.substr(1)));
+  auto res = match_resource(rest->segments);
   if (!res) {
     return refuse(r, errc::not_found, "Unsupported resource.");
   }
   r.route = res->route;
   if (!res->allows(m)) {
     return refuse(r, errc::not_allowed,
-                  "request method '" + m + "' is not supported on resource '" + *rest + "'");
+                  "request method '" + m + "' is not supported on resource '" + rest->text + "'");
   }
   if (res->target == "ALLRESOURCES" && res->type == object_type::node) {
     if (m != "GET") {

@@ -24,6 +24,8 @@ using cws::test::run_tool;
 
 constexpr const char* allowed_user = "cwslocal";
 constexpr const char* denied_user = "cwsdenied";
+/// A local account that shares the management node's name (the default `trusted` row's).
+constexpr const char* host_named_user = "cwsmnhost";
 
 /// The socket the daemon announced in its log (`local tools connect to PATH`).
 std::string announced_socket(const cws::test::daemon& d) {
@@ -65,7 +67,8 @@ class local_socket_test : public ::testing::Test {
     dir_ = new cws::test::temp_dir;
     farm_ = new cws::test::sshd(dir_->path / "farm");
     d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
-    users_ok_ = cws::test::ensure_user(allowed_user) && cws::test::ensure_user(denied_user);
+    users_ok_ = cws::test::ensure_user(allowed_user) && cws::test::ensure_user(denied_user)
+                && cws::test::ensure_user(host_named_user);
     auto home = d_->home();
     {
       // listings of more than 5 objects come in pages (chunked): the client's other framing
@@ -151,14 +154,25 @@ TEST_F(local_socket_test, an_allowed_user_lists_exactly_what_root_lists) {
                           "nodels ln01 nodehm",
                           "nodels farm os==rhels9",
                           "nodels ln01,nosuch",
+                          "nodels '/ln0[1-3]'",
+                          "nodels 'farm,-/ln0[1-9]'",
+                          "lsdef '/ln1[0-2]' -i os -c",
                           "lsdef -t osimage"}) {
     auto mine = as_user(*d_, allowed_user, cmd);
     auto root = run_tool(d_->home(), cmd);
     EXPECT_EQ(mine.out, root.out) << cmd;
     EXPECT_EQ(mine.rc, root.rc) << cmd;
   }
+  // issue #27 N15: a regex noderange (its '/' sent as %2F) reaches the daemon as written
+  auto r = as_user(*d_, allowed_user, "nodels '/ln0[1-3]'");
+  EXPECT_EQ(r.out, "ln01\nln02\nln03\n");
+  EXPECT_EQ(r.rc, 0);
+  r = as_user(*d_, allowed_user, "xdsh '/ln0[12]' id -un");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(std::string{"ln01: "} + allowed_user), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::string{"ln02: "} + allowed_user), std::string::npos) << r.out;
   // the listing shows what the daemon holds, hidden nodes left out as root's
-  auto r = as_user(*d_, allowed_user, "lsdef");
+  r = as_user(*d_, allowed_user, "lsdef");
   EXPECT_NE(r.out.find("ln12  (node)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("lhidden"), std::string::npos) << r.out;
   r = as_user(*d_, allowed_user, "lsdef ln01 -z");
@@ -219,6 +233,19 @@ TEST_F(local_socket_test, a_user_policy_does_not_allow_gets_xcats_message) {
   r = as_user(*d_, denied_user, "lsdef ln01");
   EXPECT_EQ(r.out, "Error: Permission denied for request\n");
   run_tool(d_->home(), "rmdef -t policy -o 6.5");
+}
+
+// Issue #27: the default `1.2 <hostname> trusted` row must not cover a local Unix account that
+// happens to have the host's name (here the row is given the name of such an account).
+TEST_F(local_socket_test, a_local_account_named_like_the_host_is_not_trusted) {
+  auto rows = run_tool(d_->home(), "lsdef -t policy -i name,rule -c");
+  ASSERT_NE(rows.out.find("1.2: rule=trusted"), std::string::npos) << rows.out;
+  ASSERT_EQ(run_tool(d_->home(), std::string{"chdef -t policy 1.2 name="} + host_named_user).rc, 0);
+  for (std::string cmd : {"lsdef", "nodels ln01", "xdsh ln01 id"}) {
+    auto r = as_user(*d_, host_named_user, cmd);
+    EXPECT_EQ(r.rc, 1) << cmd;
+    EXPECT_EQ(r.out, "Error: Permission denied for request\n") << cmd;
+  }
 }
 
 TEST_F(local_socket_test, the_other_tools_say_they_need_root) {

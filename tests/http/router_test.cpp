@@ -167,12 +167,20 @@ TEST(router, bad_bodies_are_400_with_a_clear_message) {
   EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"a":"1","a":"2"})").answer.value().status, 400u);
   EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":{"x":1}})").answer.value().status, 400u);
   EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":["a"]})").answer.value().status, 400u);
-  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm"} trailing)").answer.value().status, 400u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1", R"({"mgt":"kvm"} trailing)").answer.value().status,
+            400u);
   std::string deep(100, '[');
   r = go("PUT", "/clusterws/nodes/n1", "{\"a\":" + deep + std::string(100, ']') + "}");
   EXPECT_EQ(r.answer->status, 400u);
   EXPECT_NE(r.answer->body.find("nested deeper"), std::string::npos);
-  EXPECT_EQ(go("GET", "/clusterws/nodes/a%2Fb").answer.value().status, 404u);
+  // an encoded '/' only inside a noderange (`/regex`), never a path separator
+  EXPECT_EQ(go("GET", "/clusterws/networks/a%2Fb").answer.value().status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes/n1/attrs/a%2Fb").answer.value().status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws/nodes%2Fn1").answer.value().status, 404u);
+  EXPECT_EQ(go("GET", "/clusterws%2Fnodes/n1").answer.value().status, 404u);
+  auto regex = go("GET", "/clusterws/nodes/%2Fcn0%5B1-3%5D/nodels");
+  EXPECT_FALSE(regex.answer);
+  EXPECT_EQ(regex.call->target, "/cn0[1-3]");
   EXPECT_EQ(go("GET", "/clusterws/nodes/a%00b").answer.value().status, 404u);
   EXPECT_EQ(go("GET", "/clusterws/nodes/a%zz").answer.value().status, 404u);
 }
