@@ -6,8 +6,6 @@
 
 namespace cws::store {
 
-namespace {
-
 void put_varint(std::string& out, size_t n) {
   while (n >= 0x80) {
     out.push_back(static_cast<char>((n & 0x7f) | 0x80));
@@ -27,6 +25,8 @@ bool get_varint(std::string_view in, size_t& pos, size_t& n) {
   }
   return false;
 }
+
+namespace {
 
 [[noreturn]] void corrupt() {
   throw error{store_errc::database, "corrupt record in database"};

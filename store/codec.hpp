@@ -11,6 +11,13 @@ namespace cws::store {
 /// Attributes of one object, sorted by name. Values are strings; an absent name is unset.
 using attr_map = std::map<std::string, std::string, std::less<>>;
 
+/// Appends `n` as a LEB128 varint (7 bits a byte, low first).
+void put_varint(std::string& out, size_t n);
+
+/// Reads a varint written by put_varint at `pos` (advanced past it); false when `in` ends
+/// first or the number is longer than 5 bytes.
+bool get_varint(std::string_view in, size_t& pos, size_t& n);
+
 /// Encodes attributes as a sequence of (varint length, bytes) pairs, sorted by name.
 std::string encode(const attr_map& attrs);
 

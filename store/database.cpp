@@ -13,8 +13,58 @@ namespace {
 constexpr std::string_view generation_keys[]
   = {"generation", "generation.auth", "generation.membership"};
 
-constexpr const char* db_names[]
-  = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token", "members", "meta"};
+constexpr const char* db_names[] = {"node",   "group", "network", "osimage", "policy", "site",
+                                    "passwd", "token", "members", "meta",    "changes"};
+
+/// The meta key of the newest change set dropped from the log.
+constexpr std::string_view changes_dropped_key = "changes.dropped";
+
+/// A change log key: the sequence number big-endian, so keys sort as numbers.
+std::string seq_key(uint64_t seq) {
+  std::string key(8, '\0');
+  for (int i = 7; i >= 0; --i, seq >>= 8) {
+    key[static_cast<size_t>(i)] = static_cast<char>(seq & 0xff);
+  }
+  return key;
+}
+
+uint64_t seq_of(std::string_view key) {
+  uint64_t seq = 0;
+  for (char c : key) {
+    seq = (seq << 8) | static_cast<unsigned char>(c);
+  }
+  return seq;
+}
+
+uint64_t meta_number(const read_txn& txn, std::string_view key, uint64_t fallback) {
+  unsigned long long n = 0;
+  return base::parse_unsigned(txn.meta(key), n) ? n : fallback;
+}
+
+/// The names of the attributes whose values differ between `old` and `now` (both sorted).
+std::vector<std::string> differing(const std::optional<record_view>& old, const attr_map& now) {
+  std::vector<std::string> out;
+  auto it = now.begin();
+  if (old) {
+    old->for_each([&](std::string_view name, std::string_view value) {
+      for (; it != now.end() && it->first < name; ++it) {
+        out.push_back(it->first); // only in `now`
+      }
+      if (it != now.end() && it->first == name) {
+        if (it->second != value) {
+          out.emplace_back(name);
+        }
+        ++it;
+      } else {
+        out.emplace_back(name); // only in `old`
+      }
+    });
+  }
+  for (; it != now.end(); ++it) {
+    out.push_back(it->first);
+  }
+  return out;
+}
 
 std::string member_key(std::string_view group, std::string_view node) {
   std::string key;
@@ -124,6 +174,19 @@ std::string read_txn::meta(std::string_view key) const {
   return std::string{txn_.get(db_.dbi(database::meta_db), key).value_or("")};
 }
 
+std::vector<change_set> read_txn::changes_after(uint64_t seq, size_t max_sets) const {
+  std::vector<change_set> out;
+  lmdb_cursor cur{txn_, db_.dbi(database::changes_db)};
+  for (bool ok = cur.seek(seq_key(seq + 1)); ok && out.size() < max_sets; ok = cur.next()) {
+    out.push_back({seq_of(cur.key()), decode_changes(cur.value())});
+  }
+  return out;
+}
+
+uint64_t read_txn::changes_dropped() const {
+  return meta_number(*this, changes_dropped_key, 0);
+}
+
 // -- write_txn ----------------------------------------------------------------
 
 write_txn::write_txn(const database& db) : read_txn(db, true) {
@@ -131,8 +194,29 @@ write_txn::write_txn(const database& db) : read_txn(db, true) {
 }
 
 write_txn::write_txn(const database& db, write_txn& parent)
-    : read_txn(db, parent.txn_), nested_(true), root_(parent.root_) {
+    : read_txn(db, parent.txn_), nested_(true), parent_(&parent), root_(parent.root_) {
   // nop
+}
+
+void write_txn::note_change(object_type t, std::string_view name, bool existed, bool exists,
+                            std::vector<std::string> attrs) {
+  if (t == object_type::token) {
+    return; // sessions, not configuration: they stay out of the log
+  }
+  auto [at, fresh]
+    = change_index_.try_emplace(std::string(1, static_cast<char>(t)).append(name), changes_.size());
+  if (fresh) {
+    changes_.push_back(
+      {{t, std::string{name}, change_kind::changed, std::move(attrs)}, existed, exists});
+    return;
+  }
+  auto& n = changes_[at->second];
+  n.exists = exists; // `existed` stays what it was before the first change
+  std::vector<std::string> merged;
+  merged.reserve(n.change.attrs.size() + attrs.size());
+  std::set_union(n.change.attrs.begin(), n.change.attrs.end(), attrs.begin(), attrs.end(),
+                 std::back_inserter(merged));
+  n.change.attrs = std::move(merged);
 }
 
 void write_txn::index_groups(std::string_view node, std::string_view old_groups,
@@ -169,25 +253,25 @@ void write_txn::put(object_type t, std::string_view name, const attr_map& attrs)
   }
   auto dbi = db_.dbi(static_cast<size_t>(t));
   touched(t);
+  auto old = get(t, name);
+  note_change(t, name, old.has_value(), true, differing(old, stored));
   if (t == object_type::node) {
-    std::string old_groups;
-    if (auto old = get(t, name)) {
-      old_groups = std::string{old->find("groups").value_or("")};
-    }
+    std::string old_groups{old ? old->find("groups").value_or("") : ""};
     auto it = stored.find("groups");
     index_groups(name, old_groups, it == stored.end() ? std::string_view{} : it->second);
   }
-  txn_.put(dbi, name, encode(stored));
+  txn_.put(dbi, name, encode(stored)); // `old` views pages this may change: used above only
 }
 
 bool write_txn::erase(object_type t, std::string_view name) {
   auto dbi = db_.dbi(static_cast<size_t>(t));
   touched(t);
+  auto old = get(t, name);
+  if (!old) {
+    return false;
+  }
+  note_change(t, name, true, false, differing(old, {}));
   if (t == object_type::node) {
-    auto old = get(t, name);
-    if (!old) {
-      return false;
-    }
     index_groups(name, old->find("groups").value_or(""), {});
   }
   return txn_.del(dbi, name);
@@ -208,14 +292,19 @@ void write_txn::touched(object_type t) {
 void write_txn::commit() {
   if (nested_) {
     txn_.commit();
+    for (auto& n : changes_) {
+      parent_->note_change(n.change.type, n.change.name, n.existed, n.exists,
+                           std::move(n.change.attrs));
+    }
     return;
   }
   auto bump = [&](counter c) {
     uint64_t gen = generation(c) + 1;
     txn_.put(db_.dbi(database::meta_db), generation_keys[static_cast<size_t>(c)],
              std::string_view{reinterpret_cast<const char*>(&gen), sizeof(gen)});
+    return gen;
   };
-  bump(counter::all);
+  log_changes(bump(counter::all));
   if (auth_changed_) {
     bump(counter::auth);
   }
@@ -223,6 +312,48 @@ void write_txn::commit() {
     bump(counter::membership);
   }
   txn_.commit();
+}
+
+void write_txn::log_changes(uint64_t seq) {
+  std::vector<logged_change> out;
+  out.reserve(changes_.size());
+  for (auto& n : changes_) {
+    if (n.existed && n.exists && n.change.attrs.empty()) {
+      continue; // written again as it was
+    }
+    if (!n.existed && !n.exists) {
+      continue; // made and removed in one commit
+    }
+    n.change.kind = !n.existed  ? change_kind::created
+                    : !n.exists ? change_kind::removed
+                                : change_kind::changed;
+    out.push_back(std::move(n.change));
+  }
+  changes_.clear();
+  change_index_.clear();
+  if (out.empty()) {
+    return;
+  }
+  auto dbi = db_.dbi(database::changes_db);
+  txn_.put(dbi, seq_key(seq), encode_changes(out));
+  auto keep = std::max<uint64_t>(1, meta_number(*this, changes_kept_key, default_changes_kept));
+  if (seq <= keep) {
+    return;
+  }
+  // the oldest sets past `keep` commits (not sets: numbers have gaps) go, usually one or none
+  uint64_t dropped = 0;
+  for (;;) {
+    lmdb_cursor cur{txn_, dbi};
+    if (!cur.seek({}) || seq_of(cur.key()) > seq - keep) {
+      break;
+    }
+    dropped = seq_of(cur.key());
+    std::string key{cur.key()};
+    txn_.del(dbi, key);
+  }
+  if (dropped != 0) {
+    set_meta(changes_dropped_key, std::to_string(dropped));
+  }
 }
 
 // -- database -----------------------------------------------------------------
@@ -236,8 +367,8 @@ void database::check_format(lmdb_txn& txn, const std::filesystem::path& dir) {
   unsigned long long found = 0;
   if (!base::parse_unsigned(*stored, found) || found == 0) {
     throw error(store_errc::database, "The database in " + dir.string()
-                                        + " has no valid format version ('"
-                                        + std::string{*stored} + "'): it is not a clusterws "
+                                        + " has no valid format version ('" + std::string{*stored}
+                                        + "'): it is not a clusterws "
                                         + "database, or it is damaged.");
   }
   if (found > format_version) {

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "store/change_feed.hpp"
 #include "store/codec.hpp"
 #include "store/lmdb_env.hpp"
 #include "store/schema.hpp"
@@ -57,6 +59,18 @@ class read_txn {
   /// An internal setting (e.g. `xcatdefaults.postscripts`); "" if unset.
   std::string meta(std::string_view key) const;
 
+  /// The change log after `seq`: at most `max_sets` change sets, oldest first. Every commit
+  /// that created, changed or removed an object (tokens aside) leaves one, keyed by its
+  /// generation, whichever process made it; a commit that wrote only values already there
+  /// leaves none, so sequence numbers have gaps. An object written more than once in one
+  /// commit names every attribute any of its writes changed: more than changed, never less.
+  /// @throws cws::store::error on a damaged record.
+  std::vector<change_set> changes_after(uint64_t seq, size_t max_sets) const;
+
+  /// The newest sequence number the log no longer holds (0: nothing was dropped). A reader
+  /// whose last seen number is below it has missed change sets and must start over.
+  uint64_t changes_dropped() const;
+
   /// Drops this process's resident pages of the database map (lmdb_env): a long scan calls
   /// it every `release_every` records, so reading a large store does not keep the whole file
   /// resident (scan, names and members do it themselves).
@@ -96,15 +110,37 @@ class write_txn : public read_txn {
   /// Sets an internal setting.
   void set_meta(std::string_view key, std::string_view value);
 
+  /// The meta key holding how many change sets the log keeps (default_changes_kept when
+  /// unset); every writer, the tools included, drops the oldest past it at commit.
+  static constexpr std::string_view changes_kept_key = "changes.keep";
+
  private:
   friend class database;
   explicit write_txn(const database& db);
   write_txn(const database& db, write_txn& parent);
   void commit();
   void touched(object_type t);
+  /// Notes for the change log that `name` existed (`existed`) and exists now (`exists`),
+  /// with the attributes that differ.
+  void note_change(object_type t, std::string_view name, bool existed, bool exists,
+                   std::vector<std::string> attrs);
+  /// Appends this commit's change set to the log as number `seq` and drops the oldest sets
+  /// past `changes.keep`.
+  void log_changes(uint64_t seq);
   bool nested_ = false;
+  /// The transaction a nested one commits into (its changes join the parent's then).
+  write_txn* parent_ = nullptr;
   /// The outermost transaction, which bumps the counters at commit.
   write_txn* root_ = this;
+  /// What this transaction changed, object by object, in the order of first change.
+  struct noted_change {
+    logged_change change;
+    bool existed = false;
+    bool exists = false;
+  };
+  std::vector<noted_change> changes_;
+  /// Where each object (its type byte, then its name) is in `changes_`.
+  std::unordered_map<std::string, size_t> change_index_;
   bool auth_changed_ = false;
   bool membership_changed_ = false;
   void index_groups(std::string_view node, std::string_view old_groups,
@@ -153,7 +189,7 @@ class database {
  private:
   friend class read_txn;
   friend class write_txn;
-  enum extra_db : size_t { members_db = object_type_count, meta_db, db_count };
+  enum extra_db : size_t { members_db = object_type_count, meta_db, changes_db, db_count };
   /// Writes the format of a new database, refuses a newer or unreadable one.
   void check_format(lmdb_txn& txn, const std::filesystem::path& dir);
   MDB_dbi dbi(size_t i) const noexcept {
