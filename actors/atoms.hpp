@@ -59,6 +59,16 @@ using handover_atom = caf::atom_constant<caf::atom("handover")>;
 using node_atom = caf::atom_constant<caf::atom("node")>;
 /// Internal: every node of a fan-out operation finished (executor).
 using done_atom = caf::atom_constant<caf::atom("done")>;
+/// Subscribe to the change feed (events).
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+/// Stop a subscription (events).
+using unsubscribe_atom = caf::atom_constant<caf::atom("unsubscr")>;
+/// The store's writer made its commits durable (events).
+using durable_atom = caf::atom_constant<caf::atom("durable")>;
+/// A subscriber missed change sets and must read the state again (to a subscriber).
+using reset_atom = caf::atom_constant<caf::atom("reset")>;
+/// Internal: a periodic look (events: commits of other processes).
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 /// Where a call's result goes when no reply message carries it back: called exactly once, on
 /// an actor thread.

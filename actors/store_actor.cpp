@@ -55,6 +55,9 @@ struct unflushed_writes {
 
 struct writer_state {
   std::shared_ptr<store::database> db;
+  /// The change feed's mark and actor (store_config).
+  std::shared_ptr<durable_mark> durable;
+  events_actor events;
   pending_writes queue;
   bool commit_scheduled = false;
   bool flush_scheduled = false;
@@ -74,6 +77,16 @@ struct writer_state {
 
   /// Flushes the database and answers the unflushed writes; a failed flush fails them.
   void flush_and_answer();
+
+  /// Every commit so far is durable: the change feed may publish them.
+  void all_durable() {
+    if (durable) {
+      durable->release();
+      if (events) {
+        caf::anon_send(events, durable_atom::value);
+      }
+    }
+  }
 };
 
 /// Decides when a commit happens and gathers its writes: a scheduled actor, so the requests
@@ -170,6 +183,7 @@ void answer(pending_writes& writes, std::vector<api_result>& results) {
 
 void writer_state::flush_and_answer() {
   if (unflushed.writes.empty()) {
+    all_durable(); // every commit that changed something has a write here
     return;
   }
   try {
@@ -180,19 +194,23 @@ void writer_state::flush_and_answer() {
       r = api_result::failure(api::errc::unavailable,
                               std::string{"The change could not be made durable: "} + e.what());
     }
+    answer(unflushed.writes, unflushed.results);
+    return; // the feed stays held: what is not durable is never announced
   }
   answer(unflushed.writes, unflushed.results);
+  all_durable();
 }
 
 /// Answers a committed batch once it is durable (a change, and what a write saw, are never
 /// reported before): at once when the commit flushed everything or changed nothing, else
 /// with the writes left unflushed.
 void answer_when_durable(writer_actor::stateful_pointer<writer_state> self, pending_writes& batch,
-                         std::vector<api_result>& results) {
+                         std::vector<api_result>& results, uint64_t first_generation) {
   auto& st = self->state;
   const auto& env = st.db->env();
   if (!env.defers_meta_sync()) {
     answer(batch, results);
+    st.all_durable();
     return;
   }
   auto txnid = env.last_txnid();
@@ -204,6 +222,9 @@ void answer_when_durable(writer_actor::stateful_pointer<writer_state> self, pend
     return;
   }
   answer(st.unflushed.writes, st.unflushed.results); // this commit's data flush flushed them
+  if (st.durable) {
+    st.durable->hold_exactly(first_generation); // ... but not this commit's own meta page
+  }
   st.last_txnid = txnid;
   std::move(batch.begin(), batch.end(), std::back_inserter(st.unflushed.writes));
   std::move(results.begin(), results.end(), std::back_inserter(st.unflushed.results));
@@ -242,7 +263,12 @@ void commit(writer_actor::stateful_pointer<writer_state> self,
   }
   auto& metrics = *cfg.metrics;
   auto started = std::chrono::steady_clock::now();
+  uint64_t first_generation = 0;
   try {
+    if (st.durable) {
+      first_generation = db.read().generation() + 1;
+      st.durable->hold(first_generation); // before the commit is visible to the feed
+    }
     db.write_batch(ops);
     metrics.commits.add();
     metrics.batch_writes.observe(batch.size());
@@ -275,12 +301,14 @@ void commit(writer_actor::stateful_pointer<writer_state> self,
       r = api_result::failure(api::errc::unavailable, e.what());
     }
   }
-  answer_when_durable(self, batch, results);
+  answer_when_durable(self, batch, results, first_generation);
 }
 
 writer_actor::behavior_type writer_impl(writer_actor::stateful_pointer<writer_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   self->state.db = db;
+  self->state.durable = cfg.durable;
+  self->state.events = cfg.events;
   self->state.last_txnid = db->env().last_txnid();
   return {
     [=](batch_atom, pending_writes& writes) {

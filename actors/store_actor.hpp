@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "actors/atoms.hpp"
+#include "actors/events_actor.hpp"
 #include "api/planner.hpp"
 #include "api/service_metrics.hpp"
 #include "store/database.hpp"
@@ -54,6 +55,10 @@ struct store_config {
   store::noderange_options noderange;
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
+  /// The change feed: the writer holds it back from commits not durable yet and tells it
+  /// when they are (none: no feed).
+  std::shared_ptr<durable_mark> durable;
+  events_actor events;
   /// The transports fan-out calls are planned for.
   std::shared_ptr<const api::drivers> drivers = std::make_shared<api::drivers>();
 };

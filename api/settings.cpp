@@ -44,6 +44,11 @@ const base::settings_schema& settings_schema() {
      "longest regular expression in a noderange or selector"},
     {"commit_wait_us", num, "1000", 0, 1000000,
      "microseconds a group commit may wait for the writers the last commit answered (0: at once)"},
+    {"change_log_keep", num, "10000", 1, 100000000,
+     "commits whose change sets the change log keeps (every writer, the tools too, drops older "
+     "ones)"},
+    {"events_poll_ms", num, "500", 10, 60000,
+     "milliseconds between looks at the change log for commits of the tools"},
     // -- authentication
     {"auth_cache_seconds", num, "60", 0, day, "seconds a verified password is remembered"},
     {"login_backoff_after", num, "3", 0, 1000000,

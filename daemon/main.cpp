@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "actors/dispatcher.hpp"
+#include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
@@ -146,6 +147,11 @@ int serve(const base::parsed_args& args) {
   store::lmdb_options dbo;
   dbo.defer_meta_sync = true; // the writer answers after its own sync (actors/store_actor.cpp)
   auto db = std::make_shared<store::database>(home.db(), dbo);
+  // in the database, so the tools' commits drop old change sets by the same bound
+  auto keep = std::to_string(settings.number("change_log_keep"));
+  if (db->read().meta(store::write_txn::changes_kept_key) != keep) {
+    db->write([&](store::write_txn& t) { t.set_meta(store::write_txn::changes_kept_key, keep); });
+  }
   raise_file_limit();
   auto drivers = std::make_shared<api::drivers>();
   drivers->shell = api::shell_settings(settings, home.dir);
@@ -173,6 +179,11 @@ int serve(const base::parsed_args& args) {
   // the io threads are the actors' workers too: a request stays on one thread
   http::io_scheduler::install(acfg, static_cast<size_t>(settings.number("io_threads")));
   caf::actor_system sys{acfg};
+  actors::events_config evc;
+  evc.poll = std::chrono::milliseconds(settings.number("events_poll_ms"));
+  auto events = actors::spawn_events(sys, db, evc);
+  sc.durable = evc.durable;
+  sc.events = events;
   auto st = actors::spawn_store(sys, db, sc);
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, ec);
@@ -210,6 +221,7 @@ int serve(const base::parsed_args& args) {
   caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(events, caf::exit_reason::user_shutdown);
   base::log(base::log_level::notice, "stopped");
   return 0;
 }
