@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <sys/epoll.h>
@@ -168,9 +169,19 @@ struct engine::impl {
       expire();
       hosts.save();
     }
-    // shutting down: end what runs
+    // shutting down: every job gets its result and every batch its end, as api::
+    // node_operation promises: running ones fail, the others (beyond the fanout, or handed
+    // over after the last turn) never start
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      std::move(incoming.begin(), incoming.end(), std::back_inserter(waiting));
+      incoming.clear();
+    }
     for (auto id : task_ids([](const task&) { return true; })) {
       drive(id, [](session& s) { s.fail("disconnected", "the service is stopping"); });
+    }
+    for (auto& b : std::exchange(waiting, {})) {
+      end_unstarted(*b, "disconnected", "The service stopped before the command started.");
     }
     pool.clear();
   }
@@ -284,18 +295,24 @@ struct engine::impl {
         waiting.push_back(b);
         continue;
       }
-      while (b->next < b->jobs.size()) {
-        auto idx = b->next++;
-        base::node_result r;
-        r.name = b->jobs[idx].node;
-        r.error = "cancelled";
-        r.message = "The command was cancelled before it started.";
-        --b->remaining;
-        b->on_result(idx, std::move(r));
-      }
-      if (b->remaining == 0) {
-        done(*b);
-      }
+      end_unstarted(*b, "cancelled", "The command was cancelled before it started.");
+    }
+  }
+
+  /// Gives each job of `b` not started yet its result (`error`, `message`); the batch ends
+  /// when none runs.
+  void end_unstarted(batch& b, const char* error, const char* message) {
+    while (b.next < b.jobs.size()) {
+      auto idx = b.next++;
+      base::node_result r;
+      r.name = b.jobs[idx].node;
+      r.error = error;
+      r.message = message;
+      --b.remaining;
+      b.on_result(idx, std::move(r));
+    }
+    if (b.remaining == 0) {
+      done(b);
     }
   }
 

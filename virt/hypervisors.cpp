@@ -188,6 +188,7 @@ struct hypervisors::impl {
 
   void stop() {
     std::vector<started> orphans;
+    std::vector<started> unstarted;
     {
       std::lock_guard<std::mutex> guard{mu};
       stopping = true;
@@ -196,6 +197,14 @@ struct hypervisors::impl {
       }
       for (auto& s : ready) {
         orphans.push_back(s);
+      }
+      // jobs beyond the fanout never start, and get their result too (api::node_operation)
+      for (auto& [id, weak] : runs) {
+        if (auto b = weak.lock()) {
+          while (b->next < b->jobs.size()) {
+            unstarted.push_back({b, b->next++});
+          }
+        }
       }
     }
     work_cv.notify_all();
@@ -215,6 +224,10 @@ struct hypervisors::impl {
     }
     for (auto& s : orphans) {
       complete(s, failure(s.b->jobs[s.index].node, "disconnected", "the service is stopping"));
+    }
+    for (auto& s : unstarted) {
+      complete(s, failure(s.b->jobs[s.index].node, "disconnected",
+                          "The service stopped before the request started."));
     }
     std::lock_guard<std::mutex> guard{mu};
     for (auto& [uri, c] : conns) {
