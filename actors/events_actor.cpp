@@ -14,6 +14,9 @@ namespace {
 
 struct events_state {
   std::vector<change_subscriber> subscribers;
+  /// A look for the tools' commits is due; only while someone listens, so that a feed
+  /// nobody references is not kept alive by its own timer.
+  bool tick_scheduled = false;
   /// The number of the last change set published (or skipped past: numbers have gaps).
   uint64_t published = 0;
   static inline const char* name = "events";
@@ -58,6 +61,10 @@ void publish(self_ptr self, const store::database& db, const events_config& cfg)
   try {
     auto txn = db.read();
     auto until = cfg.durable->bound(txn.generation());
+    if (st.subscribers.empty()) {
+      st.published = until; // nobody to tell: nothing is read
+      return;
+    }
     if (st.published < txn.changes_dropped()) {
       // fell behind the log (a burst of commits by the tools between two looks): say so
       st.published = txn.changes_dropped();
@@ -99,7 +106,6 @@ events_actor::behavior_type events_impl(self_ptr self, std::shared_ptr<store::da
                      [&](const change_subscriber& a) { return a.address() == down.source; }),
       subs.end());
   });
-  self->delayed_send(self, cfg.poll, tick_atom::value);
   return {
     [=](subscribe_atom, change_subscriber& who, uint64_t after) -> uint64_t {
       auto& st = self->state;
@@ -117,6 +123,10 @@ events_actor::behavior_type events_impl(self_ptr self, std::shared_ptr<store::da
       }
       self->monitor(who);
       st.subscribers.push_back(std::move(who));
+      if (!st.tick_scheduled) {
+        st.tick_scheduled = true;
+        self->delayed_send(self, cfg.poll, tick_atom::value);
+      }
       return st.published;
     },
     [=](unsubscribe_atom, const change_subscriber& who) {
@@ -126,8 +136,12 @@ events_actor::behavior_type events_impl(self_ptr self, std::shared_ptr<store::da
     },
     [=](durable_atom) { publish(self, *db, cfg); },
     [=](tick_atom) {
+      auto& st = self->state;
       publish(self, *db, cfg);
-      self->delayed_send(self, cfg.poll, tick_atom::value);
+      st.tick_scheduled = !st.subscribers.empty();
+      if (st.tick_scheduled) {
+        self->delayed_send(self, cfg.poll, tick_atom::value);
+      }
     },
   };
 }

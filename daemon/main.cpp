@@ -184,7 +184,9 @@ int serve(const base::parsed_args& args) {
   auto events = actors::spawn_events(sys, db, evc);
   sc.durable = evc.durable;
   sc.events = events;
-  auto st = actors::spawn_store(sys, db, sc);
+  // moved: a handle left in `sc` (older than the actor system) would keep the feed alive
+  // past the system's end if the start fails below, and the end would wait for it forever
+  auto st = actors::spawn_store(sys, db, std::move(sc));
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, ec);
   actors::dispatcher entry{sys, st, pol, ex};

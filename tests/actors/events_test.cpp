@@ -200,6 +200,20 @@ TEST_F(events_fixture, a_subscriber_resumes_after_what_it_saw_or_is_told_it_miss
   EXPECT_EQ(late->names(), (std::vector<std::string>{"n6"})); // live from then on
 }
 
+TEST_F(events_fixture, it_looks_for_the_tools_commits_only_while_someone_listens) {
+  // a timer of its own would keep a feed nobody references alive: a daemon that failed to
+  // start hung in the actor system's end
+  start();
+  EXPECT_FALSE(sched.has_pending_timeout());
+  subscribe();
+  EXPECT_TRUE(sched.has_pending_timeout());
+  self->send_exit(subscribers.back(), caf::exit_reason::user_shutdown);
+  sched.run();
+  sched.trigger_timeouts(); // the last look finds nobody and sets no other
+  sched.run();
+  EXPECT_FALSE(sched.has_pending_timeout());
+}
+
 TEST_F(events_fixture, a_subscriber_that_ends_is_dropped_and_the_others_go_on) {
   start();
   auto a = subscribe();
