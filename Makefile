@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format config deb
+.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format format-check config deb
 
 all: build
 
@@ -52,6 +52,10 @@ bench: build
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.ipp')
+
+# fails on any file clang-format would change (CI runs it first)
+format-check: deps
+	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp' '*.ipp')
 
 clean:
 	rm -rf $(BUILD)
