@@ -2,6 +2,7 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 namespace cws::actors {
 
@@ -89,6 +90,30 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
   self->send(h.policy, authz_atom::value, call, attempt > 0, std::move(verdict));
 }
 
+/// Carries the change feed to one subscriber's handlers, and beats when nothing comes. It ends
+/// with the feed (a stop does not wait for the streams' clients); monitored, not linked: its
+/// own end must not take the feed with it.
+using event_bridge = change_subscriber::extend<caf::reacts_to<tick_atom>>;
+
+event_bridge::behavior_type bridge_impl(event_bridge::pointer self, event_handlers h,
+                                        const events_actor& events, uint64_t after) {
+  self->monitor(events);
+  self->set_down_handler([self](const caf::down_msg&) { self->quit(); });
+  self
+    ->request(events, caf::infinite, subscribe_atom::value,
+              caf::actor_cast<change_subscriber>(self), after)
+    .then([](uint64_t) {});
+  self->delayed_send(self, h.heartbeat, tick_atom::value);
+  return {
+    [h](const change_set_ptr& set) { h.on_changes(set); },
+    [h](reset_atom, uint64_t seq) { h.on_reset(seq); },
+    [self, h](tick_atom) {
+      h.on_heartbeat();
+      self->delayed_send(self, h.heartbeat, tick_atom::value);
+    },
+  };
+}
+
 caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
   return {
     [=](submit_atom, api_call_ptr& call, done_ptr& done, int attempt) {
@@ -102,9 +127,13 @@ caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
 
 } // namespace
 
+event_subscription::~event_subscription() {
+  caf::anon_send_exit(bridge_, caf::exit_reason::user_shutdown);
+}
+
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-                       executor_actor executor, size_t count)
-    : store_(store) {
+                       executor_actor executor, size_t count, events_actor events)
+    : sys_(sys), store_(store), events_(std::move(events)) {
   handles h{std::move(store), std::move(policy), std::move(executor)};
   for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
     actors_.push_back(sys.spawn(dispatcher_impl, h));
@@ -120,6 +149,14 @@ void dispatcher::submit(api_call_ptr call, done_fn done) const {
 void dispatcher::next_page(api::object_pages_ptr pages, size_t count, done_fn done) const {
   caf::anon_send(store_, page_atom::value, std::move(pages), count,
                  std::make_shared<done_fn>(std::move(done)));
+}
+
+std::unique_ptr<event_subscription> dispatcher::subscribe(uint64_t after, event_handlers h) const {
+  if (!events_) {
+    return nullptr;
+  }
+  return std::make_unique<event_subscription>(
+    caf::actor_cast<caf::actor>(sys_.spawn(bridge_impl, std::move(h), events_, after)));
 }
 
 void dispatcher::shutdown() const {

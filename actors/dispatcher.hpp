@@ -4,15 +4,43 @@
 #include <caf/actor_system.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "actors/atoms.hpp"
+#include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
 
 namespace cws::actors {
+
+/// What a subscriber of the change feed is told, each on an actor thread (post it on).
+struct event_handlers {
+  std::function<void(change_set_ptr)> on_changes;
+  /// It missed change sets; the stream goes on after number `seq`.
+  std::function<void(uint64_t seq)> on_reset;
+  /// Every `heartbeat` while nothing else comes: keeps proxies from closing an idle stream,
+  /// and finds a client that is gone.
+  std::function<void()> on_heartbeat;
+  std::chrono::milliseconds heartbeat{15000};
+};
+
+/// A subscription to the change feed: it ends when this is destroyed, or when the feed ends.
+class event_subscription {
+ public:
+  explicit event_subscription(caf::actor bridge) : bridge_(std::move(bridge)) {
+    // nop
+  }
+  ~event_subscription();
+  event_subscription(const event_subscription&) = delete;
+  event_subscription& operator=(const event_subscription&) = delete;
+
+ private:
+  caf::actor bridge_;
+};
 
 /// The entry of the actor system, as the HTTP layer sees it: a pool of long-lived dispatcher
 /// actors that carry each call through policy, then to the store or the fan-out executor.
@@ -23,7 +51,7 @@ class dispatcher {
   /// Calls carry no actor-side timeouts (a timer per hop costs the clock thread on every
   /// request): the caller bounds the whole call (the HTTP session's call_timeout).
   dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-             executor_actor executor, size_t count = 2);
+             executor_actor executor, size_t count = 2, events_actor events = {});
 
   /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
   /// executor. Calls `done` exactly once, on an actor thread: the caller posts it to its own
@@ -35,12 +63,18 @@ class dispatcher {
   /// the listing is over), on an actor thread.
   void next_page(api::object_pages_ptr pages, size_t count, done_fn done) const;
 
+  /// Subscribes to the change feed after number `after` (`from_now`: new changes only);
+  /// null when the service has no feed. Authorize first: the feed holds every change.
+  std::unique_ptr<event_subscription> subscribe(uint64_t after, event_handlers h) const;
+
   /// Stops the dispatchers.
   void shutdown() const;
 
  private:
+  caf::actor_system& sys_;
   std::vector<caf::actor> actors_;
   store_actor store_;
+  events_actor events_;
   mutable std::atomic<size_t> next_{0};
 };
 

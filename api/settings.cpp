@@ -49,6 +49,10 @@ const base::settings_schema& settings_schema() {
      "ones)"},
     {"events_poll_ms", num, "500", 10, 60000,
      "milliseconds between looks at the change log for commits of the tools"},
+    {"events_heartbeat_s", num, "15", 1, 3600,
+     "seconds between an event stream's heartbeats when nothing else is sent"},
+    {"events_buffer_bytes", num, "1048576", 4096, 1073741824,
+     "an event stream's bytes its client has not taken; past this it is cut off"},
     // -- authentication
     {"auth_cache_seconds", num, "60", 0, day, "seconds a verified password is remembered"},
     {"login_backoff_after", num, "3", 0, 1000000,

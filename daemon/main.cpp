@@ -189,7 +189,7 @@ int serve(const base::parsed_args& args) {
   auto st = actors::spawn_store(sys, db, std::move(sc));
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, ec);
-  actors::dispatcher entry{sys, st, pol, ex};
+  actors::dispatcher entry{sys, st, pol, ex, 2, events};
   const auto& audit_path = settings.text("audit_log");
   if (audit_path.empty()) {
     std::filesystem::create_directories(home.log_dir); // /var/log/clusterws on a fresh install

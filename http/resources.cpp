@@ -68,6 +68,7 @@ constexpr route_row table[] = {
   // clusterws's own: not xCAT resources, nor listed by GET /clusterws
   {"metrics", object_type::site, "", resource_kind::metrics, "GET"},
   {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET"},
+  {"events", object_type::node, "", resource_kind::events, "GET"},
 };
 
 /// Matches `segments` (after the collection) against `pattern`, filling `out`. A segment

@@ -35,6 +35,7 @@ enum class resource_kind {
   table_rows,     ///< /tables/{t,...}/rows[/{keys}[/{cols}]]
   metrics,        ///< /metrics: the Prometheus text exposition (http/metrics_page.hpp)
   openapi,        ///< /openapi.yaml: the API's description (docs/openapi.yaml)
+  events,         ///< /events: the change feed as Server-Sent Events (http/event_stream.hpp)
 };
 
 /// A path matched against the resource table.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/text.hpp"
 #include "http/credentials.hpp"
 #include "http/query.hpp"
 #include "http/request_body.hpp"
@@ -369,6 +370,41 @@ void build_definition(routed& r, const resource& res, const std::string& m, fiel
   }
 }
 
+/// GET /events: the change feed, for whoever may list the objects (policy command `lsdef`).
+/// With `noderange=` the stream holds the changes of those nodes only, and policy is asked
+/// about them (a user whose rows allow some nodes may watch those).
+routed& route_events(routed& r, const query_params& query, const std::string& last_event_id) {
+  auto& call = *r.call;
+  event_request req;
+  if (auto types = query.find("types")) {
+    if (auto bad = parse_event_types(*types, req.filter)) {
+      return refuse(r, errc::bad_request, *bad);
+    }
+  }
+  const std::string* after = !last_event_id.empty() ? &last_event_id : query.find("after");
+  if (after != nullptr) {
+    unsigned long long n = 0;
+    if (!base::parse_unsigned(*after, n)) {
+      return refuse(r, errc::bad_request,
+                    "The last event id ('" + *after + "') must be a whole number.");
+    }
+    req.after = n;
+  }
+  call.policy_command = "lsdef";
+  call.type = object_type::node;
+  if (auto range = query.find("noderange"); range != nullptr && !range->empty()) {
+    call.op = operation::nodels; // its answer: the nodes the stream is about
+    call.target = *range;
+    req.filter.nodes_only = true;
+    req.filter.types = {object_type::node};
+  } else {
+    call.op = operation::authorize;
+  }
+  r.out = output::events;
+  r.events = std::move(req);
+  return r;
+}
+
 } // namespace
 
 routed route(const http_input& in, const router_limits& limits) {
@@ -466,6 +502,9 @@ routed route(const http_input& in, const router_limits& limits) {
   call.only_attrs = res->kind == resource_kind::attrs || res->kind == resource_kind::site_attrs;
 
   // -- the call -------------------------------------------------------------------
+  if (res->kind == resource_kind::events) {
+    return route_events(r, query, in.last_event_id);
+  }
   if (res->kind == resource_kind::metrics) {
     // policy decides who may read it (command `metrics`); the session writes the page
     call.op = operation::authorize;

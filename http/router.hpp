@@ -7,6 +7,7 @@
 
 #include "api/call.hpp"
 #include "api/result.hpp"
+#include "http/event_stream.hpp"
 #include "http/resources.hpp"
 
 namespace cws::http {
@@ -28,6 +29,8 @@ struct http_input {
   /// credentials in the request are refused.
   bool local = false;
   std::string peer_user;
+  /// The Last-Event-ID header (an event stream resumed by its client).
+  std::string last_event_id;
 };
 
 /// How a successful result is rendered.
@@ -43,6 +46,7 @@ enum class output {
   action,    ///< xCAT's actionout: {"node":{"power":"on"},...} (power, nextboot)
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it
+  events,    ///< the event stream, written by the session once policy allows it
   openapi,   ///< docs/openapi.yaml (YAML)
 };
 
@@ -79,6 +83,8 @@ struct routed {
   /// The answer is public and the same for everyone (GET /clusterws, the OpenAPI text):
   /// caches may keep it. Every other answer says `Cache-Control: no-store`.
   bool cacheable = false;
+  /// GET /events: what the stream sends once policy allows it.
+  std::optional<event_request> events;
 };
 
 /// Limits the router enforces.

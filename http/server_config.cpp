@@ -12,6 +12,8 @@ void server_config::apply(const base::settings& s) {
   request_timeout = std::chrono::seconds(s.number("request_timeout"));
   call_timeout = std::chrono::seconds(s.number("call_timeout"));
   page_objects = s.number("page_objects");
+  events_heartbeat = std::chrono::seconds(s.number("events_heartbeat_s"));
+  events_buffer = s.number("events_buffer_bytes");
   log_summary = std::chrono::seconds(s.number("log_summary_seconds"));
 }
 

@@ -31,6 +31,11 @@ struct server_config {
   /// A listing (GET of objects) with more objects is read and sent in pages of this many,
   /// chunked, from one snapshot (0: always whole).
   size_t page_objects = 5000;
+  /// An event stream's heartbeat when nothing else is sent.
+  std::chrono::seconds events_heartbeat{15};
+  /// An event stream's bytes not yet taken by its client: past this it is cut off, with a
+  /// last event saying so (a slow consumer never slows a writer).
+  size_t events_buffer = 1024 * 1024;
   /// Bursts of failures (TLS handshakes, 503s, commits) are logged as one summary line per
   /// period at most.
   std::chrono::seconds log_summary{60};

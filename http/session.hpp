@@ -117,6 +117,11 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   void request_page();
   void on_page(api::api_result res);
   void start_stream(unsigned status, const char* content_type);
+  /// GET /events allowed: the change feed as Server-Sent Events until the client leaves.
+  void start_events(const api::api_result& res);
+  /// One event's text for the stream; once cfg.events_buffer bytes wait for the client, the
+  /// stream ends with a reset event saying so (memory: the buffer and one event at most).
+  void queue_event(std::string text);
   void on_stream_node(const base::node_result& out);
   void queue_stream(std::string text);
   void pump_stream();
@@ -147,6 +152,10 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// stream=1: raw HTTP text (head, chunks) waiting to be written, one write at a time.
   std::deque<std::string> stream_queue_;
   bool stream_started_ = false;
+  /// GET /events: the subscription, what passes, and the bytes queued (head included).
+  std::unique_ptr<actors::event_subscription> events_;
+  std::unique_ptr<event_filter> events_filter_;
+  size_t events_queued_ = 0;
   /// A large listing being sent in pages (api_result::pages) and how it is rendered.
   api::object_pages_ptr pages_;
   std::unique_ptr<listing_writer> listing_;

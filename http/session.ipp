@@ -239,6 +239,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   in.client = client_;
   in.local = !tls_;
   in.peer_user = peer_user_;
+  in.last_event_id = std::string{req["Last-Event-ID"]};
   method_ = in.method;
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
@@ -359,6 +360,10 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     queue_stream(detail::chunk(stream_summary(res)) + "0\r\n\r\n");
     return;
   }
+  if (res.ok() && pending_.out == output::events) {
+    start_events(res);
+    return;
+  }
   if (res.ok() && res.pages) {
     start_stream(200, "application/json");
     listing_ = std::make_unique<listing_writer>(pending_);
@@ -475,6 +480,92 @@ void basic_session<NextLayer>::start_stream(unsigned status, const char* content
 }
 
 template<class NextLayer>
+void basic_session<NextLayer>::start_events(const api::api_result& res) {
+  auto& req = *pending_.events;
+  events_filter_ = std::make_unique<event_filter>(std::move(req.filter));
+  events_filter_->sees_users = res.user == "root";
+  if (events_filter_->nodes_only) {
+    events_filter_->nodes = res.names; // the noderange as it expanded now
+    std::sort(events_filter_->nodes.begin(), events_filter_->nodes.end());
+  }
+  auto weak = this->weak_from_this();
+  // each on an actor thread: posted to the session's own
+  auto on_io = [weak](auto f) {
+    if (auto s = weak.lock()) {
+      auto ex = s->stream_.get_executor();
+      net::post(ex, [s = std::move(s), f = std::move(f)] { f(*s); });
+    }
+  };
+  actors::event_handlers h;
+  h.on_changes = [on_io](actors::change_set_ptr set) {
+    on_io([set](basic_session& s) { s.queue_event(sse_changes(*set, *s.events_filter_)); });
+  };
+  h.on_reset = [on_io](uint64_t seq) {
+    on_io([seq](basic_session& s) {
+      s.queue_event(sse_reset(seq, "changes were missed: the change log no longer holds them; "
+                                   "read the state again"));
+    });
+  };
+  h.on_heartbeat = [on_io] {
+    on_io([](basic_session& s) { s.queue_event(std::string{sse_heartbeat()}); });
+  };
+  h.heartbeat = ctx_->cfg.events_heartbeat;
+  events_ = ctx_->svc->subscribe(req.after.value_or(actors::from_now), std::move(h));
+  if (!events_) {
+    send(503,
+         render(pending_, api::api_result::failure(api::errc::unavailable,
+                                                   "The event stream is not enabled."))
+           .body,
+         false);
+    return;
+  }
+  // a stream lasts until its client leaves: a stop does not wait for it (as for an idle
+  // connection), and it is never kept alive for another request
+  keep_alive_ = false;
+  idle_ = true;
+  ++ctx_->idle;
+  start_stream(200, "text/event-stream");
+  events_queued_ = stream_queue_.back().size();
+  queue_event(std::string{sse_heartbeat()}); // the head goes out now, not at the first event
+  // The client only listens: its end (or anything it sends) ends the stream at once. This
+  // read is also what holds the session while no event is being written.
+  stream_.async_read_some(buffer_.prepare(1),
+                          [self = this->shared_from_this()](beast::error_code, std::size_t) {
+                            self->events_.reset();
+                            self->stream_ended_ = true;
+                            detail::close(beast::get_lowest_layer(self->stream_));
+                          });
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::queue_event(std::string text) {
+  if (ctx_->stopped) {
+    do_close();
+    return;
+  }
+  if (text.empty() || stream_ended_) {
+    return;
+  }
+  text = detail::chunk(text);
+  if (events_queued_ >= ctx_->cfg.events_buffer) {
+    // the client does not keep up: what it has not taken goes (all but a write under way),
+    // and a last event tells it why; the feed is left at once
+    while (stream_queue_.size() > (stream_writing_ ? 1 : 0)) {
+      stream_queue_.pop_back();
+    }
+    events_.reset();
+    stream_ended_ = true;
+    text = detail::chunk(sse_reset(std::nullopt, "the client did not take the events fast enough ("
+                                                   + std::to_string(ctx_->cfg.events_buffer)
+                                                   + " bytes waiting): the stream ends"))
+           + "0\r\n\r\n";
+  }
+  events_queued_ += text.size();
+  stream_queue_.push_back(std::move(text));
+  pump_stream();
+}
+
+template<class NextLayer>
 void basic_session<NextLayer>::queue_stream(std::string text) {
   if (!stream_started_) {
     start_stream(201, "application/x-ndjson"); // a nodeshell's first node
@@ -519,6 +610,9 @@ void basic_session<NextLayer>::pump_stream() {
                        self->pages_.reset();
                        self->do_close(); // the client went away; the nodes' work goes on
                        return;
+                     }
+                     if (self->events_) {
+                       self->events_queued_ -= self->stream_queue_.front().size();
                      }
                      self->stream_queue_.pop_front();
                      self->request_page();

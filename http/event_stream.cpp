@@ -1,0 +1,103 @@
+#include "http/event_stream.hpp"
+
+#include <algorithm>
+
+#include "base/text.hpp"
+#include "http/json_writer.hpp"
+
+namespace cws::http {
+
+namespace {
+
+using store::object_type;
+
+constexpr object_type streamed[]
+  = {object_type::node,   object_type::group, object_type::network, object_type::osimage,
+     object_type::policy, object_type::site,  object_type::passwd};
+
+std::string_view stream_type_name(object_type t) {
+  return t == object_type::passwd ? "passwd" : store::type_name(t);
+}
+
+bool passes(const store::logged_change& c, const event_filter& f) {
+  if (c.type == object_type::passwd && !f.sees_users) {
+    return false;
+  }
+  if (!f.types.empty() && std::find(f.types.begin(), f.types.end(), c.type) == f.types.end()) {
+    return false;
+  }
+  return c.type != object_type::node || !f.nodes_only
+         || std::binary_search(f.nodes.begin(), f.nodes.end(), c.name);
+}
+
+} // namespace
+
+std::optional<std::string> parse_event_types(std::string_view list, event_filter& f) {
+  for (const auto& name : base::split_list(std::string{list})) {
+    auto it = std::find_if(std::begin(streamed), std::end(streamed),
+                           [&](object_type t) { return stream_type_name(t) == name; });
+    if (it == std::end(streamed)) {
+      return "Unknown event type '" + name
+             + "': use node, group, network, osimage, policy, site or passwd.";
+    }
+    f.types.push_back(*it);
+  }
+  return std::nullopt;
+}
+
+std::string sse_changes(const store::change_set& set, const event_filter& f) {
+  json_writer w;
+  w.begin_object();
+  w.key("seq");
+  w.number(static_cast<long long>(set.seq));
+  w.key("changes");
+  w.begin_array();
+  bool any = false;
+  for (const auto& c : set.changes) {
+    if (!passes(c, f)) {
+      continue;
+    }
+    any = true;
+    w.begin_object();
+    w.key("type");
+    w.value(stream_type_name(c.type));
+    w.key("name");
+    w.value(c.name);
+    w.key("change");
+    w.value(store::change_kind_name(c.kind));
+    w.key("attributes");
+    w.begin_array();
+    for (const auto& a : c.attrs) {
+      w.value(a);
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  if (!any) {
+    return {};
+  }
+  // JSON text has no line break (json_writer escapes them), so one data line holds it
+  return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + w.str() + "\n\n";
+}
+
+std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
+  json_writer w;
+  w.begin_object();
+  if (seq) {
+    w.key("seq");
+    w.number(static_cast<long long>(*seq));
+  }
+  w.key("reason");
+  w.value(why);
+  w.end_object();
+  auto id = seq ? "id: " + std::to_string(*seq) + "\n" : std::string{};
+  return id + "event: reset\ndata: " + w.str() + "\n\n";
+}
+
+std::string_view sse_heartbeat() {
+  return ": keep-alive\n\n";
+}
+
+} // namespace cws::http

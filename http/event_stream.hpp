@@ -1,0 +1,48 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/change_feed.hpp"
+
+namespace cws::http {
+
+/// Which changes an event stream sends (`GET /clusterws/events?types=...&noderange=...`).
+struct event_filter {
+  /// The object types sent; empty: every type the caller may read.
+  std::vector<store::object_type> types;
+  /// With `nodes_only`: the node names sent (sorted; the noderange as it expanded when the
+  /// stream began). Changes of other types pass as `types` says.
+  std::vector<std::string> nodes;
+  bool nodes_only = false;
+  /// The caller may see the users' names (root): `passwd` changes are sent only then.
+  bool sees_users = false;
+};
+
+/// What `GET /clusterws/events` asked for.
+struct event_request {
+  event_filter filter;
+  /// The last event the client saw (Last-Event-ID, or `after=`); none: from now on.
+  std::optional<uint64_t> after;
+};
+
+/// Reads `types=` (a comma list of node, group, network, osimage, policy, site, passwd) into
+/// `f`; the error message for an unknown name, nullopt when all are known.
+std::optional<std::string> parse_event_types(std::string_view list, event_filter& f);
+
+/// One change set as a Server-Sent Event (`id: <seq>`, `event: changes`, one `data:` line of
+/// JSON: {"seq":N,"changes":[{"type":..,"name":..,"change":..,"attributes":[..]}]}), holding
+/// what `f` lets through; "" when nothing passes.
+std::string sse_changes(const store::change_set& set, const event_filter& f);
+
+/// The event that tells a client it missed changes and must read the state again: the log no
+/// longer holds them (the stream goes on after `seq`, its id), or the client did not keep up
+/// (no `seq`: no id, so a client that reconnects resumes after the last event it received).
+std::string sse_reset(std::optional<uint64_t> seq, std::string_view why);
+
+/// A comment line that keeps idle proxies and clients from closing the stream.
+std::string_view sse_heartbeat();
+
+} // namespace cws::http

@@ -1,0 +1,71 @@
+// The event stream's text: one Server-Sent Event per change set, filtered by type and node,
+// users' names only for root; reset events; the types= parameter.
+
+#include <gtest/gtest.h>
+
+#include "http/event_stream.hpp"
+
+namespace {
+
+using namespace cws;
+using store::change_kind;
+using store::object_type;
+
+store::change_set sample() {
+  return {42,
+          {{object_type::node, "cn1", change_kind::created, {"groups", "mgt"}},
+           {object_type::node, "cn2", change_kind::changed, {"os"}},
+           {object_type::network, "net1", change_kind::removed, {"net"}},
+           {object_type::passwd, "alice", change_kind::changed, {"password"}}}};
+}
+
+TEST(event_stream, a_change_set_is_one_event_with_its_number) {
+  http::event_filter all;
+  all.sees_users = true;
+  EXPECT_EQ(http::sse_changes(sample(), all),
+            "id: 42\nevent: changes\ndata: {\"seq\":42,\"changes\":["
+            "{\"type\":\"node\",\"name\":\"cn1\",\"change\":\"created\","
+            "\"attributes\":[\"groups\",\"mgt\"]},"
+            "{\"type\":\"node\",\"name\":\"cn2\",\"change\":\"changed\",\"attributes\":[\"os\"]},"
+            "{\"type\":\"network\",\"name\":\"net1\",\"change\":\"removed\","
+            "\"attributes\":[\"net\"]},"
+            "{\"type\":\"passwd\",\"name\":\"alice\",\"change\":\"changed\","
+            "\"attributes\":[\"password\"]}]}\n\n");
+}
+
+TEST(event_stream, filters_keep_what_was_asked_and_users_only_for_root) {
+  http::event_filter f; // not root: no passwd
+  auto text = http::sse_changes(sample(), f);
+  EXPECT_EQ(text.find("alice"), std::string::npos) << text;
+  EXPECT_NE(text.find("net1"), std::string::npos);
+  ASSERT_EQ(http::parse_event_types("node", f), std::nullopt);
+  f.nodes_only = true;
+  f.nodes = {"cn2"};
+  text = http::sse_changes(sample(), f);
+  EXPECT_EQ(text.find("cn1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("net1"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\":\"cn2\""), std::string::npos) << text;
+  f.nodes = {"cn9"};
+  EXPECT_EQ(http::sse_changes(sample(), f), ""); // nothing passes: no event at all
+}
+
+TEST(event_stream, unknown_types_are_named) {
+  http::event_filter f;
+  EXPECT_EQ(http::parse_event_types("node,bogus", f),
+            "Unknown event type 'bogus': use node, group, network, osimage, policy, site or "
+            "passwd.");
+  http::event_filter g;
+  EXPECT_EQ(http::parse_event_types("site,osimage", g), std::nullopt);
+  EXPECT_EQ(g.types, (std::vector<object_type>{object_type::site, object_type::osimage}));
+}
+
+TEST(event_stream, a_reset_names_where_the_stream_goes_on_and_why) {
+  EXPECT_EQ(http::sse_reset(7, "the change log no longer holds event 3"),
+            "id: 7\nevent: reset\ndata: {\"seq\":7,\"reason\":\"the change log no longer holds "
+            "event 3\"}\n\n");
+  EXPECT_EQ(http::sse_reset(std::nullopt, "too slow"),
+            "event: reset\ndata: {\"reason\":\"too slow\"}\n\n"); // no id: resume as before
+  EXPECT_EQ(http::sse_heartbeat(), ": keep-alive\n\n");
+}
+
+} // namespace
