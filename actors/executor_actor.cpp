@@ -43,9 +43,27 @@ struct executor_state {
   static inline const char* name = "executor";
 
   std::shared_ptr<api::service_metrics> metrics;
+  /// Unfinished nodes of the running calls, in total and by user (max_nodes_in_flight).
+  size_t nodes = 0;
+  std::unordered_map<std::string, size_t> nodes_of;
+
+  /// Takes `n` finished nodes of `user` off the counts.
+  void release(const std::string& user, size_t n) {
+    if (n == 0) {
+      return;
+    }
+    nodes -= n;
+    auto it = nodes_of.find(user);
+    if (it != nodes_of.end() && (it->second -= n) == 0) {
+      nodes_of.erase(it);
+    }
+  }
 
   ~executor_state() {
     for (auto& [id, r] : ops) {
+      if (r.call->cancel) {
+        r.call->cancel->on_cancel(nullptr);
+      }
       r.op->cancel(); // their callbacks find nobody: the engine must not work on for no one
       metrics->nodes_in_flight.add(-static_cast<int64_t>(r.remaining));
     }
@@ -55,11 +73,13 @@ struct executor_state {
 using self_ptr = executor_impl_actor::stateful_pointer<executor_state>;
 
 /// Counts a finished node by its result, and remembers a failure for the summary.
-void count(running& r, const base::node_result& res, api::service_metrics& metrics) {
+void count(running& r, const base::node_result& res, executor_state& st) {
+  auto& metrics = *st.metrics;
   if (r.remaining == 0) {
     return; // (a transport reports each node once; never count one twice)
   }
   --r.remaining;
+  st.release(r.user, 1);
   metrics.nodes_in_flight.add(-1);
   if (!res.failed()) {
     metrics.nodes_ok.add();
@@ -94,8 +114,36 @@ void log_failures(const running& r) {
                                         + " nodes failed (" + why + "); first: " + r.first_failure);
 }
 
-void start(self_ptr self, api::api_call_ptr call, api::node_operation_ptr op, promise rp,
-           std::string user) {
+/// Why a call of `n` nodes by `user` may not start now (empty: it may).
+std::string over_limit(const executor_state& st, const executor_config& cfg,
+                       const std::string& user, size_t n) {
+  auto it = st.nodes_of.find(user);
+  size_t mine = it == st.nodes_of.end() ? 0 : it->second;
+  if (mine + n > cfg.max_nodes_per_user) {
+    return "Too many nodes in flight for user '" + user + "': " + std::to_string(mine)
+           + " running and " + std::to_string(n) + " asked for, at most "
+           + std::to_string(cfg.max_nodes_per_user)
+           + " (max_nodes_in_flight_per_user); nothing was run. Try again later.";
+  }
+  if (st.nodes + n > cfg.max_nodes) {
+    return "Too many nodes in flight: " + std::to_string(st.nodes) + " running and "
+           + std::to_string(n) + " asked for, at most " + std::to_string(cfg.max_nodes)
+           + " (max_nodes_in_flight); nothing was run. Try again later.";
+  }
+  return {};
+}
+
+void start(self_ptr self, const executor_config& cfg, api::api_call_ptr call,
+           api::node_operation_ptr op, promise rp, std::string user) {
+  if (call->cancel && call->cancel->cancelled()) {
+    // the caller left (or its time ran out) while the call was planned: nothing to run
+    rp.deliver(api_result::failure(api::errc::unavailable, call->cancel->reason()));
+    return;
+  }
+  if (auto why = over_limit(self->state, cfg, user, op->nodes().size()); !why.empty()) {
+    rp.deliver(api_result::failure(api::errc::unavailable, std::move(why)));
+    return;
+  }
   auto id = self->state.next_id++;
   auto& r = self->state.ops[id];
   r.call = std::move(call);
@@ -104,6 +152,8 @@ void start(self_ptr self, api::api_call_ptr call, api::node_operation_ptr op, pr
   r.user = std::move(user);
   const auto& names = op->nodes();
   r.remaining = names.size();
+  self->state.nodes += names.size();
+  self->state.nodes_of[r.user] += names.size();
   self->state.metrics->nodes_in_flight.add(static_cast<int64_t>(names.size()));
   r.results.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -117,6 +167,10 @@ void start(self_ptr self, api::api_call_ptr call, api::node_operation_ptr op, pr
                      std::make_shared<base::node_result>(std::move(res)));
     },
     [me, id] { caf::anon_send(me, done_atom::value, id); });
+  if (r.call->cancel) {
+    // the caller's connection closed, or its call_timeout passed: the engine ends the rest
+    r.call->cancel->on_cancel([op] { op->cancel(); });
+  }
 }
 
 executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor store,
@@ -132,7 +186,7 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
             if (!plan.failure.ok()) {
               rp.deliver(std::move(plan.failure));
             } else {
-              start(self, std::move(call), std::move(plan.op), std::move(rp), user);
+              start(self, cfg, std::move(call), std::move(plan.op), std::move(rp), user);
             }
           },
           [=](caf::error& e) mutable {
@@ -145,7 +199,12 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
       if (it == self->state.ops.end() || index >= it->second.results.size()) {
         return;
       }
-      count(it->second, *res, *self->state.metrics);
+      if (res->error == "cancelled" && it->second.call->cancel) {
+        if (auto why = it->second.call->cancel->reason(); !why.empty()) {
+          res->message = std::move(why); // the client left, or call_timeout passed
+        }
+      }
+      count(it->second, *res, self->state);
       auto& out = it->second.results[index];
       if (const auto& sink = it->second.call->sink) {
         // the output goes out in the stream; the final result counts only the status
@@ -162,6 +221,10 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
         return;
       }
       log_failures(it->second);
+      if (it->second.call->cancel) {
+        it->second.call->cancel->on_cancel(nullptr); // the operation is over
+      }
+      self->state.release(it->second.user, it->second.remaining);
       self->state.metrics->nodes_in_flight.add(-static_cast<int64_t>(it->second.remaining));
       api_result r;
       r.created = true;

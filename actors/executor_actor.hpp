@@ -16,8 +16,9 @@ namespace cws::actors {
 /// The fan-out executor: has the store plan a call into a per-node operation
 /// (api/node_operation.hpp: SSH today; IPMI, libvirt, service-node delegation next) and
 /// drives it: per-node results in noderange order, each also streamed to the call's sink as
-/// it completes. Fanout limits and per-node deadlines are the plan's; the executor ends every
-/// operation still running when it stops.
+/// it completes. Fanout limits and per-node deadlines are the plan's; the executor ends an
+/// operation when its caller cancels the call (api::call_cancel) and every operation still
+/// running when it stops.
 using executor_actor = caf::typed_actor<
   // Runs an authorized fan-out call; replies when every node is done.
   caf::replies_to<run_atom, api::api_call_ptr, api::authorization>::with<api::api_result>>;
@@ -26,6 +27,11 @@ using executor_actor = caf::typed_actor<
 struct executor_config {
   /// Request timeout to the store (planning).
   std::chrono::seconds store_timeout{60};
+  /// Nodes of running fan-out calls at most, in total and of one user: a call that would
+  /// pass either is refused (503) before it starts (max_nodes_in_flight,
+  /// max_nodes_in_flight_per_user).
+  size_t max_nodes = 200000;
+  size_t max_nodes_per_user = 50000;
   /// Where nodes in flight and finished nodes by result are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
 };

@@ -24,4 +24,42 @@ bool is_fan_out(operation op) {
          || op == operation::beacon || op == operation::vitals || op == operation::inventory;
 }
 
+void call_cancel::on_cancel(std::function<void()> hook) {
+  std::unique_lock lock{mu_};
+  if (!cancelled_) {
+    hook_ = std::move(hook);
+    return;
+  }
+  lock.unlock();
+  if (hook) {
+    hook(); // cancelled before the work started
+  }
+}
+
+void call_cancel::cancel(std::string why) {
+  std::function<void()> hook;
+  {
+    std::lock_guard lock{mu_};
+    if (cancelled_) {
+      return;
+    }
+    cancelled_ = true;
+    why_ = std::move(why);
+    hook = std::move(hook_);
+  }
+  if (hook) {
+    hook(); // outside the lock: an engine's cancel takes locks of its own
+  }
+}
+
+bool call_cancel::cancelled() const {
+  std::lock_guard lock{mu_};
+  return cancelled_;
+}
+
+std::string call_cancel::reason() const {
+  std::lock_guard lock{mu_};
+  return why_;
+}
+
 } // namespace cws::api

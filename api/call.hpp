@@ -5,7 +5,9 @@
 // once, shared as `api_call_ptr` and never copied on its way.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,28 @@ class node_sink {
   virtual void push(base::node_result node) = 0;
 };
 
+/// Lets whoever waits for a fan-out call end its work early: the HTTP session when its
+/// client went away or call_timeout passed, the executor by the hook it set when the work
+/// started. Any thread; the first cancel wins, later ones do nothing.
+class call_cancel {
+ public:
+  /// Runs `hook` at the cancel, at once if the call is cancelled already; replaces the last
+  /// hook (none: the work ended).
+  void on_cancel(std::function<void()> hook);
+  /// Ends the call's work, saying why (each node's result message).
+  void cancel(std::string why);
+  /// Whether cancel was called.
+  bool cancelled() const;
+  /// Why it was cancelled (empty: it was not).
+  std::string reason() const;
+
+ private:
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  std::string why_;
+  std::function<void()> hook_;
+};
+
 /// One API request after parsing: what to do, on what, and who asks.
 struct api_call {
   operation op = operation::list;
@@ -132,6 +156,8 @@ struct api_call {
   bool detail = false;
   /// nodeshell with stream=1: where each node's result goes as soon as it is known.
   std::shared_ptr<node_sink> sink;
+  /// Fan-out calls: how the caller ends the work early (null: it never does).
+  std::shared_ptr<call_cancel> cancel;
   credentials creds;
   /// The client's address (for policy `host` rows).
   std::string client;

@@ -24,14 +24,28 @@ const base::settings_schema& settings_schema() {
     {"listen", text, "127.0.0.1:8443", 0, 0,
      "ADDR:PORT the daemon listens on ([::1]:PORT for IPv6; port 0 picks one)"},
     {"io_threads", num, "2", 1, 256, "threads running TLS, HTTP and the actors"},
-    {"max_connections", num, "10000", 1, 1000000, "connections beyond this are closed at once"},
+    {"max_connections", num, "10000", 1, 1000000,
+     "HTTPS connections beyond this are closed at once"},
+    {"max_connections_per_client", num, "1000", 1, 1000000,
+     "HTTPS connections of one client address beyond this are closed at once"},
+    {"local_max_connections", num, "1000", 1, 1000000,
+     "local socket connections beyond this are closed at once (not counted in max_connections)"},
+    {"local_max_connections_per_user", num, "128", 1, 1000000,
+     "local socket connections of one uid beyond this are closed at once"},
     {"max_header_bytes", num, "16384", 1024, 1048576, "largest request line and headers (431)"},
     {"max_body_bytes", num, "1048576", 1024, 1073741824, "largest request body (413)"},
     {"max_json_depth", num, "32", 1, 1024, "deepest JSON nesting in a body (400)"},
     {"handshake_timeout", num, "10", 1, 3600, "seconds to finish the TLS handshake"},
     {"request_timeout", num, "30", 1, day,
      "seconds to receive a whole request, idle keep-alive time included"},
-    {"call_timeout", num, "120", 1, day, "seconds a request may take inside the service (503)"},
+    {"call_timeout", num, "120", 1, day,
+     "seconds a request may take inside the service (503; a fan-out call's unfinished nodes "
+     "end then, each with its result)"},
+    {"max_nodes_in_flight", num, "200000", 1, 100000000,
+     "unfinished nodes of running fan-out calls; a call that would pass it is refused (503)"},
+    {"max_nodes_in_flight_per_user", num, "50000", 1, 100000000,
+     "unfinished nodes of one user's running fan-out calls; a call that would pass it is refused "
+     "(503)"},
     {"page_objects", num, "5000", 0, 1000000,
      "a listing of more objects is sent in pages of this many, never held whole (0: never)"},
     {"local_socket", text, "", 0, 0,
@@ -113,6 +127,9 @@ const base::settings_schema& settings_schema() {
      "most event log entries reventlog reads from one BMC"},
     {"ipmi_sel_clear_polls", num, "20", 0, 1000,
      "times reventlog clear asks whether the BMC's erase is done before the node fails"},
+    {"ipmi_node_timeout", num, "300", 1, day,
+     "seconds one BMC's whole conversation may take (a reventlog of many entries included); "
+     "the node fails with timeout then"},
     {"ipmi_sdr_max_records", num, "1024", 1, 65535,
      "rvitals: SDR records read from one BMC at most (a larger repository fails the node)"},
     {"ipmi_sdr_cache", num, "16384", 0, 1000000,
@@ -234,6 +251,7 @@ ipmi::engine_config ipmi_settings(const base::settings& s) {
   ipmi::engine_config c;
   c.pool_idle = std::chrono::seconds(s.number("ipmi_pool_idle"));
   c.max_pooled = s.number("ipmi_max_pooled");
+  c.node_timeout = std::chrono::seconds(s.number("ipmi_node_timeout"));
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -292,6 +293,15 @@ int xdsh_remote(const std::filesystem::path& socket, const xdsh_options& o, io& 
   auto stream_off = o;
   stream_off.stream = false;
   printer print{stream_off, streams};
+  // Ctrl-C (SIGINT, SIGTERM, SIGQUIT) ends xdsh at once, in xCAT's words: the connection
+  // closes with the process, and the daemon, seeing it go, ends the commands on the nodes.
+  // (Which nodes were still running only the daemon knows: none are named here.)
+  signal_watch signals{[&](int sig) {
+    print.finish(sig);
+    streams.out.flush();
+    streams.err.flush();
+    std::_Exit(1);
+  }};
   remote{socket}.nodeshell(o.noderange, command, o.fanout, o.timeout,
                            [&](base::node_result res) { print.result(std::move(res)); });
   print.finish(0);

@@ -174,6 +174,8 @@ int serve(const base::parsed_args& args) {
   pc.metrics = metrics;
   actors::executor_config ec;
   ec.metrics = metrics;
+  ec.max_nodes = settings.number("max_nodes_in_flight");
+  ec.max_nodes_per_user = settings.number("max_nodes_in_flight_per_user");
 
   caf::actor_system_config acfg;
   // the io threads are the actors' workers too: a request stays on one thread

@@ -46,15 +46,19 @@ void listener::on_accept(beast::error_code ec, tcp_socket socket) {
     return;
   }
   if (!ec) {
-    if (ctx_->connections.load() >= ctx_->cfg.max_connections) {
+    // the local socket's connections have a budget of their own
+    auto open = ctx_->connections.load() - ctx_->local_connections.load();
+    auto client = peer_address(socket);
+    if (open >= ctx_->cfg.max_connections
+        || !ctx_->peers.take(client, ctx_->cfg.max_connections_per_client)) {
       beast::error_code ignored;
       socket.close(ignored); // over the limit: refuse rather than degrade everyone
       ctx_->mon.refused_connections.add();
     } else {
       socket.set_option(tcp::no_delay(true), ec);
-      auto client = peer_address(socket);
-      std::make_shared<session>(tcp_stream{std::move(socket)}, *tls_, ctx_, std::move(client))
-        ->run();
+      auto s = std::make_shared<session>(tcp_stream{std::move(socket)}, *tls_, ctx_, client);
+      s->count_peer(std::move(client));
+      s->run();
     }
   }
   do_accept();

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "base/log.hpp"
@@ -88,16 +89,29 @@ void clear_stale(const std::filesystem::path& path) {
 
 } // namespace
 
-std::string peer_user_name(int fd) {
+namespace {
+
+/// The peer's uid (SO_PEERCRED), if the kernel names one.
+std::optional<uid_t> peer_uid(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) {
+    return std::nullopt;
+  }
+  return cred.uid;
+}
+
+} // namespace
+
+std::string peer_user_name(int fd) {
+  auto uid = peer_uid(fd);
+  if (!uid) {
     return {};
   }
   passwd pw{};
   passwd* found = nullptr;
   std::vector<char> buf(16384);
-  if (::getpwuid_r(cred.uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+  if (::getpwuid_r(*uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
     return {};
   }
   return pw.pw_name;
@@ -181,16 +195,22 @@ void local_listener::on_accept(beast::error_code ec, unix_socket socket) {
     return;
   }
   if (!ec) {
-    if (ctx_->connections.load() >= ctx_->cfg.max_connections) {
+    // a budget of its own, apart from the HTTPS port's, and a share of it per uid: one
+    // local user holding connections locks out neither the others nor HTTPS clients
+    auto uid = peer_uid(socket.native_handle());
+    auto key = uid ? "uid " + std::to_string(*uid) : std::string{"uid ?"};
+    if (ctx_->local_connections.load() >= ctx_->cfg.local_max_connections
+        || !ctx_->peers.take(key, ctx_->cfg.local_max_connections_per_user)) {
       beast::error_code ignored;
       socket.close(ignored);
       ctx_->mon.refused_connections.add();
     } else {
       // (a name service lookup: cached by nscd/sssd on a cluster's head node)
       auto user = peer_user_name(socket.native_handle());
-      std::make_shared<basic_session<unix_stream>>(unix_stream{std::move(socket)}, ctx_,
-                                                   std::move(user))
-        ->run();
+      auto s = std::make_shared<basic_session<unix_stream>>(unix_stream{std::move(socket)}, ctx_,
+                                                            std::move(user));
+      s->count_peer(std::move(key));
+      s->run();
     }
   }
   do_accept();

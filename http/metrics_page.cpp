@@ -110,9 +110,10 @@ void http_metrics(page& p, const monitor& mon, size_t connections) {
           static_cast<double>(mon.in_flight.value()));
   p.gauge("clusterws_http_connections", "Open client connections",
           static_cast<double>(connections));
-  p.counter("clusterws_http_connections_refused_total",
-            "Connections closed at once because max_connections were open",
-            static_cast<double>(mon.refused_connections.value()));
+  p.counter(
+    "clusterws_http_connections_refused_total",
+    "Connections closed at once: over max_connections, the local socket's budget or a peer's share",
+    static_cast<double>(mon.refused_connections.value()));
   auto& tls = p.family("clusterws_tls_handshake_failures_total",
                        "Connections whose TLS handshake failed, by reason", MetricType::Counter);
   const std::pair<monitor::tls_failure, const char*> reasons[]

@@ -62,7 +62,7 @@ class monitor {
 
   /// Calls in the actor system now (authorizing, reading, writing, running nodes).
   base::gauge in_flight;
-  /// Connections closed at once because max_connections were open.
+  /// Connections closed at once: over max_connections, the local budget or a peer's share.
   base::counter refused_connections;
   /// When the service started.
   const std::chrono::system_clock::time_point started = std::chrono::system_clock::now();

@@ -5,6 +5,9 @@ namespace cws::http {
 void server_config::apply(const base::settings& s) {
   listen = s.text("listen");
   max_connections = s.number("max_connections");
+  max_connections_per_client = s.number("max_connections_per_client");
+  local_max_connections = s.number("local_max_connections");
+  local_max_connections_per_user = s.number("local_max_connections_per_user");
   header_limit = s.number("max_header_bytes");
   body_limit = s.number("max_body_bytes");
   max_json_depth = s.number("max_json_depth");

@@ -13,8 +13,14 @@ namespace cws::http {
 struct server_config {
   /// ADDR:PORT to listen on; `[::1]:8443` for IPv6. Port 0 picks a free port.
   std::string listen = "127.0.0.1:8443";
-  /// Connections beyond this are closed at once.
+  /// HTTPS connections beyond this are closed at once, and those of one client address
+  /// beyond `max_connections_per_client`.
   size_t max_connections = 10000;
+  size_t max_connections_per_client = 1000;
+  /// The local socket's own budget (its connections do not count in `max_connections`), and
+  /// the share of one uid.
+  size_t local_max_connections = 1000;
+  size_t local_max_connections_per_user = 128;
   /// Largest request head (request line and headers).
   size_t header_limit = 16 * 1024;
   /// Largest request body.

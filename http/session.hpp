@@ -12,6 +12,7 @@
 #include "http/beast.hpp"
 #include "http/metrics_page.hpp"
 #include "http/monitor.hpp"
+#include "http/peer_limit.hpp"
 #include "http/render.hpp"
 #include "http/router.hpp"
 #include "http/server_config.hpp"
@@ -25,6 +26,11 @@ struct session_context {
   audit_log* audit = nullptr;
   server_config cfg;
   std::atomic<size_t> connections{0};
+  /// Of those, the ones on the local socket: a budget of their own (local_max_connections),
+  /// apart from the HTTPS port's (max_connections).
+  std::atomic<size_t> local_connections{0};
+  /// Connections per client address (HTTPS) and per uid (local socket).
+  peer_limit peers;
   /// Of those, the ones waiting for their next request (a stop does not wait for them).
   std::atomic<size_t> idle{0};
   /// Set when a stop began: a request still read is answered with `Connection: close`, so
@@ -76,6 +82,12 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
 
   /// Starts the handshake on the session's io thread.
   void run();
+
+  /// The listener counted this connection for `key` in session_context::peers: given back
+  /// when the session ends.
+  void count_peer(std::string key) {
+    peer_key_ = std::move(key);
+  }
 
  private:
   void on_run();
@@ -139,6 +151,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   std::string client_;
   /// On the local socket: the caller's Unix user, its only credential.
   std::string peer_user_;
+  /// Counted in session_context::peers under this key (empty: not counted).
+  std::string peer_key_;
   routed pending_;
   /// The request being answered, for the audit log.
   std::string method_;
@@ -170,6 +184,11 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   steady_timer deadline_;
   steady_timer::time_point call_deadline_;
   steady_timer::time_point io_deadline_ = steady_timer::time_point::max();
+  /// A fan-out call's cancel, used when its client goes away or its call_timeout passes;
+  /// while it runs, the deadline timer also looks at the socket every second (peer_check_)
+  /// for the client's end, reading nothing.
+  std::shared_ptr<api::call_cancel> cancel_;
+  steady_timer::time_point peer_check_ = steady_timer::time_point::max();
   bool deadline_armed_ = false;
   bool waiting_ = false;
   /// Counted in session_context::idle.

@@ -3,6 +3,12 @@
 // The definitions of basic_session: included by session.cpp (the TCP session) and by the
 // tests that run a session over Beast's test stream, nowhere else.
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
 #include "api/copy.hpp"
 #include "http/date.hpp"
 #include "http/framing.hpp"
@@ -59,6 +65,33 @@ inline void close(unix_stream& s) {
   beast::error_code ignored;
   s.socket().close(ignored);
 }
+/// Whether the client behind `fd` went away (its end closed or reset), looked at without
+/// reading anything. A client that sent more bytes (a pipelined request, a TLS close_notify)
+/// is gone only if TCP saw its FIN too; on a Unix socket such bytes hide the end.
+inline bool peer_gone(int fd, bool tcp) {
+  char c;
+  auto n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) {
+    return true;
+  }
+  if (n < 0) {
+    return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  }
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  return tcp && ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0
+         && info.tcpi_state == TCP_CLOSE_WAIT;
+}
+inline bool peer_gone(tcp_stream& s) {
+  return peer_gone(s.socket().native_handle(), true);
+}
+inline bool peer_gone(unix_stream& s) {
+  return peer_gone(s.socket().native_handle(), false);
+}
+template<class Stream>
+bool peer_gone(Stream&) {
+  return false;
+}
 template<class Stream>
 void expire_after(Stream&, std::chrono::steady_clock::duration) {
   // nop
@@ -89,11 +122,18 @@ basic_session<NextLayer>::basic_session(NextLayer&& next, std::shared_ptr<sessio
     : stream_(std::move(next)), ctx_(std::move(ctx)), client_("local"),
       peer_user_(std::move(peer_user)), deadline_(stream_.get_executor()) {
   ++ctx_->connections;
+  ++ctx_->local_connections;
 }
 
 template<class NextLayer>
 basic_session<NextLayer>::~basic_session() {
   --ctx_->connections;
+  if constexpr (!tls_) {
+    --ctx_->local_connections;
+  }
+  if (!peer_key_.empty()) {
+    ctx_->peers.give(peer_key_);
+  }
   if (idle_) {
     --ctx_->idle;
   }
@@ -260,11 +300,17 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   }
   waiting_ = true;
   ctx_->mon.in_flight.add(1);
-  // fan-out calls are bounded per node (connect, command, probe timeouts) instead
-  call_deadline_ = api::is_fan_out(pending_.call->op)
-                     ? steady_timer::time_point::max()
-                     : steady_timer::clock_type::now() + ctx_->cfg.call_timeout;
-  watch(call_deadline_);
+  call_deadline_ = started_ + ctx_->cfg.call_timeout;
+  if (api::is_fan_out(pending_.call->op)) {
+    // its work ends when its client leaves or its time is up (not with an unanswered 503)
+    cancel_ = std::make_shared<api::call_cancel>();
+    pending_.call->cancel = cancel_;
+    peer_check_ = started_ + std::chrono::seconds(1);
+    watch(peer_check_);
+  } else {
+    cancel_.reset();
+    watch(call_deadline_);
+  }
   ctx_->svc->submit(pending_.call, [self](api::api_result res) mutable {
     // on the session's io thread only, and posted even when the actor ran there: a streamed
     // call's nodes were posted before (stream_sink), and its end must come after them. The
@@ -303,26 +349,50 @@ void basic_session<NextLayer>::watch(steady_timer::time_point deadline) {
       return;
     }
     auto now = steady_timer::clock_type::now();
-    if (self->waiting_ && now >= self->call_deadline_) {
+    if (self->waiting_ && now >= self->call_deadline_ && self->cancel_
+        && !self->cancel_->cancelled()) {
+      // a fan-out call: the nodes not done end now, each with its result, and the answer
+      // goes out as usual; a 503 only if even that does not come soon
+      self->cancel_->cancel("Not finished within call_timeout ("
+                            + std::to_string(self->ctx_->cfg.call_timeout.count())
+                            + " seconds); ended.");
+      self->call_deadline_ = now + std::chrono::seconds(5);
+    } else if (self->waiting_ && now >= self->call_deadline_ && self->stream_started_) {
+      self->waiting_ = false; // its status went out already: an unfinished stream is all
+      self->ctx_->mon.in_flight.add(-1);
+      detail::close(beast::get_lowest_layer(self->stream_));
+      return;
+    } else if (self->waiting_ && now >= self->call_deadline_) {
       self->waiting_ = false;
       self->ctx_->mon.in_flight.add(-1);
       auto why = "The service did not answer within "
                  + std::to_string(self->ctx_->cfg.call_timeout.count()) + " seconds.";
       self->ctx_->mon.unavailable(self->method_, self->logged_path(), why + " (call_timeout)");
       self->refuse(api::errc::unavailable, std::move(why));
+      return;
     } else if (now >= self->io_deadline_) {
       // a request not received, or an answer not taken, in time: the pending read or write
       // ends with an error, and the session with it
       self->io_deadline_ = steady_timer::time_point::max();
       detail::close(beast::get_lowest_layer(self->stream_));
-    } else {
-      auto next = self->io_deadline_;
-      if (self->waiting_) {
-        next = std::min(next, self->call_deadline_);
+      return;
+    }
+    auto next = self->io_deadline_;
+    if (self->waiting_) {
+      next = std::min(next, self->call_deadline_);
+      if (self->cancel_ && !self->cancel_->cancelled()) {
+        if (now >= self->peer_check_) {
+          if (detail::peer_gone(beast::get_lowest_layer(self->stream_))) {
+            // a synchronous call's work is its client's: nobody is left to take it
+            self->cancel_->cancel("The client closed the connection; ended.");
+          }
+          self->peer_check_ = now + std::chrono::seconds(1);
+        }
+        next = std::min(next, self->peer_check_);
       }
-      if (next != steady_timer::time_point::max()) {
-        self->watch(next);
-      }
+    }
+    if (next != steady_timer::time_point::max()) {
+      self->watch(next);
     }
   });
 }
@@ -338,6 +408,7 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
   }
   waiting_ = false;
   ctx_->mon.in_flight.add(-1);
+  cancel_.reset();
   if (!res.authenticated && res.error == api::errc::unauthorized) {
     // Bad or missing credentials: counted, not written one by one (a client without any
     // must not be able to grow the log), and the connection ends with the answer, so each
@@ -608,7 +679,10 @@ void basic_session<NextLayer>::pump_stream() {
                      if (ec) {
                        self->stream_queue_.clear();
                        self->pages_.reset();
-                       self->do_close(); // the client went away; the nodes' work goes on
+                       if (self->cancel_) { // the client went away: so does its call's work
+                         self->cancel_->cancel("The client closed the connection; ended.");
+                       }
+                       self->do_close();
                        return;
                      }
                      if (self->events_) {

@@ -111,6 +111,8 @@ struct task {
   std::optional<request> pending; ///< the last in-session request
   uint8_t pending_seq = 0;
   clock::time_point deadline;
+  /// The end of the whole conversation (engine_config::node_timeout), from its begin.
+  clock::time_point ends = clock::time_point::max();
 };
 
 std::string pool_key(const job& j) {
@@ -286,8 +288,8 @@ struct engine::impl {
 
   void set_timer(uint64_t id, task& t, clock::time_point when) {
     timers.erase({t.deadline, id});
-    t.deadline = when;
-    timers.emplace(when, id);
+    t.deadline = std::min(when, t.ends);
+    timers.emplace(t.deadline, id);
   }
 
   void start(const std::shared_ptr<batch>& b, size_t idx) {
@@ -311,6 +313,7 @@ struct engine::impl {
   /// The job's BMC session: a pooled one, or a new one.
   void begin(uint64_t id, task& t) {
     const auto& j = t.b->jobs[t.index];
+    t.ends = clock::now() + cfg.node_timeout;
     if (auto c = take_pooled(pool_key(j))) {
       ++reuses;
       t.c = std::move(c);
@@ -543,6 +546,13 @@ struct engine::impl {
       const auto& j = t.b->jobs[t.index];
       if (t.at == phase::delayed) {
         begin(id, t);
+        continue;
+      }
+      if (now >= t.ends) {
+        // each answer came in time, the whole did not (a long SEL walk of a slow BMC)
+        fail(id, "timeout",
+             "timeout (the conversation with " + j.address + " took longer than "
+               + std::to_string(cfg.node_timeout.count() / 1000) + " s: ipmi_node_timeout)");
         continue;
       }
       if (t.reused && t.at == phase::working) {

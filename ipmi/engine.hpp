@@ -41,6 +41,10 @@ struct engine_config {
   std::chrono::milliseconds pool_idle{20000};
   /// Most pooled sessions; the oldest are closed beyond it.
   size_t max_pooled = 4096;
+  /// The most one job's whole conversation may take, from its session's set-up to its last
+  /// answer (a BMC answering each request just in time cannot hold a job for an hour); the
+  /// node then fails with `timeout` (ipmi_node_timeout).
+  std::chrono::milliseconds node_timeout{300000};
 };
 
 /// One node's work on its BMC.

@@ -473,7 +473,11 @@ bool session::step_kill(LIBSSH2_SESSION* s) {
   }
   if (ph_ == phase::kill_exec) {
     auto pid = std::to_string(remote_pid_);
-    auto cmd = "kill -HUP -- -" + pid + " 2>/dev/null || kill -HUP " + pid;
+    // `-PID` after the signal is the group in every shell's kill; dash (Debian's sh, a
+    // user's login shell) refuses `--` ("Illegal number"), and the fallback to the shell
+    // alone then left its children running
+    auto cmd = "kill -HUP -" + pid + " 2>/dev/null || kill -HUP -- -" + pid
+               + " 2>/dev/null || kill -HUP " + pid;
     int rc = libssh2_channel_exec(kill_channel_, cmd.c_str());
     if (rc == LIBSSH2_ERROR_EAGAIN) {
       wait_for_session();

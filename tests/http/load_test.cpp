@@ -59,7 +59,8 @@ TEST(load, thousands_of_connections_slow_clients_and_nodeshell_during_reads) {
   cws::test::temp_dir dir;
   cws::test::daemon d{dir.path / "home", "rootpw"};
   std::ofstream{d.home() / "clusterws.conf", std::ios::app}
-    << "request_timeout = 120\nlogin_backoff_after = 100000\nssh_connect_timeout = 5\n";
+    << "request_timeout = 120\nlogin_backoff_after = 100000\nssh_connect_timeout = 5\n"
+       "max_connections_per_client = 10000\n"; // every client here is 127.0.0.1
   cws::test::run_tool(d.home(), "mkdef 'node[0001-1000]' groups=all mgt=kvm");
   cws::test::sshd farm{dir.path / "farm"};
   farm.authorize("root", d.home() / "ssh" / "root" / "id_ed25519.pub");

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -269,6 +270,45 @@ TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
       EXPECT_TRUE(r.error == "cancelled" || r.error == "disconnected") << r.name << ": " << r.error;
     }
   }
+}
+
+/// A conversation that never ends: each answer is followed by another request (a BMC that
+/// answers every request in time and always has more to say, as a SEL walk of a hostile one).
+class endless_action : public action {
+ public:
+  request first() override {
+    return {0x00, 0x01, {}}; // Get Chassis Status
+  }
+  step next(const response&) override {
+    ++answers;
+    step s;
+    s.next = first();
+    return s;
+  }
+  std::atomic<int> answers{0};
+};
+
+TEST_F(IpmiEngine, AConversationEndsAtTheNodeTimeoutThoughEveryAnswerCameInTime) {
+  engine_config cfg;
+  cfg.node_timeout = 1500ms;
+  engine e{cfg};
+  auto endless = std::make_shared<endless_action>();
+  auto t0 = std::chrono::steady_clock::now();
+  cws::test::job_run run{e, {make(0, endless), make(1, power_action(power_op::stat))}, 64};
+  bool ended = run.wait(10s);
+  auto took = std::chrono::steady_clock::now() - t0;
+  if (!ended) {
+    e.cancel(run.id); // (the run must end before `run` goes)
+    run.wait(5s);
+  }
+  ASSERT_TRUE(ended) << "the conversation was not bounded";
+  EXPECT_GE(took, 1400ms);
+  EXPECT_LT(took, 4s);
+  EXPECT_GT(endless->answers.load(), 2) << "the BMC did answer";
+  auto r = run.results();
+  EXPECT_EQ(r[0].error, "timeout");
+  EXPECT_NE(r[0].message.find("ipmi_node_timeout"), std::string::npos) << r[0].message;
+  EXPECT_EQ(r[1].error, "") << r[1].message; // a short conversation is not touched
 }
 
 } // namespace
