@@ -362,6 +362,7 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
     api_result r;
     r.names = store::rename_object(t, call.type, call.target, call.new_name).info;
     if (call.type == object_type::node && auth.stamped && !call.policy_command.empty()) {
+      t.check_names(); // a name clash first: the rows would read the new node as the group
       check_new_name(t, call, auth, configured);
     }
     return r;
