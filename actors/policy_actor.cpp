@@ -7,6 +7,7 @@
 
 #include <unordered_map>
 
+#include "api/operations.hpp"
 #include "store/credentials.hpp"
 
 // gperftools' call to hand free memory back (present when clusterwsd links tcmalloc)
@@ -118,31 +119,10 @@ std::string error_text(const caf::error& e) {
   return "The noderange could not be expanded.";
 }
 
-/// Loopback TCP, or the local Unix socket (client "local"): `localhost` for host rows.
-bool is_loopback(const std::string& addr) {
-  return addr.rfind("127.", 0) == 0 || addr == "::1" || addr.rfind("::ffff:127.", 0) == 0
-         || addr == "local";
-}
-
 /// True for calls whose target is a noderange that policy `noderange` rows apply to.
 bool has_noderange(const api_call& call) {
   return call.type == store::object_type::node && !call.target.empty()
          && call.op != operation::list;
-}
-
-/// The xCAT-style argument line a policy `parameters` row is matched against.
-std::string arguments(const api_call& call) {
-  std::string args = "-t " + std::string{store::type_name(call.type)};
-  if (!call.target.empty()) {
-    args += " -o " + call.target;
-  }
-  if (!call.template_name.empty()) {
-    args += " --template " + call.template_name;
-  }
-  for (const auto& c : call.changes) {
-    args += " " + c.name + "=" + c.value;
-  }
-  return args;
 }
 
 std::string pair_key(const api_call& call) {
@@ -298,14 +278,7 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
     rp.deliver(std::move(stamp));
     return;
   }
-  store::policy_request req;
-  req.user = user;
-  req.hosts = {call->client};
-  if (is_loopback(call->client)) {
-    req.hosts.emplace_back("localhost");
-  }
-  req.command = call->policy_command;
-  req.arguments = arguments(*call);
+  auto req = api::policy_request_for(*call, user);
   req.has_noderange = snap->has_noderange_rows && has_noderange(*call);
   if (memo->expanded && memo->generation == snap->membership_generation) {
     // the nodes expanded for this request before (sorted already): lent, not copied
@@ -319,7 +292,10 @@ void authorize(const context& cx, api_call_ptr call, std::string user, promise r
   if (d.needs_nodes) {
     // only now, and once: the rows before this one did not decide
     cx.cfg.metrics->policy_expansions.add();
-    cx.self->request(cx.store, caf::infinite, expand_atom::value, call->target)
+    // a caller who may not read masked attributes may not test them either (N1): refused
+    // here too, or the allow/deny difference would tell
+    bool hide_secrets = !api::reads_secrets(stamp.auth);
+    cx.self->request(cx.store, caf::infinite, expand_atom::value, call->target, hide_secrets)
       .then(
         [=](std::vector<std::string>& nodes) mutable {
           memo->expanded = true;

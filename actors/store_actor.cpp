@@ -107,14 +107,14 @@ struct gatherer_state {
 };
 
 /// The reader actors' own interface: the public one minus writes.
-using reader_actor
-  = caf::typed_actor<caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
-                     caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
-                     caf::replies_to<plan_atom, api_call_ptr, authorization>::with<plan_reply>,
-                     caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
-                     caf::replies_to<generation_atom>::with<uint64_t, uint64_t>,
-                     caf::replies_to<token_atom, std::string>::with<api::token_info>,
-                     caf::replies_to<expand_atom, std::string>::with<std::vector<std::string>>>;
+using reader_actor = caf::typed_actor<
+  caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
+  caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
+  caf::replies_to<plan_atom, api_call_ptr, authorization>::with<plan_reply>,
+  caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
+  caf::replies_to<generation_atom>::with<uint64_t, uint64_t>,
+  caf::replies_to<token_atom, std::string>::with<api::token_info>,
+  caf::replies_to<expand_atom, std::string, bool>::with<std::vector<std::string>>>;
 
 struct facade_state {
   std::vector<reader_actor> readers;
@@ -156,9 +156,12 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
     [=](token_atom, const std::string& hash) {
       return api::find_token(*db, hash, std::time(nullptr));
     },
-    [=](expand_atom, const std::string& range) -> caf::result<std::vector<std::string>> {
+    [=](expand_atom, const std::string& range,
+        bool hide_secrets) -> caf::result<std::vector<std::string>> {
       try {
-        return api::expand_nodes(*db, range, cfg.noderange);
+        auto opts = cfg.noderange;
+        opts.hide_secrets = hide_secrets;
+        return api::expand_nodes(*db, range, opts);
       } catch (const std::exception& e) {
         return caf::make_error(caf::sec::invalid_argument, e.what());
       }
@@ -419,8 +422,9 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
     [=](token_atom, const std::string& hash) -> caf::delegated<api::token_info> {
       return self->delegate(self->state.reader(), token_atom::value, hash);
     },
-    [=](expand_atom, const std::string& range) -> caf::delegated<std::vector<std::string>> {
-      return self->delegate(self->state.reader(), expand_atom::value, range);
+    [=](expand_atom, const std::string& range,
+        bool hide_secrets) -> caf::delegated<std::vector<std::string>> {
+      return self->delegate(self->state.reader(), expand_atom::value, range, hide_secrets);
     },
   };
 }

@@ -36,8 +36,9 @@ using store_actor = caf::typed_actor<
   // Looks up a token by the SHA-256 (hex) of its id.
   caf::replies_to<token_atom, std::string>::with<api::token_info>,
   // Expands a noderange as policy sees it (unverified) within the service's limits; a bad
-  // noderange is an error whose context is the message.
-  caf::replies_to<expand_atom, std::string>::with<std::vector<std::string>>>;
+  // noderange is an error whose context is the message. `true`: for a caller who may not
+  // read masked attributes (noderange_options::hide_secrets).
+  caf::replies_to<expand_atom, std::string, bool>::with<std::vector<std::string>>>;
 
 /// How the store actor runs.
 struct store_config {

@@ -212,7 +212,8 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         (view.exists(store::object_type::node, n) ? x.nodes : x.missing).push_back(n);
       }
     } else {
-      x = store::expand_noderange(call.target, view, noderange_options_for(view, opts));
+      x = store::expand_noderange(call.target, view,
+                                  noderange_options_for(view, caller_options(opts, auth)));
     }
     if (!x.missing.empty()) {
       return api_result::failure({store::missing_nodes_message(x.missing)});

@@ -106,7 +106,107 @@ api_result remove_nodes_detailed(store::write_txn& t, std::vector<std::string> n
   return r;
 }
 
+/// Refuses a listing of groups by a caller who may not read masked attributes when one of
+/// the groups is dynamic and tests one: its members would tell the value (N1).
+void check_group_tests(const store::cluster_view& view, const std::vector<std::string>& names) {
+  for (const auto& g : names) {
+    for (const auto& attr : view.dynamic_tests(g)) {
+      if (store::is_masked_attribute(attr)) {
+        store::refuse_masked_test(attr, g);
+      }
+    }
+  }
+}
+
+/// The enabled policy rows of `view`, sorted, their noderanges expanded with `opts` (a
+/// broken noderange matches no node).
+std::vector<store::policy_row> policy_rows(const store::cluster_view& view,
+                                           const store::noderange_options& opts,
+                                           bool& has_noderange_rows) {
+  std::vector<store::policy_row> rows;
+  view.txn().scan(object_type::policy, [&](std::string_view prio, store::record_view rec) {
+    auto attrs = rec.to_map();
+    if (store::policy_row_enabled(attrs)) {
+      rows.push_back(store::make_policy_row(std::string{prio}, attrs));
+    }
+  });
+  has_noderange_rows = false;
+  for (auto& row : rows) {
+    if (!row.noderange.empty() && row.noderange != "*") {
+      has_noderange_rows = true;
+      try {
+        row.nodes = store::expand_noderange(row.noderange, view, opts).nodes;
+      } catch (const store::error&) {
+        row.nodes.clear();
+      }
+    }
+  }
+  store::sort_policy(rows);
+  return rows;
+}
+
+/// chdef -n of a node by a caller policy decided on: its new name must be one the caller's
+/// policy rows allow the command on, in the cluster as it is after the rename (N3); the
+/// rows decided on the old name only.
+void check_new_name(store::write_txn& t, const api_call& call, const authorization& auth,
+                    const store::noderange_options& configured) {
+  store::cluster_view view{t};
+  bool has_noderange_rows = false;
+  // the rows are the administrator's: expanded as root would (no masked-test refusal)
+  auto rows = policy_rows(view, noderange_options_for(view, configured), has_noderange_rows);
+  auto req = policy_request_for(call, auth.user);
+  req.has_noderange = true;
+  req.nodes = {call.new_name};
+  req.nodes_known = true;
+  if (!store::evaluate_policy(rows, req).allowed) {
+    reject("Permission denied for request: policy does not allow " + call.policy_command
+           + " on the new name '" + call.new_name + "'.");
+  }
+}
+
+/// Loopback TCP, or the local Unix socket (client "local"): `localhost` for host rows.
+bool is_loopback(const std::string& addr) {
+  return addr.rfind("127.", 0) == 0 || addr == "::1" || addr.rfind("::ffff:127.", 0) == 0
+         || addr == "local";
+}
+
+/// The xCAT-style argument line a policy `parameters` row is matched against.
+std::string arguments(const api_call& call) {
+  std::string args = "-t " + std::string{store::type_name(call.type)};
+  if (!call.target.empty()) {
+    args += " -o " + call.target;
+  }
+  if (!call.template_name.empty()) {
+    args += " --template " + call.template_name;
+  }
+  for (const auto& c : call.changes) {
+    args += " " + c.name + "=" + c.value;
+  }
+  return args;
+}
+
 } // namespace
+
+store::policy_request policy_request_for(const api_call& call, const std::string& user) {
+  store::policy_request req;
+  req.user = user;
+  req.hosts = {call.client};
+  if (is_loopback(call.client)) {
+    req.hosts.emplace_back("localhost");
+  }
+  req.command = call.policy_command;
+  req.arguments = arguments(call);
+  return req;
+}
+
+bool reads_secrets(const authorization& auth) {
+  return !auth.stamped || auth.user == "root";
+}
+
+store::noderange_options caller_options(store::noderange_options opts, const authorization& auth) {
+  opts.hide_secrets = !reads_secrets(auth);
+  return opts;
+}
 
 store::noderange_options noderange_options_for(const store::cluster_view& view,
                                                store::noderange_options opts) {
@@ -139,7 +239,8 @@ std::vector<std::string> expand_nodes(const store::database& db, std::string_vie
 }
 
 api_result run_read(const std::shared_ptr<const store::database>& db, const api_call& call,
-                    const authorization& auth, const store::noderange_options& opts) {
+                    const authorization& auth, const store::noderange_options& configured) {
+  auto opts = caller_options(configured, auth);
   try {
     auto txn = db->read();
     if (is_stale(txn, auth)) {
@@ -177,6 +278,9 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
       }
       case operation::show: {
         auto names = call_names(view, call, auth, opts);
+        if (call.type == object_type::group && opts.hide_secrets) {
+          check_group_tests(view, names);
+        }
         if (call.page_objects > 0 && names.size() > call.page_objects) {
           const auto* only = call.only_attrs ? &call.attrs : nullptr;
           auto errors = store::listing_errors(view, call.type, names, only);
@@ -185,11 +289,11 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
           }
           r.pages = std::make_shared<object_pages>(db, std::move(txn), call.type, std::move(names),
                                                    call.attrs, call.only_attrs);
-          r.pages->hide_bmc_passwords(auth.stamped && auth.user != "root");
+          r.pages->hide_bmc_passwords(!reads_secrets(auth));
           return r;
         }
         r.objects.reserve(names.size());
-        bool hide = auth.stamped && auth.user != "root"; // BMC passwords: root's only
+        bool hide = !reads_secrets(auth); // BMC passwords: root's only
         auto errors
           = store::list_objects(view, call.type, names, call.only_attrs ? &call.attrs : nullptr, {},
                                 [&](store::listed_object&& o) {
@@ -243,7 +347,8 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
 }
 
 api_result run_write(store::write_txn& t, const api_call& call, const authorization& auth,
-                     const store::noderange_options& opts) {
+                     const store::noderange_options& configured) {
+  auto opts = caller_options(configured, auth);
   if (is_stale(t, auth)) {
     return stale();
   }
@@ -256,6 +361,10 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
   if (call.op == operation::rename) {
     api_result r;
     r.names = store::rename_object(t, call.type, call.target, call.new_name).info;
+    if (call.type == object_type::node && auth.stamped && !call.policy_command.empty()) {
+      t.check_names(); // a name clash first: the rows would read the new node as the group
+      check_new_name(t, call, auth, configured);
+    }
     return r;
   }
   if (call.op == operation::make_networks) {
@@ -266,7 +375,7 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
   }
   if (call.op == operation::table_set_nodes || call.op == operation::table_set_rows
       || call.op == operation::table_delete_rows) {
-    return write_tables(t, call, opts);
+    return write_tables(t, call, auth, opts);
   }
   store::cluster_view view{t};
   std::vector<std::string> names;
@@ -301,7 +410,8 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
 }
 
 api_result find_targets(const store::database& db, const api_call& call, const authorization& auth,
-                        const store::noderange_options& opts, std::vector<node_target>& out) {
+                        const store::noderange_options& configured, std::vector<node_target>& out) {
+  auto opts = caller_options(configured, auth);
   try {
     auto txn = db.read();
     if (is_stale(txn, auth)) {
@@ -349,24 +459,7 @@ auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderan
   snap->auth_generation = txn.generation(store::read_txn::counter::auth);
   snap->membership_generation = txn.generation(store::read_txn::counter::membership);
   store::cluster_view view{txn};
-  auto o = noderange_options_for(view, opts);
-  txn.scan(object_type::policy, [&](std::string_view prio, store::record_view rec) {
-    auto attrs = rec.to_map();
-    if (store::policy_row_enabled(attrs)) {
-      snap->rows.push_back(store::make_policy_row(std::string{prio}, attrs));
-    }
-  });
-  for (auto& row : snap->rows) {
-    if (!row.noderange.empty() && row.noderange != "*") {
-      snap->has_noderange_rows = true;
-      try {
-        row.nodes = store::expand_noderange(row.noderange, view, o).nodes;
-      } catch (const store::error&) {
-        row.nodes.clear(); // a broken row matches no node
-      }
-    }
-  }
-  store::sort_policy(snap->rows);
+  snap->rows = policy_rows(view, noderange_options_for(view, opts), snap->has_noderange_rows);
   txn.scan(object_type::passwd, [&](std::string_view user, store::record_view rec) {
     snap->passwords.emplace(user, rec.find("password").value_or(""));
   });

@@ -22,6 +22,14 @@ namespace cws::api {
 store::noderange_options noderange_options_for(const store::cluster_view& view,
                                                store::noderange_options opts);
 
+/// True if the caller of `auth` may read masked attributes (store/schema.hpp
+/// is_masked_attribute; passwd.password): root, and calls made in-process (the CLI on root's
+/// store). Everyone else sees "********" and may not test them (docs/security.md N1).
+bool reads_secrets(const authorization& auth);
+
+/// `opts` for the caller of `auth`: hide_secrets set unless they may read masked attributes.
+store::noderange_options caller_options(store::noderange_options opts, const authorization& auth);
+
 /// The object names `spec` targets for type `t`: `clustersite` for the site, a noderange
 /// (unverified, `site.excludenodes` removed) for nodes, else a comma list.
 /// @throws store::error for a malformed or oversized noderange.
@@ -56,6 +64,11 @@ struct node_target {
 /// @returns a failure (stale, missing nodes, bad noderange) or the targets.
 api_result find_targets(const store::database& db, const api_call& call, const authorization& auth,
                         const store::noderange_options& opts, std::vector<node_target>& out);
+
+/// What policy decides a call of `user` on (store::evaluate_policy): the client's names
+/// (`localhost` too for loopback and the local socket), the xCAT command and the argument
+/// line of `parameters` rows. Whether it has a noderange, and its nodes, are left to the caller.
+store::policy_request policy_request_for(const api_call& call, const std::string& user);
 
 /// The policy snapshot as the database holds it now.
 auth_snapshot_ptr build_snapshot(const store::database& db, const store::noderange_options& opts);

@@ -12,14 +12,15 @@
 namespace cws::api {
 
 /// table_nodes and table_rows: one object_record per row, named after its table, in the
-/// order of `call.tables` (no tables: the names of every table). passwd.password is shown to
-/// root only.
+/// order of `call.tables` (no tables: the names of every table). passwd.password and the BMC
+/// passwords are shown to root only, and nobody else may filter rows on them (a failure).
 api_result read_tables(const store::cluster_view& view, const api_call& call,
                        const authorization& auth, const store::noderange_options& opts);
 
-/// table_set_nodes, table_set_rows and table_delete_rows in `t`.
+/// table_set_nodes, table_set_rows and table_delete_rows in `t`; `opts` are the caller's
+/// (caller_options), and a row filter on a masked column is refused as in read_tables.
 /// @throws store::rejected (or store::error) to roll it back.
-api_result write_tables(store::write_txn& t, const api_call& call,
+api_result write_tables(store::write_txn& t, const api_call& call, const authorization& auth,
                         const store::noderange_options& opts);
 
 } // namespace cws::api

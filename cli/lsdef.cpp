@@ -140,6 +140,17 @@ int lsdef_remote(const remote& daemon, const std::vector<object_type>& types,
   return rc;
 }
 
+/// Over clusterwsd masked attributes read "********": a selection on one is refused, as the
+/// daemon refuses it in a noderange, rather than tested against the mask (docs/security.md N1).
+void refuse_masked_selections(const std::vector<store::selector>& sels) {
+  for (const auto& s : sels) {
+    if (store::is_masked_attribute(s.attribute())) {
+      throw std::runtime_error("The selection tests '" + s.attribute()
+                               + "', whose value only root may read.");
+    }
+  }
+}
+
 } // namespace
 
 std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) {
@@ -226,6 +237,7 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
                                + " needs root: users other than root list the database's "
                                  "objects through clusterwsd, which does not offer it.");
     }
+    refuse_masked_selections(where);
     return lsdef_remote(remote{*socket}, types, spec, only, where, form, args.has("a"), streams);
   }
   auto s = session::open(args);
@@ -353,6 +365,9 @@ int nodels(const std::vector<std::string>& argv, io& streams) {
     }
     streams.err << "Error: " << a << " not a valid table.column description\n";
     rc = 1;
+  }
+  if (daemon) {
+    refuse_masked_selections(sels);
   }
   bool label = args.has("H") || whole_table || cols.size() + sels.size() >= 2;
   // over clusterwsd: the nodes' values as lsdef shows them (inherited, expressions evaluated)

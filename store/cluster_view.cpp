@@ -1,6 +1,7 @@
 #include "store/cluster_view.hpp"
 
 #include "base/text.hpp"
+#include "store/error.hpp"
 #include "store/schema.hpp"
 #include "store/selector.hpp"
 
@@ -49,15 +50,40 @@ const attr_map* cluster_view::group_record(std::string_view name) const {
   return it->second ? &*it->second : nullptr;
 }
 
+const std::string* cluster_view::dynamic_selections(std::string_view name) const {
+  const attr_map* rec = group_record(name);
+  if (rec == nullptr) {
+    return nullptr;
+  }
+  auto type = rec->find("grouptype");
+  auto where = rec->find("wherevals");
+  bool dynamic = type != rec->end() && type->second == "dynamic" && where != rec->end();
+  return dynamic ? &where->second : nullptr;
+}
+
+std::vector<std::string> cluster_view::dynamic_tests(std::string_view name) const {
+  std::vector<std::string> out;
+  if (const std::string* where = dynamic_selections(name)) {
+    for (auto one : split_wherevals(*where)) {
+      try {
+        if (auto s = selector::parse(one)) {
+          out.push_back(s->attribute());
+        }
+      } catch (const error&) {
+        // a selection that does not parse is not tested by group() either
+      }
+    }
+  }
+  return out;
+}
+
 std::optional<std::vector<std::string>> cluster_view::group(std::string_view name) const {
   const attr_map* rec = group_record(name);
   if (rec != nullptr) {
-    auto type = rec->find("grouptype");
-    auto where = rec->find("wherevals");
-    if (type != rec->end() && type->second == "dynamic" && where != rec->end()) {
+    if (const std::string* where = dynamic_selections(name)) {
       // dynamic group: nodes passing every `attr<op>value` of wherevals (`::`-separated)
       std::vector<selector> sels;
-      for (auto one : split_wherevals(where->second)) {
+      for (auto one : split_wherevals(*where)) {
         if (auto s = selector::parse(one)) {
           sels.push_back(std::move(*s));
         }

@@ -28,6 +28,7 @@ class cluster_view : public node_universe {
   bool is_node(std::string_view name) const override;
   std::optional<std::vector<std::string>> group(std::string_view name) const override;
   std::string attribute(std::string_view node, std::string_view attr) const override;
+  std::vector<std::string> dynamic_tests(std::string_view name) const override;
 
   /// attribute(), and in `group` the group the value is inherited from ("" for the node's
   /// own value or an unset one): what nodels -b shows.
@@ -56,6 +57,8 @@ class cluster_view : public node_universe {
 
  private:
   const attr_map* group_record(std::string_view name) const;
+  /// The wherevals of group `name` if it is dynamic, else nullptr.
+  const std::string* dynamic_selections(std::string_view name) const;
   std::string inherited(std::string_view node, record_view own, std::string_view attr,
                         std::string* group) const;
   /// `value` as node `node` reads it: an xCAT expression (store/regex_value.hpp) evaluated.

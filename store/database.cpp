@@ -74,6 +74,11 @@ std::string member_key(std::string_view group, std::string_view node) {
   return key;
 }
 
+/// `.` or `..`: never an object's name (docs/security.md, "Also").
+bool is_dot_name(std::string_view name) {
+  return name == "." || name == "..";
+}
+
 } // namespace
 
 // -- read_txn -----------------------------------------------------------------
@@ -149,6 +154,15 @@ std::vector<std::string> read_txn::group_names() const {
   out.reserve(used.size() + defined.size());
   std::set_union(used.begin(), used.end(), defined.begin(), defined.end(), std::back_inserter(out));
   return out;
+}
+
+bool read_txn::is_group(std::string_view name) const {
+  if (exists(object_type::group, name)) {
+    return true;
+  }
+  auto prefix = member_key(name, {});
+  lmdb_cursor cur{txn_, db_.dbi(database::members_db)};
+  return cur.seek(prefix) && cur.key().substr(0, prefix.size()) == prefix;
 }
 
 uint64_t read_txn::generation(counter c) const {
@@ -236,7 +250,11 @@ void write_txn::index_groups(std::string_view node, std::string_view old_groups,
   }
   for (const auto& g : after) {
     if (!std::binary_search(before.begin(), before.end(), g)) {
+      if (is_dot_name(g)) {
+        throw error{store_errc::bad_request, "The group name '" + g + "' is not valid."};
+      }
       txn_.put(members, member_key(g, node), {});
+      unchecked_groups_.push_back(g);
     }
   }
 }
@@ -244,6 +262,10 @@ void write_txn::index_groups(std::string_view node, std::string_view old_groups,
 void write_txn::put(object_type t, std::string_view name, const attr_map& attrs) {
   if (name.empty() || name.size() > 511 || name.find('\0') != std::string_view::npos) {
     throw error{store_errc::bad_request, "invalid object name"};
+  }
+  if (is_dot_name(name)) { // whatever the path that makes it (definitions check it first)
+    throw error{store_errc::bad_request,
+                "The object name '" + std::string{name} + "' is not valid."};
   }
   attr_map stored;
   for (const auto& [k, v] : attrs) {
@@ -255,7 +277,11 @@ void write_txn::put(object_type t, std::string_view name, const attr_map& attrs)
   touched(t);
   auto old = get(t, name);
   note_change(t, name, old.has_value(), true, differing(old, stored));
+  if (t == object_type::group) {
+    unchecked_groups_.emplace_back(name);
+  }
   if (t == object_type::node) {
+    unchecked_nodes_.emplace_back(name);
     std::string old_groups{old ? old->find("groups").value_or("") : ""};
     auto it = stored.find("groups");
     index_groups(name, old_groups, it == stored.end() ? std::string_view{} : it->second);
@@ -275,6 +301,27 @@ bool write_txn::erase(object_type t, std::string_view name) {
     index_groups(name, old->find("groups").value_or(""), {});
   }
   return txn_.del(dbi, name);
+}
+
+void write_txn::check_names() {
+  auto nodes = std::move(unchecked_nodes_);
+  auto groups = std::move(unchecked_groups_);
+  unchecked_nodes_.clear();
+  unchecked_groups_.clear();
+  for (auto* names : {&nodes, &groups}) {
+    std::sort(names->begin(), names->end());
+    names->erase(std::unique(names->begin(), names->end()), names->end());
+  }
+  for (const auto& n : nodes) {
+    if (exists(object_type::node, n) && is_group(n)) {
+      throw error{store_errc::bad_request, "The node name '" + n + "' is already a group name."};
+    }
+  }
+  for (const auto& g : groups) {
+    if (exists(object_type::node, g) && is_group(g)) {
+      throw error{store_errc::bad_request, "The group name '" + g + "' is already a node name."};
+    }
+  }
 }
 
 void write_txn::set_meta(std::string_view key, std::string_view value) {
@@ -425,7 +472,9 @@ void database::write_batch(std::vector<batch_op>& ops) {
           child.reset(new write_txn{*this, parent});
         }
         try {
-          op.body(child ? *child : parent);
+          auto& txn = child ? *child : parent;
+          op.body(txn);
+          txn.check_names(); // N3: the change may not end with a node and a group of one name
           if (child) {
             child->commit();
           }

@@ -45,6 +45,10 @@ class read_txn {
   /// Every group name: defined group objects plus every name used in a node's `groups`.
   std::vector<std::string> group_names() const;
 
+  /// True if `name` is a group: a group object, or a name in some node's `groups` (as the
+  /// noderange resolves it).
+  bool is_group(std::string_view name) const;
+
   /// What a generation counter counts.
   enum class counter : uint8_t {
     all,        ///< every committed write: equal values mean equal contents
@@ -114,6 +118,13 @@ class write_txn : public read_txn {
   /// unset); every writer, the tools included, drops the oldest past it at commit.
   static constexpr std::string_view changes_kept_key = "changes.keep";
 
+  /// Checks the names put since the last check, as the transaction holds them now: a node's
+  /// name may not be a group's, a group's (an object, or a name in a node's `groups`) not a
+  /// node's, or the one would shadow the other in every noderange (docs/security.md N3).
+  /// database::write_batch calls it after each change, so a change may pass through such a
+  /// state (tabrestore) but not end in one. @throws error (bad_request) for the first clash.
+  void check_names();
+
  private:
   friend class database;
   explicit write_txn(const database& db);
@@ -143,6 +154,10 @@ class write_txn : public read_txn {
   std::unordered_map<std::string, size_t> change_index_;
   bool auth_changed_ = false;
   bool membership_changed_ = false;
+  /// Names put since check_names last ran: nodes, and groups (objects, or newly in a node's
+  /// `groups`).
+  std::vector<std::string> unchecked_nodes_;
+  std::vector<std::string> unchecked_groups_;
   void index_groups(std::string_view node, std::string_view old_groups,
                     std::string_view new_groups);
 };

@@ -440,7 +440,10 @@ std::string check_change_target(object_type t, std::string_view spec,
 std::string check_object_name(object_type t, std::string_view name) {
   bool node_like = t == object_type::node || t == object_type::group;
   std::string_view forbidden = node_like ? ",/\\'\"`[]()@^=~!+*?$&|;<>{}#%" : ",/\\'\"`";
-  bool ok = !name.empty() && name.size() <= 255 && name.front() != '-';
+  // `.` and `..` are path steps wherever a name is a path (REST URLs, files named after
+  // objects): no object of any type may have them as its name
+  bool ok
+    = !name.empty() && name.size() <= 255 && name.front() != '-' && name != "." && name != "..";
   for (char c : name) {
     auto u = static_cast<unsigned char>(c);
     ok = ok && u > 0x20 && u < 0x7f && forbidden.find(c) == std::string_view::npos;

@@ -168,8 +168,10 @@ std::string check_value(object_type type, const std::string& attr, std::string_v
 std::string check_change_target(object_type t, std::string_view spec,
                                 const std::vector<std::string>& names);
 
-/// Checks an object name: printable ASCII without blanks, quotes, `,` or `/`, and for nodes
-/// and groups none of the noderange operators. Returns the error message, or "" if valid.
+/// Checks an object name: printable ASCII without blanks, quotes, `,` or `/`, never `.` or
+/// `..`, and for nodes and groups none of the noderange operators. (That a node's name is not
+/// a group's, and the other way round, is checked when a change ends: write_txn::check_names.)
+/// Returns the error message, or "" if valid.
 std::string check_object_name(object_type t, std::string_view name);
 
 } // namespace cws::store

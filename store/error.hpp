@@ -24,6 +24,9 @@ enum class store_errc : uint8_t {
   bad_request,
   /// The database could not be read or written (disk full, corruption, permissions).
   database,
+  /// The request tests a value the caller may not read (a masked attribute: docs/security.md
+  /// N1). Refused whatever the value is, so the refusal tells nothing about it.
+  forbidden,
 };
 
 /// An error the store reports to its caller; `what()` is the exact user-facing message.

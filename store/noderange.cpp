@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "store/error.hpp"
+#include "store/schema.hpp"
 #include "store/selector.hpp"
 
 namespace cws::store {
@@ -199,6 +200,7 @@ class expander {
   uint64_t bracket_count(std::string_view a);
   name_list file(std::string_view path);
   name_list by_selector(std::string_view a);
+  std::optional<name_list> group(std::string_view name);
   name_list by_regex(std::string_view a);
   void reserve(uint64_t n);
   void miss(std::string_view name);
@@ -232,7 +234,7 @@ void expander::generated(std::string name, name_list& out) {
   }
   if (u_.is_node(name)) {
     out.push_back(std::move(name));
-  } else if (auto members = u_.group(name)) {
+  } else if (auto members = group(name)) {
     out.insert(out.end(), members->begin(), members->end());
   } else if (o_.verify) {
     miss(name);
@@ -426,11 +428,26 @@ name_list expander::file(std::string_view path) {
   return out;
 }
 
+std::optional<name_list> expander::group(std::string_view name) {
+  if (o_.hide_secrets) {
+    // decided on the group's definition alone, before any member is computed
+    for (const auto& attr : u_.dynamic_tests(name)) {
+      if (is_masked_attribute(attr)) {
+        refuse_masked_test(attr, name);
+      }
+    }
+  }
+  return u_.group(name);
+}
+
 name_list expander::by_selector(std::string_view a) {
   name_list out;
   auto sel = selector::parse(a, o_.max_regex);
   if (!sel) {
     return out; // xCAT: an unknown selector matches nothing and is not reported
+  }
+  if (o_.hide_secrets && is_masked_attribute(sel->attribute())) {
+    refuse_masked_test(sel->attribute()); // before any value is read
   }
   for (const auto& n : u_.nodes()) {
     if (sel->matches(u_.attribute(n, sel->attribute()))) {
@@ -473,7 +490,7 @@ name_list expander::atom(std::string_view a) {
   if (split_top(a, '@').size() > 1) {
     return range(a);
   }
-  if (auto members = u_.group(a)) {
+  if (auto members = group(a)) {
     return std::move(*members);
   }
   if (a.find_first_of("=~") != std::string_view::npos) {
@@ -583,6 +600,17 @@ noderange_result expand_noderange(std::string_view range, const node_universe& u
   }
   result.missing = std::move(ex.missing);
   return result;
+}
+
+void refuse_masked_test(std::string_view attr, std::string_view group) {
+  std::string what = group.empty() ? std::string{"The noderange"}
+                                   : "The dynamic group '" + std::string{group} + "'";
+  throw error{store_errc::forbidden,
+              what + " tests '" + std::string{attr} + "', whose value only root may read."};
+}
+
+std::vector<std::string> node_universe::dynamic_tests(std::string_view) const {
+  return {};
 }
 
 const std::vector<std::string>& empty_universe::nodes() const {

@@ -26,6 +26,11 @@ class node_universe {
 
   /// The value of `attr` for `node`, including values inherited from its groups; "" if unset.
   virtual std::string attribute(std::string_view node, std::string_view attr) const = 0;
+
+  /// The attributes the selections of dynamic group `name` test (its wherevals); empty for a
+  /// static group or a name that is no group. Read before the group is expanded, so that a
+  /// caller who may not test one of them is refused (noderange_options::hide_secrets).
+  virtual std::vector<std::string> dynamic_tests(std::string_view name) const;
 };
 
 /// A cluster without nodes or groups: every name is taken as written (expanding or folding
@@ -60,7 +65,17 @@ struct noderange_options {
   std::string digit_suffix;
   /// A noderange always excluded (site.excludenodes).
   std::string exclude;
+  /// The caller may not read masked attributes (store/schema.hpp is_masked_attribute: they
+  /// are shown to root only). A selector testing one (`@bmcpassword=~^S`), or a dynamic group
+  /// whose wherevals do, refuses the whole noderange (store_errc::forbidden), whether or not
+  /// any value matches: the answer tells nothing about the value (docs/security.md N1).
+  bool hide_secrets = false;
 };
+
+/// The refusal of a test of masked attribute `attr` by a caller who may not read it;
+/// `group`: the dynamic group that tests it, if that is how.
+/// @throws cws::store::error (forbidden), always.
+[[noreturn]] void refuse_masked_test(std::string_view attr, std::string_view group = {});
 
 /// The outcome of an expansion.
 struct noderange_result {
@@ -72,7 +87,8 @@ struct noderange_result {
 
 /// Expands `range` with the complete xCAT grammar (xcat-compat.md §4).
 /// @throws cws::store::error (bad_noderange) for unbalanced parentheses, a bad or overlong
-///         regex, an overlong text, or an expansion past `max_nodes`.
+///         regex, an overlong text, or an expansion past `max_nodes`; (forbidden) for a test
+///         of a masked attribute under `hide_secrets`.
 noderange_result expand_noderange(std::string_view range, const node_universe& universe,
                                   const noderange_options& opts = {});
 

@@ -241,8 +241,9 @@ bool is_valid_attribute(object_type t, std::string_view attr) {
     case object_type::osimage: return s.osimage.count(attr) > 0;
     case object_type::policy: return s.policy.count(attr) > 0;
     case object_type::site:
-      // free-form keys, but only ones that round-trip through `key=value` text
-      return is_key_text(attr);
+      // free-form keys, but only ones that round-trip through `key=value` text and a stanza
+      // file (lsdef -z, mkdef -z: `objtype` names the stanza's type, `#` starts a comment)
+      return is_key_text(attr) && attr != "objtype" && attr.front() != '#';
     default: return false;
   }
 }
@@ -258,6 +259,10 @@ const std::vector<attribute_entry>& node_attribute_entries() {
 
 const std::vector<std::string_view>& node_attributes() {
   return tables().node_order;
+}
+
+bool is_masked_attribute(std::string_view attr) {
+  return attr == "bmcpassword";
 }
 
 bool is_nodelist_attribute(std::string_view attr) {

@@ -58,6 +58,11 @@ struct attribute_entry {
 /// different conditions has several entries).
 const std::vector<attribute_entry>& node_attribute_entries();
 
+/// True if `attr` is shown as "********" to every reader but root (`bmcpassword`). A caller
+/// who may not read it may not test it either: no selector, dynamic group or row filter of
+/// theirs may look at its value (docs/security.md N1).
+bool is_masked_attribute(std::string_view attr);
+
 /// Node attributes held in xCAT's nodelist table: a node's own, never inherited from groups.
 bool is_nodelist_attribute(std::string_view attr);
 

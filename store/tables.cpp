@@ -462,7 +462,7 @@ const table_def* find_table(std::string_view name) {
 void hide_bmc_passwords(const table_def& t, table_row& row) {
   for (size_t i = 0; i < t.columns.size() && i < row.size(); ++i) {
     for (const auto& s : t.columns[i].sources) {
-      if (s.attr == "bmcpassword" && row[i] && !row[i]->empty()) {
+      if (is_masked_attribute(s.attr) && row[i] && !row[i]->empty()) {
         row[i] = "********";
       }
     }
@@ -470,9 +470,24 @@ void hide_bmc_passwords(const table_def& t, table_row& row) {
 }
 
 void hide_bmc_passwords(attr_map& attrs) {
-  if (auto it = attrs.find("bmcpassword"); it != attrs.end() && !it->second.empty()) {
-    it->second = "********";
+  for (auto& [k, v] : attrs) {
+    if (is_masked_attribute(k) && !v.empty()) {
+      v = "********";
+    }
   }
+}
+
+bool is_masked_column(const table_def& t, std::string_view column) {
+  auto i = t.column(column);
+  if (!i) {
+    return false;
+  }
+  if (t.type == object_type::passwd && column == "password") {
+    return true;
+  }
+  const auto& sources = t.columns[*i].sources;
+  return std::any_of(sources.begin(), sources.end(),
+                     [](const column_source& s) { return is_masked_attribute(s.attr); });
 }
 
 void scan_rows(const cluster_view& view, const table_def& t, bool passwords,

@@ -67,8 +67,6 @@ enum class row_values {
   resolved ///< as a node reads it: group values inherited, expressions evaluated
 };
 
-/// Calls `sink(object, row)` for every row of `t`, in name order (node tables: nodes, then
-/// groups). `passwords` false hides passwd.password (shown as "********").
 /// Replaces the BMC passwords of `row` (columns held by `bmcpassword`) with "********": what
 /// anyone but root sees (docs/hardware.md).
 void hide_bmc_passwords(const table_def& t, table_row& row);
@@ -76,6 +74,13 @@ void hide_bmc_passwords(const table_def& t, table_row& row);
 /// The same for an object's attributes (`bmcpassword`).
 void hide_bmc_passwords(attr_map& attrs);
 
+/// True if column `column` of `t` is shown as "********" to anyone but root (held by a
+/// masked attribute, store/schema.hpp, or passwd.password): a row filter of theirs may not
+/// test it (docs/security.md N1).
+bool is_masked_column(const table_def& t, std::string_view column);
+
+/// Calls `sink(object, row)` for every row of `t`, in name order (node tables: nodes, then
+/// groups). `passwords` false hides passwd.password (shown as "********").
 void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
                const std::function<void(std::string_view, table_row&&)>& sink);
 

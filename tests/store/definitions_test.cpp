@@ -186,6 +186,83 @@ TEST_F(definitions_test, dynamic_group) {
   EXPECT_EQ(expand_noderange("virt", view).nodes, (std::vector<std::string>{"n1"}));
 }
 
+// N1 (issue #27): a dynamic group whose wherevals test a masked attribute is refused to a
+// caller who may not read it, before its members are computed; root expands it as before.
+TEST_F(definitions_test, a_dynamic_group_over_a_masked_attribute_is_refused_when_hidden) {
+  mk(object_type::node, {"n1"}, {{"groups", "all"}, {"bmcpassword", "Sekret"}});
+  mk(object_type::group, {"leak"},
+     {{"grouptype", "dynamic"}, {"wherevals", "mgt==ipmi::bmcpassword=~^Sek"}});
+  mk(object_type::group, {"virt"}, {{"grouptype", "dynamic"}, {"wherevals", "mgt==kvm"}});
+  auto txn = db.read();
+  cluster_view view{txn};
+  EXPECT_EQ(view.dynamic_tests("leak"), (std::vector<std::string>{"mgt", "bmcpassword"}));
+  EXPECT_TRUE(view.dynamic_tests("all").empty());
+  noderange_options hidden;
+  hidden.hide_secrets = true;
+  for (std::string range : {"leak", "all,-leak", "n1@leak"}) {
+    try {
+      expand_noderange(range, view, hidden);
+      ADD_FAILURE() << range << " was expanded";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), store_errc::forbidden);
+      EXPECT_STREQ(e.what(),
+                   "The dynamic group 'leak' tests 'bmcpassword', whose value only root may read.");
+    }
+  }
+  EXPECT_TRUE(expand_noderange("virt", view, hidden).nodes.empty());
+  EXPECT_TRUE(expand_noderange("leak", view).nodes.empty()); // (n1 has no mgt=ipmi)
+}
+
+// N3 (issue #27): a node's name may not be a group's, nor a group's a node's, whichever path
+// makes it; checked when the change ends, so the change is refused whole.
+TEST_F(definitions_test, a_node_and_a_group_may_not_share_a_name) {
+  ASSERT_TRUE(mk(object_type::node, {"n1", "n2"}, {{"groups", "compute,all"}}).ok());
+  ASSERT_TRUE(mk(object_type::group, {"service"}, {{"grouptype", "static"}}).ok());
+  auto out = mk(object_type::node, {"n3", "compute"}, {{"groups", "all"}});
+  EXPECT_EQ(out.errors,
+            (std::vector<std::string>{"The node name 'compute' is already a group name."}));
+  EXPECT_EQ(node_names(), (std::vector<std::string>{"n1", "n2"}));
+  out = mk(object_type::node, {"service"}, {{"groups", "all"}});
+  EXPECT_EQ(out.errors,
+            (std::vector<std::string>{"The node name 'service' is already a group name."}));
+  out = mk(object_type::node, {"self"}, {{"groups", "self"}});
+  EXPECT_EQ(out.errors,
+            (std::vector<std::string>{"The node name 'self' is already a group name."}));
+  out = ch({"n2"}, {{"groups", "compute,n1"}});
+  EXPECT_EQ(out.errors, (std::vector<std::string>{"The group name 'n1' is already a node name."}));
+  out = mk(object_type::group, {"n1"}, {{"grouptype", "static"}});
+  EXPECT_EQ(out.errors, (std::vector<std::string>{"The group name 'n1' is already a node name."}));
+  out = apply(db, [](write_txn& t) { return rename_object(t, object_type::node, "n2", "all"); });
+  EXPECT_EQ(out.errors, (std::vector<std::string>{"The node name 'all' is already a group name."}));
+  EXPECT_EQ(node_names(), (std::vector<std::string>{"n1", "n2"}));
+  // a change may pass through a clash it resolves (n1 leaves group n3 before n3 is a node)
+  out = apply(db, [](write_txn& t) {
+    t.put(object_type::node, "n1", {{"groups", "n3"}});
+    t.put(object_type::node, "n3", {{"groups", "all"}});
+    t.put(object_type::node, "n1", {{"groups", "all"}});
+    return outcome{};
+  });
+  EXPECT_TRUE(out.ok()) << (out.errors.empty() ? "" : out.errors.front());
+}
+
+// Also (issue #27): `.` and `..` name no object of any type, on any path.
+TEST_F(definitions_test, dot_and_dot_dot_are_no_object_names) {
+  for (auto t :
+       {object_type::node, object_type::group, object_type::network, object_type::osimage}) {
+    for (std::string n : {".", ".."}) {
+      EXPECT_EQ(check_object_name(t, n), "The object name '" + n + "' is not valid.");
+    }
+  }
+  EXPECT_EQ(check_object_name(object_type::node, "...").size(), 0u);
+  auto out = apply(db, [](write_txn& t) {
+    t.put(object_type::osimage, "..", {{"imagetype", "linux"}});
+    return outcome{};
+  });
+  EXPECT_EQ(out.errors, (std::vector<std::string>{"The object name '..' is not valid."}));
+  out = ch({"n1"}, {{"groups", "all,."}});
+  EXPECT_EQ(out.errors, (std::vector<std::string>{"The group name '.' is not valid."}));
+}
+
 TEST_F(definitions_test, site_is_one_object_and_empty_deletes_a_key) {
   change_request r{object_type::site, {},    {{"tftpdir", "/tftpboot"}, {"custom", "1"}},
                    list_mode::set,    false, {}};

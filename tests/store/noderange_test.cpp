@@ -328,6 +328,29 @@ TEST(fold, folds_runs_and_keeps_padding) {
   EXPECT_EQ(fold_nodes({}), "");
 }
 
+// N1 (issue #27): a caller who may not read a masked attribute (bmcpassword) may not test it:
+// the whole noderange is refused before any value is read, whatever the value.
+TEST_F(noderange_test, masked_attributes_are_not_tested_for_a_caller_who_cannot_read_them) {
+  u.add("sv1", {{"groups", "service"}, {"bmcpassword", "Sekret123"}});
+  noderange_options hidden;
+  hidden.hide_secrets = true;
+  for (std::string range :
+       {"sv1@bmcpassword=~^Sek", "sv1@bmcpassword=~^Xyz", "bmcpassword==x",
+        "node1,(service@ipmi.password!~^S)", "all,-bmcpassword!=x", "openbmc.password=~."}) {
+    try {
+      expand_noderange(range, u, hidden);
+      ADD_FAILURE() << range << " was expanded";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), store_errc::forbidden) << range;
+      EXPECT_STREQ(e.what(), "The noderange tests 'bmcpassword', whose value only root may read.");
+    }
+  }
+  // other attributes still select; root (no hide_secrets) selects on the password as before
+  EXPECT_EQ(expand("node[1-9]@mgt==kvm", hidden), "node1,node2,node3,node4,node5");
+  EXPECT_EQ(expand("sv1@bmcpassword=~^Sek"), "sv1");
+  EXPECT_EQ(expand("sv1@bmcpassword=~^Xyz"), "");
+}
+
 TEST(fold, round_trips_through_expansion) {
   memory_universe empty;
   noderange_options lax;

@@ -24,6 +24,16 @@ TEST(schema, rejects_unknown_attributes_with_xcats_message) {
             "'nosuchattr' is not a valid attribute name for an object type of 'node'.");
 }
 
+// N13 (issue #27): site keys are free-form, but not `objtype` or `#...`, which a stanza file
+// reads as the stanza's type and as a comment (lsdef -z then mkdef -z lost or changed them).
+TEST(schema, site_keys_round_trip_through_stanzas) {
+  EXPECT_TRUE(is_valid_attribute(object_type::site, "mycustomkey"));
+  EXPECT_TRUE(is_valid_attribute(object_type::site, "a#b"));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, "objtype"));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, "#x"));
+  EXPECT_FALSE(is_valid_attribute(object_type::site, "#"));
+}
+
 TEST(schema, nic_attributes_validate_by_stem) {
   EXPECT_TRUE(is_valid_attribute(object_type::node, "nicips.eth0"));
   EXPECT_FALSE(is_valid_attribute(object_type::node, "nicbogus.eth0"));
