@@ -5,6 +5,7 @@
 // "Copying files").
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 
@@ -25,15 +26,28 @@ struct copy_config {
   size_t chunk = 256 * 1024;
   /// Most files and directories one request copies.
   size_t files_max = 10000;
+  /// xdcp -P: most bytes pulled from one node, from all nodes of a run, and the bytes the
+  /// local file system keeps free (ssh::copy_spec).
+  uint64_t pull_node_max = 4ULL << 30;
+  uint64_t pull_run_max = 64ULL << 30;
+  uint64_t pull_free_min = 1ULL << 30;
 };
 
 /// Checks `req` and builds what each node copies: sources exist, are regular files (or
-/// directories with -R), lie under `cfg.root` when the request is confined, and are no more
-/// than `cfg.files_max`; small files are read now.
+/// directories with -R), and are no more than `cfg.files_max`. Every source is opened once,
+/// here, and read (small files now, the rest by each node) only through that descriptor;
+/// trees are walked from directory descriptors, never by path again.
+///
+/// A confined request (REST, the local socket) opens its sources beneath `cfg.root`, with
+/// no symbolic link anywhere on the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), and
+/// with the rights of `caller`'s Unix account of the same name (its uid, gid and groups, on
+/// this thread only), or of `nobody` when there is no such account: nodecopy copies only what
+/// its caller could read (docs/security.md, N2 and N4). An empty `caller` reads with this
+/// process's rights (the command-line xdcp).
 /// @returns a bad_request failure naming the first bad source (nothing is copied), or
 /// success with `out` set.
 api_result build_copy(const copy_request& req, const copy_config& cfg,
-                      std::shared_ptr<const ssh::copy_spec>& out);
+                      std::shared_ptr<const ssh::copy_spec>& out, const std::string& caller = {});
 
 /// The copy as an xdcp command line, for the audit log (`xdcp -R src... target`, or for
 /// xdsh -e `xdsh -e script args`).

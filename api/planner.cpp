@@ -32,7 +32,8 @@ api_result plan(const store::database& db, const api_call& call, const authoriza
   }
   std::shared_ptr<const ssh::copy_spec> copy;
   if (call.copy) {
-    if (auto r = build_copy(*call.copy, d.copy, copy); !r.ok()) {
+    // a confined copy (REST, the local socket) reads its sources as its caller (N4)
+    if (auto r = build_copy(*call.copy, d.copy, copy, auth.user); !r.ok()) {
       return r;
     }
   } else if (call.op == operation::nodecopy) {

@@ -115,6 +115,12 @@ const base::settings_schema& settings_schema() {
      "bytes in flight per node while copying (one SFTP write or read)"},
     {"copy_files_max", num, "10000", 1, 100000000,
      "files and directories one copy may hold (also: entries of one node's tree, xdcp -R -P)"},
+    {"copy_pull_node_max", num, "4294967296", 1, 1ULL << 50,
+     "bytes xdcp -P writes from one node (a file or a tree); past it the node fails"},
+    {"copy_pull_run_max", num, "68719476736", 1, 1ULL << 50,
+     "bytes xdcp -P writes from all nodes of one run together"},
+    {"copy_pull_free_min", num, "1073741824", 0, 1ULL << 50,
+     "bytes xdcp -P leaves free on the local file system; a node that would go below fails"},
     // -- hardware control (rpower, rsetboot); per-node timeout and retries are xCAT's
     // site.ipmitimeout and site.ipmiretries
     {"ipmi_fanout", num, "1024", 1, 65536, "BMCs worked on at once by one request"},
@@ -199,6 +205,9 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
   c.memory_max = s.number("copy_memory_max");
   c.chunk = s.number("copy_chunk_bytes");
   c.files_max = s.number("copy_files_max");
+  c.pull_node_max = s.number("copy_pull_node_max");
+  c.pull_run_max = s.number("copy_pull_run_max");
+  c.pull_free_min = s.number("copy_pull_free_min");
   return c;
 }
 

@@ -104,6 +104,7 @@ int xdcp(const std::vector<std::string>& argv, io& streams) {
   transports.copy = api::copy_settings(s.settings, s.home.dir);
   transports.ssh = std::make_shared<ssh::engine>(api::engine_settings(s.settings, s.home.dir));
   api::node_operation_ptr op;
+  raise_open_files_limit(); // before planning: every streamed source is held open from then
   auto r = api::plan(*s.db, call, self, nr, transports, op);
   if (!r.ok()) {
     for (const auto& m : r.messages) {
@@ -111,7 +112,6 @@ int xdcp(const std::vector<std::string>& argv, io& streams) {
     }
     return 1;
   }
-  raise_open_files_limit();
   size_t failed = 0;
   std::vector<std::string> timed_out;
   run_to_end(*op, [&](size_t, base::node_result res) {

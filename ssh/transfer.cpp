@@ -8,6 +8,7 @@
 #include <string_view>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace cws::ssh {
@@ -74,7 +75,22 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir.back() == '/' ? dir + name : dir + '/' + name;
 }
 
+/// What libssh2 leaves in the attributes when a listing ends: an entry always overwrites
+/// them, so a zero-length name that is an entry (a hostile server's) is told from the end.
+constexpr unsigned long no_entry = ~0UL;
+
 } // namespace
+
+source_file::~source_file() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+  }
+}
+
+unsigned pulled_mode(unsigned long remote, bool directory) {
+  auto mode = static_cast<unsigned>(remote & 0777);
+  return directory ? mode & ~0002u : mode;
+}
 
 std::string shell_quote(const std::string& text) {
   std::string q = "'";
@@ -157,11 +173,12 @@ std::string transfer::final_path(const copy_file& f) const {
   return g.target + (slash == std::string::npos ? std::string{} : f.name.substr(slash));
 }
 
-bool transfer::refill() {
+bool transfer::refill(int fd) {
   while (!eof_ && buf_.size() < spec_.chunk) {
     auto have = buf_.size();
     buf_.resize(spec_.chunk);
-    auto n = ::read(fd_, &buf_[have], spec_.chunk - have);
+    // every node reads the one descriptor at its own offset
+    auto n = ::pread(fd, &buf_[have], spec_.chunk - have, static_cast<off_t>(read_));
     buf_.resize(have + static_cast<size_t>(std::max<ssize_t>(n, 0)));
     if (n < 0) {
       if (errno == EINTR) {
@@ -170,6 +187,7 @@ bool transfer::refill() {
       return false;
     }
     eof_ = n == 0;
+    read_ += static_cast<uint64_t>(n);
   }
   return true;
 }
@@ -295,14 +313,11 @@ transfer::status transfer::push_step() {
         renames_.emplace_back(std::move(tmp_), std::move(path));
         tmp_.clear();
         sent_ = 0;
+        read_ = 0;
         buf_.clear();
         eof_ = false;
-        if (!f.data) {
-          fd_ = ::open(f.local.c_str(), O_RDONLY | O_CLOEXEC);
-          if (fd_ < 0) {
-            return fail(f.local.string() + ": " + std::strerror(errno),
-                        LIBSSH2_ERROR_SFTP_PROTOCOL);
-          }
+        if (!f.data && !f.source) {
+          return fail(f.local.string() + ": not opened", LIBSSH2_ERROR_SFTP_PROTOCOL);
         }
         ph_ = phase::write;
         break;
@@ -315,7 +330,7 @@ transfer::status transfer::push_step() {
           p = f.data->data() + sent_;
           n = std::min<size_t>(spec_.chunk, f.data->size() - sent_);
         } else {
-          if (!refill()) {
+          if (!refill(f.source->fd())) {
             return fail(f.local.string() + ": " + std::strerror(errno),
                         LIBSSH2_ERROR_SFTP_PROTOCOL);
           }
@@ -466,13 +481,8 @@ transfer::status transfer::pull_step() {
           ph_ = phase::pull_close;
           break;
         }
-        for (ssize_t off = 0; off < n;) {
-          auto w = ::write(fd_, buf_.data() + off, static_cast<size_t>(n - off));
-          if (w < 0 && errno != EINTR) {
-            return fail(local_final_.string() + ": " + std::strerror(errno),
-                        LIBSSH2_ERROR_SFTP_PROTOCOL);
-          }
-          off += std::max<ssize_t>(w, 0);
+        if (auto st = pull_write(n); failed_) {
+          return st;
         }
         break;
       }
@@ -483,7 +493,7 @@ transfer::status transfer::pull_step() {
         handle_ = nullptr;
         if (spec_.preserve) {
           if (attrs_.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) {
-            ::fchmod(fd_, static_cast<mode_t>(attrs_.permissions & 07777));
+            ::fchmod(fd_, static_cast<mode_t>(pulled_mode(attrs_.permissions, false)));
           }
           if (attrs_.flags & LIBSSH2_SFTP_ATTR_ACMODTIME) {
             timespec t[2]
@@ -575,12 +585,15 @@ transfer::status transfer::tree_step() {
           }
           return sftp_fail(remote_);
         }
+        dot_seen_ = false;
+        dotdot_seen_ = false;
         ph_ = phase::tree_readdir;
         break;
       }
       case phase::tree_readdir: {
         char name[1024];
         LIBSSH2_SFTP_ATTRIBUTES a{};
+        a.flags = no_entry;
         int n = libssh2_sftp_readdir_ex(handle_, name, sizeof name, nullptr, 0, &a);
         if (n == LIBSSH2_ERROR_EAGAIN) {
           return status::again;
@@ -588,11 +601,26 @@ transfer::status transfer::tree_step() {
         if (n < 0) {
           return sftp_fail(remote_);
         }
+        if (n == 0 && a.flags != no_entry) {
+          // an empty name is no name: taken as the end it would cut the tree short silently
+          return fail(remote_ + ": the node listed an empty name", LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
         if (n == 0) {
           ph_ = phase::tree_closedir;
           break;
         }
         std::string entry{name, static_cast<size_t>(n)};
+        bool& seen = entry == "." ? dot_seen_ : dotdot_seen_;
+        if ((entry == "." || entry == "..") && !seen) {
+          seen = true; // each listing's own `.` and `..` are not entries; repeats are
+          break;
+        }
+        // every entry counts, skipped or not: a listing without end is bounded too
+        if (++tree_count_ > spec_.pull_entries_max) {
+          return fail(spec_.pull + ": more than " + std::to_string(spec_.pull_entries_max)
+                        + " files and directories (copy_files_max)",
+                      LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
         if (entry == "." || entry == "..") {
           break;
         }
@@ -607,11 +635,6 @@ transfer::status transfer::tree_step() {
         if (type != LIBSSH2_SFTP_S_IFDIR && type != LIBSSH2_SFTP_S_IFREG
             && type != LIBSSH2_SFTP_S_IFLNK) {
           break; // devices, fifos, sockets: skipped (rsync -r does too)
-        }
-        if (++tree_count_ > spec_.pull_entries_max) {
-          return fail(spec_.pull + ": more than " + std::to_string(spec_.pull_entries_max)
-                        + " files and directories (copy_files_max)",
-                      LIBSSH2_ERROR_SFTP_PROTOCOL);
         }
         tree_entry e{tree_dir_.empty() ? entry : tree_dir_ + "/" + entry, a};
         if (type == LIBSSH2_SFTP_S_IFDIR) {
@@ -688,7 +711,7 @@ transfer::status transfer::tree_finish() {
     auto local = it->rel.empty() ? tree_tmp_ : tree_tmp_ / it->rel;
     const auto& a = it->attrs;
     mode_t mode = spec_.preserve && (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)
-                    ? static_cast<mode_t>(a.permissions & 07777)
+                    ? static_cast<mode_t>(pulled_mode(a.permissions, true))
                     : 0755;
     if (::chmod(local.c_str(), mode) != 0) {
       return fail(local.string() + ": " + std::strerror(errno), LIBSSH2_ERROR_SFTP_PROTOCOL);
@@ -713,6 +736,38 @@ transfer::status transfer::tree_finish() {
   tree_tmp_.clear();
   ph_ = phase::shutdown;
   handoff_ = true;
+  return status::again;
+}
+
+/// Writes `n` bytes read from the node to the local file, within the pull's limits.
+transfer::status transfer::pull_write(ssize_t n) {
+  auto bytes = static_cast<uint64_t>(n);
+  pulled_ += bytes;
+  auto run = spec_.pulled->fetch_add(bytes) + bytes;
+  if (pulled_ > spec_.pull_node_max) {
+    return fail(remote_ + ": more than " + std::to_string(spec_.pull_node_max)
+                  + " bytes from this node (copy_pull_node_max); nothing was kept",
+                LIBSSH2_ERROR_SFTP_PROTOCOL);
+  }
+  if (run > spec_.pull_run_max) {
+    return fail(remote_ + ": more than " + std::to_string(spec_.pull_run_max)
+                  + " bytes pulled from all nodes (copy_pull_run_max); nothing was kept",
+                LIBSSH2_ERROR_SFTP_PROTOCOL);
+  }
+  struct statvfs fs {};
+  if (::fstatvfs(fd_, &fs) == 0
+      && static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < spec_.pull_free_min + bytes) {
+    return fail(spec_.pull_dir.string() + ": less than " + std::to_string(spec_.pull_free_min)
+                  + " bytes would stay free (copy_pull_free_min); nothing was kept",
+                LIBSSH2_ERROR_SFTP_PROTOCOL);
+  }
+  for (ssize_t off = 0; off < n;) {
+    auto w = ::write(fd_, buf_.data() + off, static_cast<size_t>(n - off));
+    if (w < 0 && errno != EINTR) {
+      return fail(local_final_.string() + ": " + std::strerror(errno), LIBSSH2_ERROR_SFTP_PROTOCOL);
+    }
+    off += std::max<ssize_t>(w, 0);
+  }
   return status::again;
 }
 

@@ -3,6 +3,7 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,26 @@
 
 namespace cws::ssh {
 
+/// A source file opened once on the head node: every node reads its copy from this
+/// descriptor (pread), never by its path again, so a name swapped for a link after the check
+/// changes nothing (docs/security.md, N2).
+class source_file {
+ public:
+  /// Takes `fd`, an open regular file.
+  explicit source_file(int fd) noexcept : fd_(fd) {
+  }
+  ~source_file();
+  source_file(const source_file&) = delete;
+  source_file& operator=(const source_file&) = delete;
+
+  int fd() const noexcept {
+    return fd_;
+  }
+
+ private:
+  int fd_;
+};
+
 /// One file or directory pushed to a node.
 struct copy_file {
   /// Its path below the destination, '/'-separated; the first part is the source's own name
@@ -19,8 +40,10 @@ struct copy_file {
   std::string name;
   bool directory = false;
   /// The content when it is held in memory (once, shared by every node); null: streamed
-  /// from `local` by each node.
+  /// from `source` by each node.
   std::shared_ptr<const std::string> data;
+  std::shared_ptr<const source_file> source;
+  /// The source's path, for messages only.
   std::filesystem::path local;
   /// Permission bits of the new file or directory.
   unsigned mode = 0644;
@@ -62,7 +85,16 @@ struct copy_spec {
   bool pull_tree = false;
   /// Pull with `pull_tree`: most files, directories and links one node's tree may hold.
   size_t pull_entries_max = 10000;
-  /// Pull: keep the remote file's mode and times.
+  /// Pull: most bytes one node may write (copy_pull_node_max), all nodes of the run together
+  /// (copy_pull_run_max), and the bytes left free on pull_dir's file system
+  /// (copy_pull_free_min). A node past one fails; its partial file or tree is removed.
+  uint64_t pull_node_max = 4ULL << 30;
+  uint64_t pull_run_max = 64ULL << 30;
+  uint64_t pull_free_min = 1ULL << 30;
+  /// Pull: bytes written so far by every node of the run (engine thread).
+  std::shared_ptr<std::atomic<uint64_t>> pulled = std::make_shared<std::atomic<uint64_t>>(0);
+  /// Pull: keep the remote file's mode and times, masked as OpenSSH's sftp does (no setuid,
+  /// setgid or sticky bit; directories never writable by others).
   bool preserve = false;
   /// Bytes handed to one SFTP write or read (the data in flight per node).
   size_t chunk = 256 * 1024;
@@ -131,7 +163,8 @@ class transfer {
 
   status fail(const std::string& what, int rc);
   status sftp_fail(const std::string& what);
-  bool refill();
+  bool refill(int fd);
+  status pull_write(ssize_t n);
   std::string final_path(const copy_file& f) const;
   status push_step();
   status pull_step();
@@ -163,8 +196,10 @@ class transfer {
   std::vector<std::pair<std::string, std::string>> renames_;
   /// Bytes of the current file acknowledged so far.
   uint64_t sent_ = 0;
-  /// Streaming from disk: the local file and the bytes read but not yet acknowledged.
+  /// Pulling: the local file written. Streaming from disk: the bytes read from the source
+  /// (at `read_`) but not yet acknowledged.
   int fd_ = -1;
+  uint64_t read_ = 0;
   std::string buf_;
   bool eof_ = false;
   size_t unlink_ = 0;
@@ -182,12 +217,21 @@ class transfer {
   std::vector<tree_entry> tree_dirs_;
   std::string tree_dir_;
   size_t tree_count_ = 0;
+  /// The listing being read gave its `.` / `..` already: a second one counts as an entry.
+  bool dot_seen_ = false;
+  bool dotdot_seen_ = false;
+  /// Bytes this node pulled (a file, or every file of its tree).
+  uint64_t pulled_ = 0;
   /// The remote path being read (the pulled file, or a file of the tree).
   std::string remote_;
   std::filesystem::path local_tmp_;
   std::filesystem::path local_final_;
   LIBSSH2_SFTP_ATTRIBUTES attrs_{};
 };
+
+/// The mode a pulled file or directory gets with -p: OpenSSH's sftp keeps only the
+/// permission bits (no setuid, setgid, sticky); a directory is never writable by others.
+unsigned pulled_mode(unsigned long remote, bool directory);
 
 /// `text` quoted for a POSIX shell ('...').
 std::string shell_quote(const std::string& text);

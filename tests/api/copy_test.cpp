@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "../store/temp_home.hpp"
 #include "api/copy.hpp"
@@ -99,7 +101,8 @@ TEST_F(copy_build, confined_sources_must_resolve_inside_copy_root) {
               std::string::npos)
       << r.messages.front();
   }
-  EXPECT_TRUE(build(one({(root / "inside-link").string()}, "/t", true)).ok());
+  // no link is followed under copy_root, even one to a file inside it (issue #27, N2)
+  EXPECT_FALSE(build(one({(root / "inside-link").string()}, "/t", true)).ok());
   // a symlink inside a tree pointing out is refused too
   fs::create_symlink(dir.path / "outside", root / "tree" / "sub" / "out");
   auto req = one({(root / "tree").string()}, "/t", true);
@@ -161,6 +164,30 @@ TEST_F(copy_build, pull_and_script_shapes) {
   EXPECT_TRUE(spec->execute);
   EXPECT_EQ(spec->push.at(0).files.at(0).mode & 0700, 0700u);
   EXPECT_EQ(cws::api::describe(req, "a b"), "xdsh -e " + (root / "small").string() + " a b");
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(copy_build, confined_sources_are_read_with_the_callers_rights) {
+  if (::geteuid() != 0 || ::getpwnam("nobody") == nullptr) {
+    GTEST_SKIP() << "needs root and the nobody account";
+  }
+  fs::permissions(dir.path, fs::perms(0755));
+  spit(root / "private", "p");
+  fs::permissions(root / "private", fs::perms(0600));
+  auto req = one({(root / "private").string()}, "/t", true);
+  auto r = build_copy(req, cfg, spec, "cws-no-such-local-user");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.messages.front().find("Permission denied (read as nobody)"), std::string::npos)
+    << r.messages.front();
+  fs::permissions(root / "private", fs::perms(0644));
+  EXPECT_TRUE(build_copy(req, cfg, spec, "cws-no-such-local-user").ok());
+  // the thread has its own rights back
+  fs::permissions(root / "private", fs::perms(0600));
+  EXPECT_TRUE(build_copy(req, cfg, spec, "root").ok());
+  EXPECT_TRUE(build_copy(req, cfg, spec).ok());
 }
 
 } // namespace

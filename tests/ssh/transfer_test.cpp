@@ -33,6 +33,7 @@ using cws::ssh::copy_spec;
 using cws::ssh::engine;
 using cws::ssh::engine_config;
 using cws::ssh::job;
+using cws::ssh::source_file;
 
 constexpr const char* test_user = "cwstest";
 
@@ -261,9 +262,15 @@ TEST_F(transfer_test, large_files_stream_from_disk_and_many_nodes_replace_one_fi
   copy_file f;
   f.name = "big";
   f.local = work_ / "big";
+  f.source = std::make_shared<source_file>(::open(f.local.c_str(), O_RDONLY | O_CLOEXEC));
   f.mode = 0600;
   auto spec = push((work_ / "out").string(), {f});
   spec->chunk = 64 * 1024;
+  // the name is swapped for a link once checked (issue #27, N2): every node still reads the
+  // file opened, through its descriptor
+  spit(work_ / "secret", "secret");
+  fs::create_symlink(work_ / "secret", work_ / "swap");
+  fs::rename(work_ / "swap", work_ / "big");
   // 24 "nodes" all replace the same file at once: a reader never sees half of it
   std::vector<job> jobs;
   for (int i = 0; i < 24; ++i) {
@@ -302,6 +309,8 @@ TEST_F(transfer_test, a_failed_copy_names_the_path_and_leaves_no_temporary) {
   copy_file bad;
   bad.name = "b";
   bad.local = work_ / "no-such-source";
+  // a descriptor that cannot be read (a directory's): the read fails half way
+  bad.source = std::make_shared<source_file>(::open(work_.c_str(), O_RDONLY | O_CLOEXEC));
   auto spec = push((work_ / "dest").string(), {good, bad}, true);
   r = run_one(make_job("n1", spec));
   EXPECT_EQ(r.error, "copy");
@@ -513,6 +522,15 @@ TEST_F(transfer_test, copies_reuse_pooled_connections) {
   EXPECT_EQ(r.rc, 0) << r.error << " " << r.message;
   EXPECT_FALSE(r.reused);
   EXPECT_EQ(slurp(work_ / "p"), "after restart");
+}
+
+// issue #27, N5: as OpenSSH's sftp -p: permission bits only; no directory writable by others
+TEST(pulled_mode, drops_setuid_setgid_sticky_and_world_writable_directories) {
+  EXPECT_EQ(cws::ssh::pulled_mode(0104755, false), 0755u);
+  EXPECT_EQ(cws::ssh::pulled_mode(0102775, false), 0775u);
+  EXPECT_EQ(cws::ssh::pulled_mode(0100666, false), 0666u); // a file keeps its bits (as sftp)
+  EXPECT_EQ(cws::ssh::pulled_mode(041777, true), 0775u);
+  EXPECT_EQ(cws::ssh::pulled_mode(040750, true), 0750u);
 }
 
 TEST(shell_quote, quotes_anything_for_sh) {
