@@ -369,7 +369,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rsetboot", rsetboot},   {"restore", restore},
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
-    {"rbeacon", rbeacon},
+    {"rbeacon", rbeacon},     {"events", events},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {

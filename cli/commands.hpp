@@ -112,6 +112,8 @@ int rmdef(const std::vector<std::string>& args, io& streams);
 int init(const std::vector<std::string>& args, io& streams);
 int passwd(const std::vector<std::string>& args, io& streams);
 int tokens(const std::vector<std::string>& args, io& streams);
+/// clusterctl events: tails the daemon's change feed (cli/events.cpp).
+int events(const std::vector<std::string>& args, io& streams);
 int revoke(const std::vector<std::string>& args, io& streams);
 int rmuser(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);

@@ -125,6 +125,10 @@ std::optional<std::filesystem::path> daemon_socket(const store::home& home) {
   if (errno == ENOENT) {
     return std::nullopt; // nothing there: the direct path says how to initialize it
   }
+  return local_socket_path(home);
+}
+
+std::filesystem::path local_socket_path(const store::home& home) {
   if (const char* env = std::getenv("CLUSTERWS_SOCKET"); env != nullptr && *env != '\0') {
     return std::filesystem::path{env};
   }

@@ -20,6 +20,11 @@ namespace cws::cli {
 /// configuration file when the caller may read it, else home::local_socket().
 std::optional<std::filesystem::path> daemon_socket(const store::home& home);
 
+/// The daemon's local socket for `home`, whoever calls: $CLUSTERWS_SOCKET, else
+/// `local_socket` in the configuration file when the caller may read it, else
+/// home::local_socket(). For what only the daemon has (the event stream).
+std::filesystem::path local_socket_path(const store::home& home);
+
 /// Thrown by a tool that only root can run when daemon_socket() says the caller cannot open
 /// the store; run_tool prints it with the tool's name.
 class needs_root : public std::runtime_error {

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
         << "Usage: clusterctl COMMAND [ARGS]\n"
            "       clusterctl {-h | --help | -v | --version}\n"
            "Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke\n"
-           "          rmuser\n"
+           "          rmuser events\n"
            "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
            "          tabrestore tabprune makenetworks backup restore pki xdshbak\n"
            "          xcoll rpower rsetboot rvitals rinv nodestat reventlog rbeacon\n"

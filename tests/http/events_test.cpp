@@ -217,6 +217,35 @@ TEST_F(events_test, policy_and_filters_decide_what_a_user_sees) {
   EXPECT_NE(wrong.body.find("nosuch"), std::string::npos) << wrong.body;
 }
 
+TEST_F(events_test, clusterctl_events_tails_the_feed_over_the_local_socket) {
+  auto out = file("tail.out");
+  // as an administrator runs it: root through the daemon's local socket, until interrupted
+  std::string cmd = "exec env PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME=" + home().string()
+                    + " clusterctl events --types network > " + out.string() + " 2>&1";
+  std::vector<std::string> args{"sh", "-c", cmd};
+  std::vector<char*> argv{args[0].data(), args[1].data(), args[2].data(), nullptr};
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawnp(&pid, "sh", nullptr, nullptr, argv.data(), environ), 0);
+  std::this_thread::sleep_for(500ms); // subscribed (the stream starts from now)
+  ASSERT_EQ(run_tool(home(), "mkdef -t network -o tailnet net=10.8.0.0 mask=255.255.0.0").rc, 0);
+  ASSERT_EQ(run_tool(home(), "chdef tailnode groups=all").rc, 0); // not a network: not shown
+  ASSERT_EQ(run_tool(home(), "rmdef -t network -o tailnet").rc, 0);
+  auto got = slurp(out);
+  for (int i = 0; i < 200 && got.find("removed") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(50ms);
+    got = slurp(out);
+  }
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  std::regex lines{"^[0-9]+ network tailnet created mask,net\n[0-9]+ network tailnet removed "
+                   "mask,net\n$"};
+  EXPECT_TRUE(std::regex_match(got, lines)) << got;
+  // a refusal is xCAT's error line
+  auto bad = run_tool(home(), "clusterctl events --types bogus");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.out.find("Error: Unknown event type 'bogus'"), std::string::npos) << bad.out;
+}
+
 TEST(events_slow, a_client_that_does_not_read_is_cut_off_with_a_last_event) {
   cws::test::temp_dir dir;
   cws::test::daemon d{dir.path / "home", "rootpw"};

@@ -87,7 +87,7 @@ TEST_F(limits_test, connections_beyond_the_limit_are_refused) {
 
 TEST_F(limits_test, a_call_slower_than_call_timeout_gets_503_even_after_a_nodeshell) {
   // a nodeshell first, on the same connection
-  auto r = cws::test::run_tool(d_->home(), "mkdef lone groups=lone ip=127.0.0.1 sshport="
+  auto r = cws::test::run_tool(d_->home(), "mkdef lone groups=lonely ip=127.0.0.1 sshport="
                                              + std::to_string(cws::test::free_port()));
   ASSERT_EQ(r.rc, 0) << r.out;
   cws::test::https_client client{d_->ca(), d_->port()};
