@@ -27,6 +27,14 @@ using namespace std::chrono_literals;
 using cws::test::run_tool;
 using cws::test::slurp;
 
+/// Starts `sh -c cmd` in the background; its pid (-1 if it could not start).
+pid_t spawn_sh(std::string cmd) {
+  std::string sh = "sh", c = "-c";
+  char* argv[] = {sh.data(), c.data(), cmd.data(), nullptr};
+  pid_t pid = -1;
+  return posix_spawnp(&pid, "sh", nullptr, nullptr, argv, environ) == 0 ? pid : -1;
+}
+
 /// `curl -sN` reading an event stream into a file until stopped (by its pid).
 class event_tail {
  public:
@@ -222,10 +230,8 @@ TEST_F(events_test, clusterctl_events_tails_the_feed_over_the_local_socket) {
   // as an administrator runs it: root through the daemon's local socket, until interrupted
   std::string cmd = "exec env PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME=" + home().string()
                     + " clusterctl events --types network > " + out.string() + " 2>&1";
-  std::vector<std::string> args{"sh", "-c", cmd};
-  std::vector<char*> argv{args[0].data(), args[1].data(), args[2].data(), nullptr};
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawnp(&pid, "sh", nullptr, nullptr, argv.data(), environ), 0);
+  pid_t pid = spawn_sh(cmd);
+  ASSERT_GT(pid, 0);
   std::this_thread::sleep_for(500ms); // subscribed (the stream starts from now)
   ASSERT_EQ(run_tool(home(), "mkdef -t network -o tailnet net=10.8.0.0 mask=255.255.0.0").rc, 0);
   ASSERT_EQ(run_tool(home(), "chdef tailnode groups=all").rc, 0); // not a network: not shown
@@ -278,10 +284,8 @@ TEST(events_slow, a_client_that_does_not_read_is_cut_off_with_a_last_event) {
   auto go = dir.path / "go";
   auto cmd = "python3 " + script.string() + " " + d.ca().string() + " " + std::to_string(d.port())
              + " " + out.string() + " " + go.string();
-  pid_t pid = 0;
-  std::vector<std::string> args{"sh", "-c", cmd};
-  std::vector<char*> argv{args[0].data(), args[1].data(), args[2].data(), nullptr};
-  ASSERT_EQ(posix_spawnp(&pid, "sh", nullptr, nullptr, argv.data(), environ), 0);
+  pid_t pid = spawn_sh(cmd);
+  ASSERT_GT(pid, 0);
   for (int i = 0; i < 200 && slurp(out).empty(); ++i) {
     std::this_thread::sleep_for(50ms);
   }

@@ -20,36 +20,14 @@
 
 namespace {
 
+using cws::test::announced_socket;
+using cws::test::as_user;
 using cws::test::run_tool;
 
 constexpr const char* allowed_user = "cwslocal";
 constexpr const char* denied_user = "cwsdenied";
 /// A local account that shares the management node's name (the default `trusted` row's).
 constexpr const char* host_named_user = "cwsmnhost";
-
-/// The socket the daemon announced in its log (`local tools connect to PATH`).
-std::string announced_socket(const cws::test::daemon& d) {
-  auto log = cws::test::slurp(d.log());
-  constexpr std::string_view mark = "local tools connect to ";
-  auto at = log.rfind(mark);
-  if (at == std::string::npos) {
-    return {};
-  }
-  auto start = at + mark.size();
-  return log.substr(start, log.find('\n', start) - start);
-}
-
-/// `cmd` run by `user` (setpriv: real and effective ids, the user's groups) with the tools
-/// and the daemon's home in the environment, as a user's shell would.
-cws::test::command_result as_user(const cws::test::daemon& d, const std::string& user,
-                                  const std::string& cmd) {
-  std::string quoted;
-  for (char c : cmd) {
-    quoted += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  }
-  return run_tool(d.home(), "setpriv --reuid=" + user + " --regid=" + user
-                              + " --init-groups sh -c '" + quoted + "'");
-}
 
 /// A socket file at `path` that nobody accepts on: what a crashed daemon leaves.
 void make_stale_socket(const std::string& path) {

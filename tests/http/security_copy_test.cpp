@@ -20,6 +20,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using cws::test::announced_socket;
+using cws::test::as_user;
 using cws::test::run_tool;
 
 constexpr const char* owner_user = "cwsn4own";
@@ -36,29 +38,6 @@ void spit(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream out{p, std::ios::binary};
   out << text;
-}
-
-/// The local socket the daemon announced in its log.
-std::string announced_socket(const cws::test::daemon& d) {
-  auto log = cws::test::slurp(d.log());
-  constexpr std::string_view mark = "local tools connect to ";
-  auto at = log.rfind(mark);
-  if (at == std::string::npos) {
-    return {};
-  }
-  auto start = at + mark.size();
-  return log.substr(start, log.find('\n', start) - start);
-}
-
-/// `cmd` run by `user` (setpriv: its ids and groups).
-cws::test::command_result as_user(const cws::test::daemon& d, const std::string& user,
-                                  const std::string& cmd) {
-  std::string quoted;
-  for (char c : cmd) {
-    quoted += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  }
-  return run_tool(d.home(), "setpriv --reuid=" + user + " --regid=" + user
-                              + " --init-groups sh -c '" + quoted + "'");
 }
 
 /// The compromised node's SFTP server: OpenSSH's sftp-server behind a proxy that lists the

@@ -15,6 +15,7 @@
 
 namespace {
 
+using cws::test::as_user;
 using cws::test::run_tool;
 
 constexpr const char* local_user = "cwsselector";
@@ -32,17 +33,6 @@ std::string enc(const std::string& s) {
     }
   }
   return out;
-}
-
-/// `cmd` run by Unix user `user` with the tools and the daemon's home in the environment.
-cws::test::command_result as_user(const std::filesystem::path& home, const std::string& user,
-                                  const std::string& cmd) {
-  std::string quoted;
-  for (char c : cmd) {
-    quoted += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  }
-  return run_tool(home, "setpriv --reuid=" + user + " --regid=" + user + " --init-groups sh -c '"
-                          + quoted + "'");
 }
 
 class security_names_test : public ::testing::Test {

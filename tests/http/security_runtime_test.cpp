@@ -28,6 +28,8 @@
 
 namespace {
 
+using cws::test::announced_socket;
+using cws::test::as_user;
 using cws::test::run_tool;
 using clock_type = std::chrono::steady_clock;
 
@@ -60,18 +62,6 @@ double metric(cws::test::https_client& c, const cws::test::daemon& d, const std:
     return -1;
   }
   return std::stod(page.substr(at + name.size() + 2));
-}
-
-/// The socket the daemon announced in its log (`local tools connect to PATH`).
-std::string announced_socket(const cws::test::daemon& d) {
-  auto log = cws::test::slurp(d.log());
-  constexpr std::string_view mark = "local tools connect to ";
-  auto at = log.rfind(mark);
-  if (at == std::string::npos) {
-    return {};
-  }
-  auto start = at + mark.size();
-  return log.substr(start, log.find('\n', start) - start);
 }
 
 /// A plain HTTP request for `target` on the connection `fd`.

@@ -111,4 +111,25 @@ std::string daemon::url(const std::string& path, const std::string& extra) const
   return "/clusterws" + path + "?userName=root&userPW=" + password_ + extra;
 }
 
+command_result as_user(const std::filesystem::path& home, const std::string& user,
+                       const std::string& cmd) {
+  std::string quoted;
+  for (char c : cmd) {
+    quoted += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
+  }
+  return run_tool(home, "setpriv --reuid=" + user + " --regid=" + user + " --init-groups sh -c '"
+                          + quoted + "'");
+}
+
+std::string announced_socket(const daemon& d) {
+  auto log = slurp(d.log());
+  constexpr std::string_view mark = "local tools connect to ";
+  auto at = log.rfind(mark);
+  if (at == std::string::npos) {
+    return {};
+  }
+  auto start = at + mark.size();
+  return log.substr(start, log.find('\n', start) - start);
+}
+
 } // namespace cws::test

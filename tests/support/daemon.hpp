@@ -67,4 +67,16 @@ class daemon {
   unsigned short port_ = 0;
 };
 
+/// `cmd` run by Unix user `user` (setpriv: its ids and groups) with the tools and `home` in
+/// the environment, as the user's shell would.
+command_result as_user(const std::filesystem::path& home, const std::string& user,
+                       const std::string& cmd);
+inline command_result as_user(const daemon& d, const std::string& user, const std::string& cmd) {
+  return as_user(d.home(), user, cmd);
+}
+
+/// The local socket the daemon announced in its log (`local tools connect to PATH`); "" if
+/// none.
+std::string announced_socket(const daemon& d);
+
 } // namespace cws::test
