@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
+#include <sstream>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
+#include "../support/https_client.hpp"
 
 namespace {
 
@@ -167,6 +171,111 @@ TEST(security_backup, failed_restore_leaves_the_home_as_it_was) {
             std::string::npos)
     << r.out;
   EXPECT_FALSE(fs::exists(dir.path / "h2"));
+}
+
+/// A tmpfs of `kib` KiB at `dir` (as disk_test does), unmounted when done; `ok` is false where
+/// mounting is not allowed.
+struct small_disk {
+  small_disk(const fs::path& dir, int kib) : dir_(dir) {
+    fs::create_directories(dir);
+    ok = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(kib) + "k").c_str())
+         == 0;
+  }
+  ~small_disk() {
+    if (ok) {
+      ::umount2(dir_.c_str(), MNT_DETACH);
+    }
+  }
+  bool ok = false;
+
+ private:
+  fs::path dir_;
+};
+
+/// Fills the filesystem of `file`'s directory: writes until ENOSPC.
+void fill(const fs::path& file) {
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  std::string block(4096, 'f');
+  while (std::fwrite(block.data(), 1, block.size(), f) == block.size() && std::fflush(f) == 0) {
+  }
+  std::fclose(f);
+}
+
+// N8: after one ENOSPC the audit log stopped for good: a cut JSON line, later changes not
+// recorded, nothing in the daemon log, still dead after space returned
+TEST(security_backup, audit_log_on_a_full_disk_recovers_and_audit_required_refuses_changes) {
+  cws::test::temp_dir dir;
+  small_disk disk{dir.path / "disk", 256};
+  if (!disk.ok) {
+    GTEST_SKIP() << "mounting a tmpfs needs root (CAP_SYS_ADMIN)";
+  }
+  auto audit = dir.path / "disk" / "audit.log";
+  cws::test::daemon d{dir.path / "home", "rootpw"};
+  std::ofstream{d.home() / "clusterws.conf", std::ios::app} << "audit_log = " << audit.string()
+                                                            << "\naudit_required = true\n";
+  d.start();
+  cws::test::https_client client{d.ca(), d.port()};
+  auto put = [&](const std::string& name) {
+    return client.request("PUT", d.url("/nodes/" + name),
+                          "{\"groups\":\"" + std::string(400, 'g') + "\"}");
+  };
+  ASSERT_EQ(put("before1").status, 200u);
+  fill(dir.path / "disk" / "filler");
+  // the lines fill what is left of the audit log's last page; the change during which the
+  // log fails is done (and answered so), counted and logged; with audit_required the next
+  // change is refused in the documented error shape and not applied
+  cws::test::reply r;
+  std::string refused;
+  for (int i = 0; i < 200 && r.status != 503; ++i) {
+    refused = "full" + std::to_string(i);
+    r = put(refused);
+    ASSERT_TRUE(r.status == 200 || r.status == 503) << r.body;
+  }
+  ASSERT_EQ(r.status, 503u) << "the audit log never failed";
+  EXPECT_NE(r.body.find("The audit log cannot be written and audit_required is set"),
+            std::string::npos)
+    << r.body;
+  EXPECT_NE(r.body.find("\"errorcode\":\"2\""), std::string::npos) << r.body;
+  EXPECT_EQ(put(refused).status, 503u);
+  EXPECT_NE(client.get(d.url("/nodes/" + refused)).status, 200u);
+  // reads go on
+  EXPECT_EQ(client.get(d.url("/nodes/before1")).status, 200u);
+  auto metrics = client.get(d.url("/metrics")).body;
+  auto at = metrics.find("\nclusterws_audit_write_failures_total ");
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GE(std::stoul(metrics.substr(at + 38)), 1ul) << metrics.substr(at, 60);
+  auto log = cws::test::slurp(d.log());
+  EXPECT_NE(log.find("error: audit log not written: " + audit.string()), std::string::npos) << log;
+  EXPECT_NE(log.find("No space left on device"), std::string::npos) << log;
+  // room again: changes are accepted again without a restart, the gap recorded
+  fs::remove(dir.path / "disk" / "filler");
+  unsigned status = 0;
+  for (int i = 0; i < 50 && status != 200; ++i) {
+    status = put("after").status;
+    if (status != 200) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  EXPECT_EQ(status, 200u);
+  auto text = cws::test::slurp(audit);
+  EXPECT_NE(text.find("\"event\":\"audit lines not written\",\"count\":"), std::string::npos)
+    << text;
+  EXPECT_NE(text.find("/nodes/after\""), std::string::npos) << text;
+  EXPECT_NE(text.find("/nodes/before1\""), std::string::npos) << text;
+  // every line is one whole JSON object: no torn line with another glued to it
+  std::istringstream lines{text};
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    EXPECT_EQ(line.front(), '{') << line;
+    EXPECT_EQ(line.back(), '}') << line;
+    EXPECT_EQ(line.find("}{"), std::string::npos) << line;
+  }
+  EXPECT_GE(n, 3u);
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_NE(cws::test::slurp(d.log()).find("lines were lost"), std::string::npos);
+  EXPECT_EQ(d.stop(), 0);
 }
 
 } // namespace
