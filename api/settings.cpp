@@ -87,6 +87,9 @@ const base::settings_schema& settings_schema() {
      "refused requests are written as one summary line per period at most"},
     {"audit_log_max_bytes", num, "1073741824", 4096, 1ULL << 50,
      "the audit log is moved to audit.log.1 when it would grow past this"},
+    {"audit_required", text, "false", 0, 0,
+     "true: changes are refused (503) while the audit log cannot be written (a full disk)",
+     "false|true"},
     // -- nodeshell and xdsh
     {"ssh_fanout", num, "64", 1, 65536, "nodes worked on at once when the request does not say"},
     {"ssh_fanout_max", num, "1024", 1, 65536, "the most a request may ask for"},

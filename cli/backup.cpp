@@ -1,11 +1,22 @@
 // clusterctl backup and restore: a hot, consistent copy of a home (database, configuration,
 // PKI, SSH keys) and its return into an empty home.
+//
+// Both work on open directories (openat, O_NOFOLLOW, O_EXCL), never on names that another
+// user could swap for a link: a backup may go into a shared directory, and a backup restored
+// is untrusted input (docs/security.md, N6, N7, N12).
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
-#include <fstream>
+#include <fcntl.h>
 #include <iostream>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "api/settings.hpp"
+#include "cli/backup_tree.hpp"
 #include "cli/commands.hpp"
 #include "cli/local_client.hpp"
 #include "store/error.hpp"
@@ -16,27 +27,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view manifest_name = "MANIFEST";
-constexpr std::string_view manifest_header = "clusterws backup";
+constexpr const char* manifest_name = "MANIFEST";
 
 /// What a backup holds besides the database: the state directory's PKI and SSH keys, and
 /// the configuration file (under the home, or /etc/clusterws in the installed layout).
 std::vector<std::pair<fs::path, std::string>> home_parts(const store::home& h) {
   return {{h.config(), "clusterws.conf"}, {h.pki(), "pki"}, {h.dir / "ssh", "ssh"}};
-}
-
-/// Copies `from` (a file or a directory tree) to `to`, keeping permissions (keys stay 0600).
-void copy_part(const fs::path& from, const fs::path& to) {
-  if (!fs::exists(from)) {
-    return;
-  }
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  if (fs::is_directory(from)) {
-    for (const auto& e : fs::recursive_directory_iterator(from)) {
-      fs::permissions(to / fs::relative(e.path(), from), e.status().permissions());
-    }
-  }
-  fs::permissions(to, fs::status(from).permissions());
 }
 
 std::string utc_now() {
@@ -48,16 +44,45 @@ std::string utc_now() {
   return buf;
 }
 
-/// The value of `key=` in a manifest, or "".
-std::string manifest_value(const fs::path& dir, std::string_view key) {
-  std::ifstream in{dir / manifest_name};
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.compare(0, key.size() + 1, std::string{key} + "=") == 0) {
-      return line.substr(key.size() + 1);
-    }
+std::runtime_error sys_error(const std::string& what, const fs::path& p) {
+  return std::runtime_error(what + " '" + p.string() + "': " + std::strerror(errno));
+}
+
+/// True if `name` is in the open directory `dir` (as itself: a link counts, unfollowed).
+bool present(int dir, const char* name) {
+  struct stat st {};
+  return ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/// Writes the new file `name` (0600) under `dir` with `text`.
+void write_new_file(int dir, const char* name, const std::string& text, const fs::path& shown) {
+  fd_guard fd{::openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
+  if (fd.get() < 0) {
+    throw sys_error("cannot create", shown);
   }
-  return {};
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    throw sys_error("cannot write", shown);
+  }
+}
+
+/// Makes the backup's directory `target`: mkdir 0700, which fails on anything already there
+/// (a link planted in a shared directory included), then opened without following a link and
+/// checked to be the directory this process just made.
+int make_backup_directory(const fs::path& target) {
+  if (::mkdir(target.c_str(), 0700) != 0) {
+    if (errno == EEXIST) {
+      throw usage_error("'" + target.string() + "' exists; a backup goes into a new directory.");
+    }
+    throw sys_error("cannot create the backup directory", target);
+  }
+  int fd = open_directory(target, false);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()
+      || ::fchmod(fd, 0700) != 0) {
+    ::close(fd);
+    throw std::runtime_error("'" + target.string() + "' changed while it was being created");
+  }
+  return fd;
 }
 
 } // namespace
@@ -66,40 +91,123 @@ int backup(const std::vector<std::string>& argv, io& streams) {
   auto args = parse_args(argv, {"", "", {"home"}, {}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl backup [--home DIR] BACKUPDIR\n"
-                   "Copies the home into the new directory BACKUPDIR while the daemon runs:\n"
-                   "the database as one consistent, compacted snapshot, clusterws.conf, pki/\n"
-                   "and ssh/ (keys included: keep the backup as safe as the home). The audit\n"
-                   "log is not copied. 'clusterctl restore' puts it back.\n";
+                   "Copies the home into the new directory BACKUPDIR (created 0700; its\n"
+                   "parent must exist) while the daemon runs: the database as one consistent,\n"
+                   "compacted snapshot (0600), clusterws.conf, pki/ and ssh/ (keys included:\n"
+                   "keep the backup as safe as the home). The audit log is not copied.\n"
+                   "'clusterctl restore' puts it back.\n";
     return 0;
   }
   if (args.positional.size() != 1) {
     throw usage_error("Give one backup directory (it must not exist yet).");
   }
   fs::path target = args.positional.front();
-  if (fs::exists(target)) {
+  std::error_code ec;
+  if (fs::symlink_status(target, ec).type() != fs::file_type::not_found) {
     throw usage_error("'" + target.string() + "' exists; a backup goes into a new directory.");
   }
   auto s = session::open(args);
-  fs::create_directories(target / "db");
-  fs::permissions(target, fs::perms::owner_all);
+  fd_guard dir{make_backup_directory(target)};
   try {
-    s.db->env().copy_to(target / "db");
+    if (::mkdirat(dir.get(), "db", 0700) != 0) {
+      throw sys_error("cannot create", target / "db");
+    }
+    fd_guard db_dir{::openat(dir.get(), "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    fd_guard db_file{::openat(db_dir.get(), "data.mdb",
+                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
+    if (db_dir.get() < 0 || db_file.get() < 0) {
+      throw sys_error("cannot create", target / "db" / "data.mdb");
+    }
+    s.db->env().copy_to(db_file.get()); // 0600: the BMC passwords are in it
+    copy_budget budget;
+    budget.unlimited = true; // the home's own files: the limits are for what restore reads
     for (const auto& [from, name] : home_parts(s.home)) {
-      copy_part(from, target / name);
+      if (fs::symlink_status(from, ec).type() == fs::file_type::not_found) {
+        continue;
+      }
+      fd_guard parent{open_directory(from.parent_path(), true)};
+      copy_entry(parent.get(), from.filename(), dir.get(), name, from.string(), budget);
     }
     size_t nodes = s.db->read().names(store::object_type::node).size();
-    std::ofstream{target / manifest_name}
-      << manifest_header << "\nformat.version=" << store::database::format_version
-      << "\ncreated=" << utc_now() << "\nhome=" << s.home.dir.string() << "\nnodes=" << nodes
-      << '\n';
+    write_new_file(dir.get(), manifest_name,
+                   std::string{backup_manifest_header} + "\nformat.version="
+                     + std::to_string(store::database::format_version) + "\ncreated=" + utc_now()
+                     + "\nhome=" + s.home.dir.string() + "\nnodes=" + std::to_string(nodes) + '\n',
+                   target / manifest_name);
     streams.out << "Backed up " << s.home.dir.string() << " (" << nodes << " nodes) to "
                 << target.string() << '\n';
     return 0;
   } catch (...) {
-    fs::remove_all(target); // never leave half a backup that looks whole
+    fs::remove_all(target, ec); // never leave half a backup that looks whole
     throw;
   }
 }
+
+namespace {
+
+/// A restore staged in `<home>/.restore-XXXXXX`: what was copied there is checked, then
+/// moved into place; on any failure the home is left as it was before.
+class staged_restore {
+ public:
+  explicit staged_restore(const store::home& home) : home_(home) {
+    std::error_code ec;
+    created_home_ = !fs::exists(home.dir, ec);
+    fs::create_directories(home.dir);
+    fs::permissions(home.dir, fs::perms::owner_all);
+    auto templ = (home.dir / ".restore-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) {
+      throw sys_error("cannot create a staging directory in", home.dir);
+    }
+    path_ = templ;
+    fd_ = open_directory(path_, false);
+  }
+
+  ~staged_restore() {
+    std::error_code ec;
+    if (!done_) {
+      for (auto it = moved_.rbegin(); it != moved_.rend(); ++it) {
+        fs::remove_all(*it, ec);
+      }
+    }
+    ::close(fd_);
+    fs::remove_all(path_, ec);
+    if (!done_ && created_home_) {
+      fs::remove(home_.dir, ec); // only if empty
+    }
+  }
+
+  staged_restore(const staged_restore&) = delete;
+  staged_restore& operator=(const staged_restore&) = delete;
+
+  int fd() const noexcept {
+    return fd_;
+  }
+  const fs::path& path() const noexcept {
+    return path_;
+  }
+
+  /// Moves the staged `name` to `to`, never over something there.
+  void move(const std::string& name, const fs::path& to) {
+    if (::renameat2(fd_, name.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+      throw sys_error("cannot move the restored " + name + " to", to);
+    }
+    moved_.push_back(to);
+  }
+
+  void commit() {
+    done_ = true;
+  }
+
+ private:
+  const store::home& home_;
+  fs::path path_;
+  int fd_ = -1;
+  bool created_home_ = false;
+  bool done_ = false;
+  std::vector<fs::path> moved_;
+};
+
+} // namespace
 
 int restore(const std::vector<std::string>& argv, io& streams) {
   auto args = parse_args(argv, {"", "", {"home"}, {}, {}});
@@ -108,20 +216,33 @@ int restore(const std::vector<std::string>& argv, io& streams) {
                    "Puts a backup made by 'clusterctl backup' into a home that is not\n"
                    "initialized (stop the daemon and move the old home away first). In the\n"
                    "installed layout /etc/clusterws/clusterws.conf is left as it is (the\n"
-                   "backup's copy is BACKUPDIR/clusterws.conf).\n";
+                   "backup's copy is BACKUPDIR/clusterws.conf). The backup is copied into a\n"
+                   "staging directory in the home, its database and configuration checked\n"
+                   "there, and only then moved into place: a refused backup leaves the home\n"
+                   "as it was. A backup holds only regular files and directories.\n";
     return 0;
   }
   if (args.positional.size() != 1) {
     throw usage_error("Give the backup directory.");
   }
   fs::path source = args.positional.front();
-  std::ifstream manifest{source / manifest_name};
-  std::string header;
-  std::getline(manifest, header);
-  if (header != manifest_header || !fs::exists(source / "db" / "data.mdb")) {
-    throw usage_error("'" + source.string() + "' is not a clusterws backup (no MANIFEST or db).");
+  fd_guard src{::open(source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  backup_manifest manifest;
+  try {
+    if (src.get() < 0) {
+      throw std::runtime_error(std::strerror(errno));
+    }
+    manifest = parse_backup_manifest(read_regular_file(
+      src.get(), manifest_name, backup_limits::manifest_bytes, (source / manifest_name).string()));
+    struct stat st {};
+    if (::fstatat(src.get(), "db/data.mdb", &st, AT_SYMLINK_NOFOLLOW) != 0
+        || !S_ISREG(st.st_mode)) {
+      throw std::runtime_error("no db/data.mdb");
+    }
+  } catch (const std::exception& e) {
+    throw usage_error("'" + source.string() + "' is not a clusterws backup (" + e.what() + ").");
   }
-  auto format = manifest_value(source, "format.version");
+  auto format = manifest.value("format.version");
   if (format != std::to_string(store::database::format_version)) {
     throw std::runtime_error("The backup has database format " + format + "; this clusterws "
                              + "reads format " + std::to_string(store::database::format_version)
@@ -135,28 +256,69 @@ int restore(const std::vector<std::string>& argv, io& streams) {
     throw usage_error("The clusterws home '" + home.dir.string()
                       + "' is already initialized; stop the daemon and move it away first.");
   }
-  fs::create_directories(home.dir);
-  fs::permissions(home.dir, fs::perms::owner_all);
   // the configuration file of an installed home stays as the package put it there
   auto parts = home_parts(home);
   if (home.installed) {
     parts.erase(parts.begin());
   }
+  std::error_code ec;
   for (const auto& [to, name] : parts) {
-    if (fs::exists(to)) {
+    if (fs::symlink_status(to, ec).type() != fs::file_type::not_found) {
       throw usage_error("'" + to.string() + "' exists; restore into an empty home.");
     }
   }
-  // the database last: a home counts as initialized once it has one
+  staged_restore stage{home};
+  std::vector<std::pair<fs::path, std::string>> staged;
+  copy_budget budget;
   for (const auto& [to, name] : parts) {
-    copy_part(source / name, to);
+    if (present(src.get(), name.c_str())) {
+      copy_entry(src.get(), name, stage.fd(), name, (source / name).string(), budget);
+      staged.emplace_back(to, name);
+    }
   }
-  fs::create_directories(home.db());
-  fs::copy_file(source / "db" / "data.mdb", home.db() / "data.mdb");
-  fs::permissions(home.db() / "data.mdb", fs::perms::owner_read | fs::perms::owner_write);
-  store::database db{home.db()}; // refuses a database it cannot read
-  streams.out << "Restored " << db.read().names(store::object_type::node).size() << " nodes from "
-              << source.string() << " into " << home.dir.string() << '\n';
+  fd_guard from_db{::openat(src.get(), "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+  if (from_db.get() < 0) {
+    throw std::runtime_error("'" + (source / "db").string()
+                             + "' is not a directory (a link is refused); nothing was restored.");
+  }
+  if (::mkdirat(stage.fd(), "db", 0700) != 0) {
+    throw sys_error("cannot create", stage.path() / "db");
+  }
+  fd_guard to_db{::openat(stage.fd(), "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+  copy_budget db_budget;
+  db_budget.unlimited = true; // LMDB checks the database itself
+  db_budget.mode_mask = 0600;
+  copy_entry(from_db.get(), "data.mdb", to_db.get(), "data.mdb",
+             (source / "db" / "data.mdb").string(), db_budget);
+  // checked where it is staged: a database LMDB cannot read, or a configuration the daemon
+  // would refuse, stops the restore here with the home as it was
+  size_t nodes = 0;
+  try {
+    store::database db{stage.path() / "db"};
+    nodes = db.read().names(store::object_type::node).size();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("The backup's database cannot be read (" + std::string{e.what()}
+                             + "); nothing was restored.");
+  }
+  fs::remove(stage.path() / "db" / "lock.mdb", ec);
+  for (const auto& [to, name] : staged) {
+    if (name == "clusterws.conf") {
+      try {
+        api::load_settings(stage.path() / name);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("The backup's clusterws.conf is refused (" + std::string{e.what()}
+                                 + "); nothing was restored.");
+      }
+    }
+  }
+  // into place, the database last: a home counts as initialized once it has one
+  for (const auto& [to, name] : staged) {
+    stage.move(name, to);
+  }
+  stage.move("db", home.db());
+  stage.commit();
+  streams.out << "Restored " << nodes << " nodes from " << source.string() << " into "
+              << home.dir.string() << '\n';
   return 0;
 }
 

@@ -67,6 +67,7 @@ http::audit_limits audit_settings(const base::settings& s) {
   al.max_field = s.number("audit_field_max");
   al.summary_period = std::chrono::seconds(s.number("audit_summary_seconds"));
   al.max_bytes = s.number("audit_log_max_bytes");
+  al.required = s.text("audit_required") == "true";
   return al;
 }
 
@@ -193,6 +194,9 @@ int serve(const base::parsed_args& args) {
   auto ex = actors::spawn_executor(sys, st, ec);
   actors::dispatcher entry{sys, st, pol, ex, 2, events};
   const auto& audit_path = settings.text("audit_log");
+  if (audit_path == "off" && settings.text("audit_required") == "true") {
+    throw std::runtime_error("audit_required = true needs an audit log; audit_log is off");
+  }
   if (audit_path.empty()) {
     std::filesystem::create_directories(home.log_dir); // /var/log/clusterws on a fresh install
   }

@@ -1,9 +1,12 @@
 #include "http/audit_log.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <fcntl.h>
 #include <iostream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "http/json_writer.hpp"
@@ -43,6 +46,9 @@ audit_log::~audit_log() {
   }
   std::lock_guard<std::mutex> guard{mu_};
   write_summary(std::chrono::steady_clock::now(), true);
+  if (fd_ >= 0) {
+    ::close(fd_);
+  }
 }
 
 std::string audit_log::bounded(const std::string& text, size_t max) {
@@ -54,23 +60,17 @@ std::string audit_log::bounded(const std::string& text, size_t max) {
 }
 
 bool audit_log::open() {
-  out_.close();
-  out_.clear();
-  // created 0600 from the start: a new file (after logrotate) is never readable by others,
-  // not even for the moment an ofstream's umask-made file would be
-  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd >= 0) {
-    ::close(fd);
+  if (fd_ >= 0) {
+    ::close(fd_);
   }
-  out_.open(path_, std::ios::app);
-  if (!out_.is_open()) {
+  // created 0600 from the start: a new file (after logrotate) is never readable by others
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
     return false;
   }
-  std::error_code ec; // a file we cannot chmod or size is still written (an older file: 0600)
-  std::filesystem::permissions(
-    path_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
-  auto size = std::filesystem::file_size(path_, ec);
-  bytes_ = ec ? 0 : size;
+  ::fchmod(fd_, 0600); // an older file: 0600 now; one we cannot chmod is still written
+  struct stat st {};
+  bytes_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   return true;
 }
 
@@ -82,26 +82,116 @@ bool audit_log::reopen() {
   return open();
 }
 
-void audit_log::append(const std::string& line) {
-  if (bytes_ + line.size() + 1 > limits_.max_bytes && bytes_ > 0) {
+void audit_log::failed(const char* what, int err) {
+  ++lost_;
+  failures_.note(path_.string() + ": " + what + ": " + std::strerror(err) + " ("
+                 + std::to_string(lost_) + " lines lost so far)");
+  if (fd_ >= 0) {
+    ::close(fd_); // opened again at the next line: the disk may be another one by then
+    fd_ = -1;
+  }
+}
+
+bool audit_log::write_whole(const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      int err = n < 0 ? errno : ENOSPC;
+      if (done > 0) {
+        // a line cut by ENOSPC is cut off again, so no later line is glued to its half
+        struct stat st {};
+        if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < done
+            || ::ftruncate(fd_, st.st_size - static_cast<off_t>(done)) != 0) {
+          torn_ = true;
+        }
+      }
+      errno = err;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  bytes_ += text.size();
+  return true;
+}
+
+bool audit_log::write_lost_record() {
+  // the gap is recorded in the log itself, before the next line
+  json_writer w;
+  w.begin_object();
+  w.key("time");
+  w.value(now_text());
+  w.key("event");
+  w.value("audit lines not written");
+  w.key("count");
+  w.number(lost_);
+  w.end_object();
+  if (!write_whole((torn_ ? "\n" : "") + w.str() + '\n')) {
+    return false;
+  }
+  torn_ = false;
+  base::log(base::log_level::notice, "audit log " + path_.string() + " written again; "
+                                       + std::to_string(lost_) + " lines were lost");
+  lost_ = 0;
+  return true;
+}
+
+bool audit_log::append(const std::string& line) {
+  if (fd_ >= 0 && bytes_ + line.size() + 1 > limits_.max_bytes && bytes_ > 0) {
     std::error_code ec;
     std::filesystem::rename(path_, path_.string() + ".1", ec);
     std::cerr << "clusterwsd: the audit log reached " << bytes_ << " bytes (audit_log_max_bytes)"
               << (ec ? "; it cannot be moved aside: " + ec.message() : ": moved to audit.log.1")
               << '\n';
-    out_.close();
+    ::close(fd_);
+    fd_ = -1;
   }
-  if (!out_.is_open() && !open()) {
-    std::cerr << "clusterwsd: cannot open the audit log " << path_.string() << '\n';
-    return;
+  if (fd_ < 0 && !open()) {
+    failed("cannot open it", errno);
+    return false;
   }
-  out_ << line << '\n' << std::flush;
-  bytes_ += line.size() + 1;
+  if (lost_ > 0 && !write_lost_record()) {
+    failed("cannot write", errno);
+    return false;
+  }
+  if (!write_whole((torn_ ? "\n" : "") + line + '\n')) {
+    failed("cannot write", errno);
+    return false;
+  }
+  torn_ = false;
+  return true;
 }
 
-void audit_log::write(const audit_entry& e) {
+bool audit_log::refuses_changes() {
+  if (path_.empty() || !limits_.required) {
+    return false;
+  }
+  std::lock_guard<std::mutex> guard{mu_};
+  if (lost_ == 0) {
+    return false;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_try_ < limits_.retry_every) {
+    return true;
+  }
+  last_try_ = now;
+  // the record of the lost lines is the test line: written, the log works again
+  if (fd_ < 0 && !open()) {
+    return true;
+  }
+  if (!write_lost_record()) {
+    failures_.note(path_.string() + ": still cannot write: " + std::strerror(errno));
+    return true;
+  }
+  return false;
+}
+
+bool audit_log::write(const audit_entry& e) {
   if (path_.empty()) {
-    return;
+    return true;
   }
   json_writer w;
   w.begin_object();
@@ -127,13 +217,13 @@ void audit_log::write(const audit_entry& e) {
   w.number(e.status);
   w.end_object();
   std::lock_guard<std::mutex> guard{mu_};
-  write_summary(std::chrono::steady_clock::now(), false);
-  append(w.str());
+  bool ok = write_summary(std::chrono::steady_clock::now(), false);
+  return append(w.str()) && ok;
 }
 
-void audit_log::refused(const std::string& client) {
+bool audit_log::refused(const std::string& client) {
   if (path_.empty()) {
-    return;
+    return true;
   }
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> guard{mu_};
@@ -148,12 +238,12 @@ void audit_log::refused(const std::string& client) {
   } else {
     ++refused_other_;
   }
-  write_summary(now, false);
+  return write_summary(now, false);
 }
 
-void audit_log::write_summary(std::chrono::steady_clock::time_point now, bool force) {
+bool audit_log::write_summary(std::chrono::steady_clock::time_point now, bool force) {
   if (refused_total_ == 0 || (!force && now - since_ < limits_.summary_period)) {
-    return;
+    return true;
   }
   json_writer w;
   w.begin_object();
@@ -179,7 +269,7 @@ void audit_log::write_summary(std::chrono::steady_clock::time_point now, bool fo
   w.end_object();
   refused_.clear();
   refused_other_ = refused_total_ = 0;
-  append(w.str());
+  return append(w.str());
 }
 
 } // namespace cws::http

@@ -3,10 +3,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "base/log_burst.hpp"
 
 namespace cws::http {
 
@@ -35,6 +36,12 @@ struct audit_limits {
   /// When the file would grow past this, it is moved to `<path>.1` (replacing the last one)
   /// and a new file begun: the disk the database lives on can never be filled by it.
   uint64_t max_bytes = 1ull << 30;
+  /// `audit_required`: changes are refused (503) while the log cannot be written, instead of
+  /// going on unrecorded.
+  bool required = false;
+  /// While the log cannot be written, a change (with `required`) tries it again at most this
+  /// often.
+  std::chrono::milliseconds retry_every{1000};
 };
 
 /// The audit log: JSON lines appended to a file, one per change and per nodeshell of an
@@ -48,11 +55,21 @@ class audit_log {
   /// Writes the summary of refusals not yet written.
   ~audit_log();
 
-  /// Writes one line (flushed, so a crash loses nothing written before it).
-  void write(const audit_entry& e);
+  /// Writes one line (one write(2), so a crash loses nothing written before it). False if
+  /// it could not be written (a full disk, an I/O error): then the failure is logged (bursts
+  /// summarised), whatever part of the line got out is cut off again (no torn line for the
+  /// next one to be glued to), and the next write opens the file again, first writing how
+  /// many lines were lost.
+  bool write(const audit_entry& e);
 
-  /// Counts a request refused because its credentials were missing or wrong.
-  void refused(const std::string& client);
+  /// Counts a request refused because its credentials were missing or wrong. False if a
+  /// summary was due and could not be written.
+  bool refused(const std::string& client);
+
+  /// True if changes must be refused now: `audit_required` is set and the log cannot be
+  /// written (tried again here, at most every `retry_every`, by writing the record of the
+  /// lines lost).
+  bool refuses_changes();
 
   /// Closes the file and opens `path` again, so that a log moved away by logrotate is
   /// continued in a new file (clusterwsd does this on SIGHUP). False if it cannot be opened:
@@ -65,17 +82,30 @@ class audit_log {
  private:
   /// Opens `path_` for appending, owner-only; false if it cannot. Called under `mu_`.
   bool open();
-  /// Appends one line, moving a full file aside first. Called under `mu_`.
-  void append(const std::string& line);
+  /// Appends one line, moving a full file aside first, and after a failure the record of the
+  /// lines lost; false (and counted as lost) if it could not. Called under `mu_`.
+  bool append(const std::string& line);
+  /// Writes `text` whole at the end of the file, or cuts off what got out and returns false.
+  bool write_whole(const std::string& text);
+  /// Writes the record of the lines lost since the last line written; false if it cannot.
+  bool write_lost_record();
+  /// Notes a line not written: logged, counted, the file to be opened again.
+  void failed(const char* what, int err);
   /// The summary of refusals counted since the last one, if there are any and a period has
   /// passed (or `force`). Called under `mu_`.
-  void write_summary(std::chrono::steady_clock::time_point now, bool force);
+  bool write_summary(std::chrono::steady_clock::time_point now, bool force);
 
   std::filesystem::path path_;
   audit_limits limits_;
   std::mutex mu_;
-  std::ofstream out_;
+  int fd_ = -1;
   uint64_t bytes_ = 0;
+  /// Lines not written since the last one that was; nonzero: the log is failing.
+  uint64_t lost_ = 0;
+  /// A cut-off part of a line could not be removed: the next line begins on a new line.
+  bool torn_ = false;
+  std::chrono::steady_clock::time_point last_try_{};
+  base::log_burst failures_{base::log_level::error, "audit log not written"};
   /// Refusals counted since `since_`, by client, and those of clients past the table.
   std::map<std::string, uint64_t> refused_;
   uint64_t refused_other_ = 0;

@@ -114,6 +114,9 @@ void http_metrics(page& p, const monitor& mon, size_t connections) {
     "clusterws_http_connections_refused_total",
     "Connections closed at once: over max_connections, the local socket's budget or a peer's share",
     static_cast<double>(mon.refused_connections.value()));
+  p.counter("clusterws_audit_write_failures_total",
+            "Audit log lines (changes, nodeshells, refusal summaries) that could not be written",
+            static_cast<double>(mon.audit_failures.value()));
   auto& tls = p.family("clusterws_tls_handshake_failures_total",
                        "Connections whose TLS handshake failed, by reason", MetricType::Counter);
   const std::pair<monitor::tls_failure, const char*> reasons[]

@@ -64,6 +64,8 @@ class monitor {
   base::gauge in_flight;
   /// Connections closed at once: over max_connections, the local budget or a peer's share.
   base::counter refused_connections;
+  /// Audit log lines (changes, nodeshells, refusal summaries) that could not be written.
+  base::counter audit_failures;
   /// When the service started.
   const std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
   /// When the server certificate in use expires (Unix time; 0: unknown). Set at start.

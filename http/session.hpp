@@ -106,6 +106,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// Whether the pending call is audited: changes and nodeshells of an authenticated caller
   /// (allowed or refused by policy), not token requests.
   bool audited(const api::api_result& res) const;
+  /// Whether the pending call is a change or nodeshell (audited if its caller is authenticated).
+  bool audited_call() const;
   /// Writes the pending call's audit entry, with the status its answer has.
   void audit(const api::api_result& res, unsigned status);
   /// Answers with a refusal rendered as every answer is, and closes the connection.

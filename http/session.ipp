@@ -292,6 +292,15 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     send(out.status, std::move(out.body), keep_alive_, out.content_type);
     return;
   }
+  if (ctx_->audit != nullptr && audited_call() && ctx_->audit->refuses_changes()) {
+    // audit_required: no change goes unrecorded while the audit log cannot be written
+    auto why = std::string{"The audit log cannot be written and audit_required is set: changes "
+                           "are refused until it can be."};
+    ctx_->mon.unavailable(method_, logged_path(), why);
+    auto out = render(pending_, api::api_result::failure(api::errc::unavailable, std::move(why)));
+    send(out.status, std::move(out.body), keep_alive_, out.content_type);
+    return;
+  }
   // no deadline while the actors work; the call has its own timeout
   io_deadline_ = steady_timer::time_point::max();
   auto self = this->shared_from_this();
@@ -413,8 +422,8 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     // Bad or missing credentials: counted, not written one by one (a client without any
     // must not be able to grow the log), and the connection ends with the answer, so each
     // further guess costs the client a new TLS handshake.
-    if (ctx_->audit != nullptr) {
-      ctx_->audit->refused(client_);
+    if (ctx_->audit != nullptr && !ctx_->audit->refused(client_)) {
+      ctx_->mon.audit_failures.add();
     }
     keep_alive_ = false;
   }
@@ -504,6 +513,11 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
 
 template<class NextLayer>
 bool basic_session<NextLayer>::audited(const api::api_result& res) const {
+  return ctx_->audit != nullptr && res.authenticated && audited_call();
+}
+
+template<class NextLayer>
+bool basic_session<NextLayer>::audited_call() const {
   const auto& call = *pending_.call;
   bool change = api::is_write(call.op)
                 || (api::is_fan_out(call.op)
@@ -513,8 +527,7 @@ bool basic_session<NextLayer>::audited(const api::api_result& res) const {
                     && !(call.op == api::operation::eventlog && call.command != "clear")
                     && call.op != api::operation::vitals
                     && call.op != api::operation::inventory); // the action, never a BMC password
-  return ctx_->audit != nullptr && res.authenticated && change
-         && call.op != api::operation::token_create;
+  return change && call.op != api::operation::token_create;
 }
 
 template<class NextLayer>
@@ -530,7 +543,9 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
   }
   e.command = call.copy ? api::describe(*call.copy, call.command) : call.command;
   e.status = status;
-  ctx_->audit->write(e);
+  if (!ctx_->audit->write(e)) {
+    ctx_->mon.audit_failures.add();
+  }
 }
 
 template<class NextLayer>

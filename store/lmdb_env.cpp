@@ -79,6 +79,11 @@ void lmdb_env::copy_to(const std::filesystem::path& dir) const {
   check_lmdb(mdb_env_copy2(env_, dir.c_str(), MDB_CP_COMPACT), "mdb_env_copy2");
 }
 
+void lmdb_env::copy_to(int fd) const {
+  std::shared_lock lock{resize_mutex_};
+  check_lmdb(mdb_env_copyfd2(env_, fd, MDB_CP_COMPACT), "mdb_env_copyfd2");
+}
+
 size_t lmdb_env::map_size() const {
   MDB_envinfo info;
   mdb_env_info(env_, &info);

@@ -79,6 +79,11 @@ class lmdb_env {
   /// @throws cws::store::error on failure.
   void copy_to(const std::filesystem::path& dir) const;
 
+  /// The same copy written to the open file `fd` (a file the caller created, with the mode
+  /// and on the path it chose: never a name that can be swapped for a link meanwhile).
+  /// @throws cws::store::error on failure.
+  void copy_to(int fd) const;
+
   /// Drops this process's mapping of the map's pages (MADV_DONTNEED): they stay in the page
   /// cache and a later read maps them again. The map is read-only (no MDB_WRITEMAP), so
   /// nothing is lost; a scan of a large database thus does not keep its size resident.
