@@ -16,7 +16,8 @@ namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 using tcp = boost::asio::ip::tcp;
 
-/// Every connection lives on one io_context run by one thread: its handlers need no strand,
+/// Every connection lives on one io_context run by one thread: its handlers need no strand
+/// (what other threads hand a session goes through one for its order: session.hpp),
 /// and the concrete executor spares the type-erased any_io_executor on every operation.
 using io_executor = net::io_context::executor_type;
 using tcp_socket = net::basic_stream_socket<tcp, io_executor>;

@@ -82,6 +82,24 @@ std::string sse_changes(const store::change_set& set, const event_filter& f) {
   return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + w.str() + "\n\n";
 }
 
+std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& set,
+                               const event_filter& f) {
+  if (f.nodes_only) {
+    return sse_changes(*set, f);
+  }
+  struct rendered {
+    std::shared_ptr<const store::change_set> set;
+    std::vector<store::object_type> types;
+    bool sees_users = false;
+    std::string text;
+  };
+  thread_local rendered last;
+  if (last.set != set || last.types != f.types || last.sees_users != f.sees_users) {
+    last = {set, f.types, f.sees_users, sse_changes(*set, f)};
+  }
+  return last.text;
+}
+
 std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
   json_writer w;
   w.begin_object();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,12 @@ std::optional<std::string> parse_event_types(std::string_view list, event_filter
 /// JSON: {"seq":N,"changes":[{"type":..,"name":..,"change":..,"attributes":[..]}]}), holding
 /// what `f` lets through; "" when nothing passes.
 std::string sse_changes(const store::change_set& set, const event_filter& f);
+
+/// sse_changes, rendered once per set and filter on this thread while the filter names no
+/// nodes: a set goes to each subscriber of an io thread one after another, and most
+/// subscribers ask for the same thing (bench/events.sh: 100 subscribers).
+std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& set,
+                               const event_filter& f);
 
 /// The event that tells a client it missed changes and must read the state again: the log no
 /// longer holds them (the stream goes on after `seq`, its id), or the client did not keep up

@@ -28,7 +28,7 @@ class stream_sink : public api::node_sink {
 
   void push(base::node_result out) override {
     if (auto s = session_.lock()) {
-      net::post(s->stream_.get_executor(), [s, out = std::move(out)] { s->on_stream_node(out); });
+      net::post(*s->handoff_, [s, out = std::move(out)] { s->on_stream_node(out); });
     }
   }
 
@@ -320,11 +320,13 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     cancel_.reset();
     watch(call_deadline_);
   }
+  handoff(); // before anything can be handed over
   ctx_->svc->submit(pending_.call, [self](api::api_result res) mutable {
-    // on the session's io thread only, and posted even when the actor ran there: a streamed
-    // call's nodes were posted before (stream_sink), and its end must come after them. The
-    // reference moves along, so the session is never destroyed on another thread.
-    auto ex = self->stream_.get_executor();
+    // on the session's io thread only, through the handoff strand even when the actor ran
+    // there: a streamed call's nodes were handed over before (stream_sink), and its end must
+    // come after them. The reference moves along, so the session is never destroyed on
+    // another thread.
+    auto& ex = *self->handoff_;
     net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
       self->on_result(std::move(res));
     });
@@ -574,17 +576,18 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
     events_filter_->nodes = res.names; // the noderange as it expanded now
     std::sort(events_filter_->nodes.begin(), events_filter_->nodes.end());
   }
+  handoff(); // before anything can be handed over
   auto weak = this->weak_from_this();
   // each on an actor thread: posted to the session's own
   auto on_io = [weak](auto f) {
     if (auto s = weak.lock()) {
-      auto ex = s->stream_.get_executor();
+      auto& ex = *s->handoff_;
       net::post(ex, [s = std::move(s), f = std::move(f)] { f(*s); });
     }
   };
   actors::event_handlers h;
   h.on_changes = [on_io](actors::change_set_ptr set) {
-    on_io([set](basic_session& s) { s.queue_event(sse_changes(*set, *s.events_filter_)); });
+    on_io([set](basic_session& s) { s.queue_event(sse_changes_shared(set, *s.events_filter_)); });
   };
   h.on_reset = [on_io](uint64_t seq) {
     on_io([seq](basic_session& s) {

@@ -68,4 +68,23 @@ TEST(event_stream, a_reset_names_where_the_stream_goes_on_and_why) {
   EXPECT_EQ(http::sse_heartbeat(), ": keep-alive\n\n");
 }
 
+TEST(event_stream, a_set_rendered_once_still_answers_each_filter_as_its_own) {
+  auto set = std::make_shared<const store::change_set>(sample());
+  http::event_filter root, user, networks, cn2;
+  root.sees_users = true;
+  networks.types = {object_type::network};
+  cn2.nodes_only = true;
+  cn2.nodes = {"cn2"};
+  // alternating filters on one thread: each gets what sse_changes gives it, never another's
+  for (int round = 0; round < 2; ++round) {
+    for (const auto* f : {&root, &user, &networks, &cn2, &root}) {
+      EXPECT_EQ(http::sse_changes_shared(set, *f), http::sse_changes(*set, *f));
+    }
+  }
+  // a new set with the same number is rendered again
+  auto other = std::make_shared<const store::change_set>(
+    store::change_set{42, {{object_type::node, "cn9", change_kind::created, {}}}});
+  EXPECT_NE(http::sse_changes_shared(other, user).find("cn9"), std::string::npos);
+}
+
 } // namespace
