@@ -45,6 +45,9 @@ std::optional<node_errc> parse_node_errc(std::string_view text) noexcept;
 /// it ran, the service stopped before it started.
 namespace node_message {
 inline constexpr std::string_view cancelled = "The request was cancelled.";
+/// Cancelled, but the node may not have heard (an SSH command without its process group).
+inline constexpr std::string_view cancelled_may_run
+  = "The request was cancelled (it may still run on the node).";
 inline constexpr std::string_view cancelled_unstarted
   = "The request was cancelled before it started.";
 inline constexpr std::string_view stopping = "the service is stopping";
