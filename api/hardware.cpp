@@ -255,7 +255,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
       if (mgt == "kvm" && vm_op && vm_action) {
         auto vmhost = view.attribute(n, "vmhost");
         if (vmhost.empty()) {
-          p.error = "no-vmhost";
+          p.error = to_string(base::node_errc::no_vmhost);
           p.message = "Unable to identify vmhost for " + n + " (set its vmhost attribute)";
         } else {
           p.vm = true;
@@ -264,12 +264,12 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         }
       } else if (mgt != "ipmi") {
         // xcatd's answer for a node no plugin takes (kvm, openbmc, redfish: later drivers)
-        p.error = "unsupported";
+        p.error = to_string(base::node_errc::unsupported);
         p.message = std::string{"Unable to identify plugin for this command, check relevant "
                                 "tables: "}
                     + (call.op == operation::power ? "nodehm.power,mgt" : "nodehm.mgt");
       } else if (bmc.empty()) {
-        p.error = "no-bmc";
+        p.error = to_string(base::node_errc::no_bmc);
         p.message = "Unable to identify bmc for " + n + " (set its bmc attribute)";
       } else {
         ipmi::job j;

@@ -96,7 +96,7 @@ api_result remove_nodes_detailed(store::write_txn& t, std::vector<std::string> n
     base::node_result node;
     node.name = std::move(n);
     node.rc = exists ? 0 : 1;
-    node.error = exists ? "" : "not-found";
+    node.error = exists ? "" : to_string(base::node_errc::not_found);
     node.message = exists ? "removed" : "not found";
     r.nodes.push_back(std::move(node));
   }

@@ -1,21 +1,15 @@
 #include "ssh/engine.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <iterator>
-#include <mutex>
 #include <stdexcept>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <thread>
-#include <unistd.h>
 #include <unordered_map>
 #include <utility>
 
+#include "base/event_loop.hpp"
+#include "base/fanout.hpp"
+#include "base/lru_pool.hpp"
 #include "base/task_thread.hpp"
-#include "ssh/deadlines.hpp"
 #include "ssh/known_hosts.hpp"
-#include "ssh/pool.hpp"
 #include "ssh/resolver.hpp"
 #include "ssh/session.hpp"
 
@@ -24,20 +18,14 @@ namespace cws::ssh {
 namespace {
 
 using clock = std::chrono::steady_clock;
+using base::node_errc;
+namespace node_message = base::node_message;
 
-/// One call of engine::run.
+/// One call of engine::run: its jobs and their bookkeeping (base::fanout_run).
 struct batch {
   std::vector<job> jobs;
-  size_t fanout = 1;
-  size_t next = 0;
-  size_t active = 0;
-  size_t remaining = 0;
-  engine::result_fn on_result;
-  std::function<void()> on_done;
   engine::output_fn on_output;
-  uint64_t id = 0;
-  /// Set by engine::cancel on another thread; the engine thread ends the batch's jobs.
-  std::atomic<bool> cancelled{false};
+  std::shared_ptr<base::fanout_run> run;
 };
 
 /// A running job: its batch (which holds the job) and its session.
@@ -47,172 +35,77 @@ struct task {
   std::unique_ptr<session> s; // after `b`: it refers to b->jobs[index]
 };
 
+std::vector<std::string> names_of(const std::vector<job>& jobs) {
+  std::vector<std::string> names;
+  names.reserve(jobs.size());
+  for (const auto& j : jobs) {
+    names.push_back(j.node);
+  }
+  return names;
+}
+
 } // namespace
 
-/// The event loop: one thread multiplexes every session with epoll; the resolver thread
-/// looks names up; the pool, the deadlines and known_hosts are the loop's own.
+/// The engine on the fan-out kit (base/): its sessions are base::event_loop work under their
+/// ids, its runs base::fanout_run in a base::run_registry; the resolver thread looks names
+/// up; the pool and known_hosts are the loop's own.
 struct engine::impl {
   engine_config cfg;
-  int epfd = epoll_create1(EPOLL_CLOEXEC);
-  int evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-
-  // -- shared with other threads (under mu) -----------------------------------------
-  std::mutex mu;
-  std::deque<std::shared_ptr<batch>> incoming;
-  bool stopping = false;
-  bool clear_requested = false;
-  bool cancel_requested = false;
-  /// Batches not finished yet, by id (for cancel).
-  std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
-  uint64_t next_run = 1;
   std::atomic<uint64_t> connects{0};
   std::atomic<uint64_t> reuses{0};
   std::atomic<uint64_t> pooled{0};
+  base::run_registry runs;
 
-  // -- engine thread only -----------------------------------------------------------
+  // -- loop thread only -------------------------------------------------------------
   known_hosts hosts{cfg.known_hosts, cfg.host_keys};
-  ssh::pool pool{cfg.max_pooled, cfg.pool_idle};
-  deadlines timers;
-  session_context ctx{cfg, epfd, hosts, timers, connects};
+  base::lru_pool<std::string, std::unique_ptr<connection>> pool{cfg.max_pooled, cfg.pool_idle};
   std::unordered_map<uint64_t, task> tasks;
-  std::deque<std::shared_ptr<batch>> waiting; // batches with jobs not yet started
   uint64_t next_id = 1;
 
-  /// Looks names up off the loop: its tasks only touch a batch's jobs, then hand it to
-  /// `incoming`.
+  /// Looks names up off the loop: its tasks only touch a batch's jobs, then hand it over.
   base::task_thread names;
-  std::thread loop_thread;
+  /// Last: its thread starts once everything it calls is built.
+  base::event_loop loop{handlers()};
+  session_context ctx{cfg, loop, hosts, connects};
 
   explicit impl(engine_config c) : cfg(std::move(c)) {
-    if (epfd < 0 || evfd < 0) {
-      throw std::runtime_error("ssh engine: cannot create epoll/eventfd");
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = 0; // id 0: the wakeup eventfd
-    epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev);
-    loop_thread = std::thread([this] { loop(); });
+    // nop
   }
 
   ~impl() {
-    {
-      // batches still waiting for their names skip the lookups and end cancelled
-      std::lock_guard<std::mutex> guard{mu};
-      for (auto& run : runs) {
-        if (auto b = run.second.lock()) {
-          b->cancelled = true;
-        }
+    // runs still waiting for their names skip the lookups; no job starts any more
+    runs.cancel_all();
+    names.stop(); // before the loop: it hands batches to the loop
+    loop.stop();  // ends what runs (`stopped`)
+  }
+
+  base::event_loop::handlers handlers() {
+    base::event_loop::handlers h;
+    h.ready = [this](uint64_t id, uint32_t) {
+      drive(id, [](session& s) { s.step(); });
+    };
+    h.deadline = [this](uint64_t id) {
+      drive(id, [](session& s) { s.time_out(); });
+    };
+    h.turn = [this] {
+      if (pool.expire(clock::now()) > 0) {
+        pooled = pool.size();
       }
-    }
-    names.stop(); // before the loop: it hands batches to the loop and wakes it
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      stopping = true;
-    }
-    wake();
-    loop_thread.join();
-    ::close(evfd);
-    ::close(epfd);
-  }
-
-  void wake() {
-    uint64_t one = 1;
-    (void)!::write(evfd, &one, sizeof one);
-  }
-
-  /// Hands `b` to the loop (any thread).
-  void enqueue(std::shared_ptr<batch> b) {
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      incoming.push_back(std::move(b));
-    }
-    wake();
+      hosts.save();
+      return pool.next_expiry();
+    };
+    h.stopped = [this] {
+      stop();
+    };
+    return h;
   }
 
   // -- engine thread ----------------------------------------------------------------
 
-  void loop() {
-    std::vector<epoll_event> events(1024);
-    for (;;) {
-      bool cancel = false;
-      {
-        std::lock_guard<std::mutex> guard{mu};
-        cancel = std::exchange(cancel_requested, false);
-        if (stopping) {
-          break;
-        }
-        for (auto& b : incoming) {
-          cancel = cancel || b->cancelled; // cancelled while its names were resolved
-          waiting.push_back(std::move(b));
-        }
-        incoming.clear();
-        if (clear_requested) {
-          pool.clear();
-          pooled = 0;
-          clear_requested = false;
-        }
-      }
-      if (cancel) {
-        end_cancelled();
-      }
-      start_waiting();
-      int n = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), next_timeout_ms());
-      for (int i = 0; i < n; ++i) {
-        auto id = events[static_cast<size_t>(i)].data.u64;
-        if (id == 0) {
-          uint64_t drained;
-          (void)!::read(evfd, &drained, sizeof drained);
-          continue;
-        }
-        drive(id, [](session& s) { s.step(); });
-      }
-      expire();
-      hosts.save();
-    }
-    // shutting down: every job gets its result and every batch its end, as api::
-    // node_operation promises: running ones fail, the others (beyond the fanout, or handed
-    // over after the last turn) never start
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      std::move(incoming.begin(), incoming.end(), std::back_inserter(waiting));
-      incoming.clear();
-    }
-    for (auto id : task_ids([](const task&) { return true; })) {
-      drive(id, [](session& s) { s.fail("disconnected", "the service is stopping"); });
-    }
-    for (auto& b : std::exchange(waiting, {})) {
-      end_unstarted(*b, "disconnected", "The service stopped before the command started.");
-    }
-    pool.clear();
-  }
-
-  /// Until the next deadline or pool expiry, at most a second; +1 so that it has passed.
-  int next_timeout_ms() {
-    auto now = clock::now();
-    auto best = now + std::chrono::seconds(1);
-    for (auto when : {timers.next(), pool.next_expiry()}) {
-      if (when && *when < best) {
-        best = *when;
-      }
-    }
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(best - now).count();
-    return static_cast<int>(std::max<long long>(0, ms) + 1);
-  }
-
-  /// Starts jobs of waiting batches, each within its fanout.
-  void start_waiting() {
-    auto ready = std::move(waiting);
-    waiting.clear();
-    for (auto& b : ready) {
-      while (b->active < b->fanout && b->next < b->jobs.size()) {
-        auto idx = b->next++;
-        ++b->active;
-        start(b, idx); // may finish at once and queue `b` again
-      }
-      if (b->next < b->jobs.size()
-          && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
-        waiting.push_back(b);
-      }
+  /// Starts jobs of `b` while its fanout has a free slot.
+  void fill(const std::shared_ptr<batch>& b) {
+    while (auto idx = b->run->next_to_start()) {
+      start(b, *idx);
     }
   }
 
@@ -247,6 +140,48 @@ struct engine::impl {
     }
   }
 
+  /// A session is done: its connection goes to the pool (if it may), its result to the
+  /// run, and the run may start its next job (posted: a job that fails at once must not
+  /// recurse into the next one).
+  void finish(std::unordered_map<uint64_t, task>::iterator it) {
+    auto b = std::move(it->second.b);
+    auto idx = it->second.index;
+    auto& s = *it->second.s;
+    if (auto conn = s.take_connection()) {
+      auto key = conn->key;
+      pool.put(key, std::move(conn), clock::now());
+      pooled = pool.size();
+    }
+    auto res = s.take_result();
+    tasks.erase(it);
+    b->run->finished(idx, std::move(res));
+    if (b->run->unstarted() > 0) {
+      loop.post([this, b] { fill(b); });
+    }
+  }
+
+  /// Ends the running jobs of `run` (their commands are hung up on the node), then the
+  /// waiting ones.
+  void end_cancelled(base::fanout_state& run) {
+    for (auto id : task_ids([&](const task& t) { return t.b->run.get() == &run; })) {
+      drive(id, [](session& s) { s.cancel(); });
+    }
+    run.end_unstarted(node_errc::cancelled, node_message::cancelled_unstarted);
+  }
+
+  /// The loop stops: every job gets its result and every run its end, as api::
+  /// node_operation promises: running ones fail, the others never start.
+  void stop() {
+    for (auto id : task_ids([](const task&) { return true; })) {
+      drive(id, [](session& s) { s.fail(node_errc::disconnected, node_message::stopping); });
+    }
+    for (auto& run : runs.cancel_all()) {
+      run->end_unstarted(node_errc::disconnected, node_message::stopped_unstarted);
+    }
+    pool.clear();
+    pooled = 0;
+  }
+
   /// The ids of the running tasks that `pred` picks (a copy: ending a task erases it).
   template<class Pred>
   std::vector<uint64_t> task_ids(Pred pred) const {
@@ -258,83 +193,6 @@ struct engine::impl {
     }
     return ids;
   }
-
-  /// A session is done: its connection goes to the pool (if it may), its result to the
-  /// batch, and the batch may start its next job.
-  void finish(std::unordered_map<uint64_t, task>::iterator it) {
-    auto b = std::move(it->second.b);
-    auto idx = it->second.index;
-    auto& s = *it->second.s;
-    if (auto conn = s.take_connection()) {
-      pool.put(std::move(conn), clock::now());
-      pooled = pool.size();
-    }
-    auto res = s.take_result();
-    tasks.erase(it);
-    --b->active;
-    --b->remaining;
-    b->on_result(idx, std::move(res));
-    if (b->remaining == 0) {
-      done(*b);
-    } else if (b->next < b->jobs.size()
-               && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
-      waiting.push_back(b);
-    }
-  }
-
-  /// Ends the jobs of cancelled batches: running ones are closed (which hangs up their
-  /// commands), waiting ones never start. Every job still gets its result.
-  void end_cancelled() {
-    for (auto id : task_ids([](const task& t) { return t.b->cancelled.load(); })) {
-      drive(id, [](session& s) { s.cancel(); });
-    }
-    auto ready = std::move(waiting);
-    waiting.clear();
-    for (auto& b : ready) {
-      if (!b->cancelled) {
-        waiting.push_back(b);
-        continue;
-      }
-      end_unstarted(*b, "cancelled", "The command was cancelled before it started.");
-    }
-  }
-
-  /// Gives each job of `b` not started yet its result (`error`, `message`); the batch ends
-  /// when none runs.
-  void end_unstarted(batch& b, const char* error, const char* message) {
-    while (b.next < b.jobs.size()) {
-      auto idx = b.next++;
-      base::node_result r;
-      r.name = b.jobs[idx].node;
-      r.error = error;
-      r.message = message;
-      --b.remaining;
-      b.on_result(idx, std::move(r));
-    }
-    if (b.remaining == 0) {
-      done(b);
-    }
-  }
-
-  /// A batch has ended: its last callback.
-  void done(batch& b) {
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      runs.erase(b.id);
-    }
-    b.on_done();
-  }
-
-  /// Deadlines that have passed (connect and command timeouts) and idle pooled connections.
-  void expire() {
-    auto now = clock::now();
-    for (auto id : timers.take_due(now)) {
-      drive(id, [](session& s) { s.time_out(); });
-    }
-    if (pool.expire(now) > 0) {
-      pooled = pool.size();
-    }
-  }
 };
 
 engine::engine(engine_config cfg) : impl_(std::make_unique<impl>(std::move(cfg))) {
@@ -345,50 +203,37 @@ engine::~engine() = default;
 
 uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
                      std::function<void()> on_done, output_fn on_output) {
-  auto b = std::make_shared<batch>();
-  b->jobs = std::move(jobs);
-  b->fanout = std::max<size_t>(1, fanout);
-  b->remaining = b->jobs.size();
-  b->on_result = std::move(on_result);
-  b->on_done = std::move(on_done);
-  b->on_output = std::move(on_output);
-  if (b->jobs.empty()) {
-    b->on_done();
+  if (jobs.empty()) {
+    on_done();
     return 0;
   }
+  auto b = std::make_shared<batch>();
+  b->run
+    = std::make_shared<base::fanout_run>(jobs.size(), fanout, std::move(on_result),
+                                         std::move(on_done), base::node_failures(names_of(jobs)));
+  b->jobs = std::move(jobs);
+  b->on_output = std::move(on_output);
+  auto id = impl_->runs.add(b->run);
   bool resolve
     = std::any_of(b->jobs.begin(), b->jobs.end(), [](const job& j) { return j.address.empty(); });
-  uint64_t id = 0;
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    id = b->id = impl_->next_run++;
-    impl_->runs.emplace(id, b);
-  }
+  auto* i = impl_.get();
   if (resolve) {
-    impl_->names.post([i = impl_.get(), b = std::move(b)]() mutable {
-      if (!b->cancelled) {
+    i->names.post([i, b = std::move(b)] {
+      if (!b->run->cancel_requested()) {
         resolve_addresses(b->jobs);
       }
-      i->enqueue(std::move(b));
+      i->loop.post([i, b] { i->fill(b); });
     });
   } else {
-    impl_->enqueue(std::move(b));
+    i->loop.post([i, b = std::move(b)] { i->fill(b); });
   }
   return id;
 }
 
-void engine::cancel(uint64_t run) {
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    auto it = impl_->runs.find(run);
-    auto b = it == impl_->runs.end() ? nullptr : it->second.lock();
-    if (!b) {
-      return; // ended already
-    }
-    b->cancelled = true;
-    impl_->cancel_requested = true;
+void engine::cancel(uint64_t id) {
+  if (auto run = impl_->runs.cancel(id)) {
+    impl_->loop.post([i = impl_.get(), run] { i->end_cancelled(*run); });
   }
-  impl_->wake();
 }
 
 engine_stats engine::stats() const {
@@ -396,11 +241,10 @@ engine_stats engine::stats() const {
 }
 
 void engine::clear_pool() {
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    impl_->clear_requested = true;
-  }
-  impl_->wake();
+  impl_->loop.post([i = impl_.get()] {
+    i->pool.clear();
+    i->pooled = 0;
+  });
 }
 
 } // namespace cws::ssh

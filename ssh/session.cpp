@@ -10,7 +10,11 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "base/node_errc.hpp"
+
 namespace cws::ssh {
+
+using base::node_errc;
 
 namespace {
 
@@ -67,16 +71,17 @@ void session::start(std::unique_ptr<connection> pooled) {
   reused_ = true;
   res_.reused = true;
   ph_ = phase::open;
-  watch(EPOLL_CTL_ADD, EPOLLIN);
+  watch(EPOLLIN);
   step();
 }
 
 void session::connect_fresh() {
   reused_ = false;
   res_.reused = false;
-  ctx_.timers.set(id_, clock::now() + ctx_.cfg.connect_timeout);
+  ctx_.loop.set_deadline(id_, clock::now() + ctx_.cfg.connect_timeout);
   if (j_.address.empty()) {
-    fail("resolve", "ssh: Could not resolve hostname " + j_.node + ": Name or service not known");
+    fail(node_errc::resolve,
+         "ssh: Could not resolve hostname " + j_.node + ": Name or service not known");
     return;
   }
   sockaddr_storage ss{};
@@ -92,14 +97,14 @@ void session::connect_fresh() {
     v6->sin6_port = htons(j_.port);
     len = sizeof *v6;
   } else {
-    fail("resolve", "ssh: invalid address '" + j_.address + "' for " + j_.node);
+    fail(node_errc::resolve, "ssh: invalid address '" + j_.address + "' for " + j_.node);
     return;
   }
   conn_ = std::make_unique<connection>();
   conn_->key = pool_key(j_);
   conn_->fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (conn_->fd < 0) {
-    fail("unreachable", std::string{"ssh: socket: "} + std::strerror(errno));
+    fail(node_errc::unreachable, std::string{"ssh: socket: "} + std::strerror(errno));
     return;
   }
   int one = 1;
@@ -110,28 +115,23 @@ void session::connect_fresh() {
     connect_failed(errno);
     return;
   }
-  watch(EPOLL_CTL_ADD, EPOLLOUT);
+  watch(EPOLLOUT);
 }
 
 void session::connect_failed(int err) {
   std::string prefix
     = "ssh: connect to host " + j_.node + " port " + std::to_string(j_.port) + ": ";
   if (err == ECONNREFUSED) {
-    fail("refused", prefix + "Connection refused");
+    fail(node_errc::refused, prefix + "Connection refused");
   } else if (err == ETIMEDOUT) {
-    fail("connect-timeout", prefix + "Connection timed out");
+    fail(node_errc::connect_timeout, prefix + "Connection timed out");
   } else {
-    fail("unreachable", prefix + std::strerror(err));
+    fail(node_errc::unreachable, prefix + std::strerror(err));
   }
 }
 
-void session::watch(int op, uint32_t events) {
-  epoll_event ev{};
-  ev.events = events;
-  ev.data.u64 = id_;
-  if (epoll_ctl(ctx_.epfd, op, conn_->fd, &ev) != 0 && op == EPOLL_CTL_ADD) {
-    epoll_ctl(ctx_.epfd, EPOLL_CTL_MOD, conn_->fd, &ev);
-  }
+void session::watch(uint32_t events) {
+  ctx_.loop.watch(conn_->fd, events, id_);
 }
 
 /// libssh2 returned EAGAIN: wait for the direction it is blocked on.
@@ -144,13 +144,13 @@ void session::wait_for_session() {
   if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) {
     ev |= EPOLLOUT;
   }
-  watch(EPOLL_CTL_MOD, ev == 0 ? EPOLLIN : ev);
+  watch(ev == 0 ? EPOLLIN : ev);
 }
 
 bool session::start_session() {
   auto* s = libssh2_session_init();
   if (s == nullptr) {
-    fail("handshake", "ssh: cannot create a session");
+    fail(node_errc::handshake, "ssh: cannot create a session");
     return false;
   }
   conn_->session = s;
@@ -172,7 +172,7 @@ bool session::retry_fresh() {
   retried_ = true;
   channel_ = nullptr; // freed with the session
   if (conn_ && conn_->fd >= 0) {
-    epoll_ctl(ctx_.epfd, EPOLL_CTL_DEL, conn_->fd, nullptr);
+    ctx_.loop.unwatch(conn_->fd);
   }
   conn_.reset();
   connect_fresh();
@@ -239,11 +239,12 @@ void session::step() {
           return;
         }
         if (rc != 0) {
-          fail("handshake", "ssh: handshake with " + j_.node + " failed: " + session_error(s));
+          fail(node_errc::handshake,
+               "ssh: handshake with " + j_.node + " failed: " + session_error(s));
           return;
         }
         if (auto refused = ctx_.hosts.check(s, j_.node, j_.port); !refused.empty()) {
-          fail("host-key", refused);
+          fail(node_errc::host_key, refused);
           return;
         }
         ph_ = phase::auth;
@@ -259,7 +260,7 @@ void session::step() {
           return;
         }
         if (rc != 0) {
-          fail("auth", j_.user + "@" + j_.node + ": Permission denied (publickey).");
+          fail(node_errc::auth, j_.user + "@" + j_.node + ": Permission denied (publickey).");
           return;
         }
         ++ctx_.connects;
@@ -304,7 +305,8 @@ void session::step() {
             return;
           }
           if (!retry_fresh()) {
-            fail("channel", "ssh: cannot open a channel on " + j_.node + ": " + session_error(s));
+            fail(node_errc::channel,
+                 "ssh: cannot open a channel on " + j_.node + ": " + session_error(s));
           }
           return;
         }
@@ -324,7 +326,7 @@ void session::step() {
           return;
         }
         if (rc != 0) {
-          fail("channel", "ssh: pty request refused by " + j_.node);
+          fail(node_errc::channel, "ssh: pty request refused by " + j_.node);
           return;
         }
         ph_ = phase::exec;
@@ -339,7 +341,8 @@ void session::step() {
         }
         if (rc != 0) {
           if (!retry_fresh()) {
-            fail("channel", "ssh: cannot run the command on " + j_.node + ": " + session_error(s));
+            fail(node_errc::channel,
+                 "ssh: cannot run the command on " + j_.node + ": " + session_error(s));
           }
           return;
         }
@@ -364,7 +367,8 @@ void session::step() {
             }
             progressed = true;
           } else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-            fail("disconnected", "ssh: connection to " + j_.node + " lost: " + session_error(s));
+            fail(node_errc::disconnected,
+                 "ssh: connection to " + j_.node + " lost: " + session_error(s));
             return;
           }
         }
@@ -373,7 +377,7 @@ void session::step() {
         }
         if (libssh2_channel_eof(channel_) != 0) {
           if (cancel_pending_) {
-            fail("cancelled", "The command was cancelled.");
+            fail(node_errc::cancelled, base::node_message::cancelled);
             return;
           }
           if (!marker_done_) { // output shorter than a marker: it was output
@@ -409,7 +413,7 @@ void session::step() {
                                         nullptr);
         if (sig != nullptr) {
           res_.rc = -1;
-          res_.error = "signal";
+          res_.error = to_string(node_errc::signal);
           res_.message
             = "the command on " + j_.node + " was ended by signal " + std::string{sig, siglen};
           libssh2_free(s, sig);
@@ -434,7 +438,7 @@ void session::cancel() {
   if (ph_ >= phase::kill_open || cancel_pending_) {
     return; // hanging up already
   }
-  ctx_.timers.set(id_, clock::now() + ctx_.cfg.connect_timeout);
+  ctx_.loop.set_deadline(id_, clock::now() + ctx_.cfg.connect_timeout);
   if (ph_ == phase::read && !marker_done_) {
     // the command runs, but its pid marker (its first output) has not been read yet: wait
     // for it, within the connect timeout, rather than leave a pty-less command running
@@ -450,7 +454,7 @@ void session::cancel() {
 void session::start_kill() {
   cancel_pending_ = false;
   if (ph_ != phase::read || remote_pid_ <= 1) {
-    fail("cancelled", "The command was cancelled.");
+    fail(node_errc::cancelled, base::node_message::cancelled);
     return;
   }
   ph_ = phase::kill_open;
@@ -465,7 +469,7 @@ bool session::step_kill(LIBSSH2_SESSION* s) {
       if (libssh2_session_last_errno(s) == LIBSSH2_ERROR_EAGAIN) {
         wait_for_session();
       } else {
-        fail("cancelled", "The command was cancelled (it may still run on the node).");
+        fail(node_errc::cancelled, base::node_message::cancelled_may_run);
       }
       return false;
     }
@@ -484,7 +488,7 @@ bool session::step_kill(LIBSSH2_SESSION* s) {
       return false;
     }
     if (rc != 0) {
-      fail("cancelled", "The command was cancelled (it may still run on the node).");
+      fail(node_errc::cancelled, base::node_message::cancelled_may_run);
       return false;
     }
     ph_ = phase::kill_wait;
@@ -503,7 +507,7 @@ bool session::step_kill(LIBSSH2_SESSION* s) {
     wait_for_session();
     return false;
   }
-  fail("cancelled", "The command was cancelled.");
+  fail(node_errc::cancelled, base::node_message::cancelled);
   return false;
 }
 
@@ -511,36 +515,36 @@ bool session::step_kill(LIBSSH2_SESSION* s) {
 /// copy too.
 void session::set_command_deadline() {
   if (j_.command_timeout.count() > 0) {
-    ctx_.timers.set(id_, clock::now() + j_.command_timeout);
+    ctx_.loop.set_deadline(id_, clock::now() + j_.command_timeout);
   } else {
-    ctx_.timers.clear(id_);
+    ctx_.loop.clear_deadline(id_);
   }
 }
 
-void session::fail(const std::string& code, const std::string& message) {
-  res_.error = code;
+void session::fail(node_errc code, std::string_view message) {
+  res_.error = to_string(code);
   res_.message = message;
   finish(false);
 }
 
 void session::time_out() {
   if (ph_ >= phase::kill_open || cancel_pending_) {
-    fail("cancelled", "The command was cancelled (it may still run on the node).");
+    fail(node_errc::cancelled, base::node_message::cancelled_may_run);
   } else if (ph_ <= phase::auth) {
-    fail("connect-timeout", "ssh: connect to host " + j_.node + " port " + std::to_string(j_.port)
-                              + ": Connection timed out");
+    fail(node_errc::connect_timeout, "ssh: connect to host " + j_.node + " port "
+                                       + std::to_string(j_.port) + ": Connection timed out");
   } else {
     // closing the connection hangs up the command's pty: the node ends it (SIGHUP)
-    fail("timeout",
+    fail(node_errc::timeout,
          "Timed out waiting for response from " + j_.node + ". The command was terminated.");
   }
 }
 
 void session::finish(bool keep_connection) {
   if (conn_ && conn_->fd >= 0) {
-    epoll_ctl(ctx_.epfd, EPOLL_CTL_DEL, conn_->fd, nullptr);
+    ctx_.loop.unwatch(conn_->fd);
   }
-  ctx_.timers.clear(id_);
+  ctx_.loop.clear_deadline(id_);
   if (!keep_connection) {
     channel_ = nullptr; // freed with the session
     kill_channel_ = nullptr;

@@ -8,9 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "base/event_loop.hpp"
+#include "base/node_errc.hpp"
 #include "base/node_result.hpp"
 #include "ssh/connection.hpp"
-#include "ssh/deadlines.hpp"
 #include "ssh/engine.hpp"
 #include "ssh/known_hosts.hpp"
 #include "ssh/transfer.hpp"
@@ -20,11 +21,10 @@ namespace cws::ssh {
 /// What the sessions of one engine share. The engine owns it; it outlives every session.
 struct session_context {
   const engine_config& cfg;
-  /// The engine's epoll set: a session watches its own socket there, under its id.
-  int epfd;
+  /// The engine's loop: a session watches its own socket there and keeps its connect or
+  /// command deadline, both under its id.
+  base::event_loop& loop;
   known_hosts& hosts;
-  /// Where a session keeps its connect or command deadline, under its id.
-  deadlines& timers;
   /// Logins so far (engine_stats::connects).
   std::atomic<uint64_t>& connects;
 };
@@ -51,7 +51,7 @@ class session {
 
   /// Ends the job with error `code`. The connection is closed, which hangs up a running
   /// command.
-  void fail(const std::string& code, const std::string& message);
+  void fail(base::node_errc code, std::string_view message);
 
   /// Its deadline passed: `connect-timeout` until authenticated, `timeout` after.
   void time_out();
@@ -111,7 +111,7 @@ class session {
   void take_pid_marker(const char* buf, size_t n);
   bool step_kill(LIBSSH2_SESSION* s);
   void start_kill();
-  void watch(int op, uint32_t events);
+  void watch(uint32_t events);
   void wait_for_session();
   void set_command_deadline();
   void finish(bool keep_connection);

@@ -127,14 +127,14 @@ transfer::status transfer::fail(const std::string& what, int rc) {
   if (rc != 0 && rc != LIBSSH2_ERROR_SFTP_PROTOCOL) {
     char* msg = nullptr;
     libssh2_session_last_error(s_, &msg, nullptr, 0);
-    error_ = "disconnected";
+    error_ = base::node_errc::disconnected;
     message_ = "ssh: connection to " + node_ + " lost: " + (msg != nullptr ? msg : "?");
     failed_ = true;
     ph_ = phase::finished; // the connection is gone: nothing can be cleaned up on the node
     return status::failed;
   }
   if (!failed_) {
-    error_ = "copy";
+    error_ = base::node_errc::copy;
     message_ = what;
     failed_ = true;
   }
@@ -202,7 +202,8 @@ transfer::status transfer::step() {
       int rc = libssh2_session_last_errno(s_);
       char* msg = nullptr;
       libssh2_session_last_error(s_, &msg, nullptr, 0);
-      error_ = rc == LIBSSH2_ERROR_CHANNEL_FAILURE ? "channel" : "copy";
+      error_
+        = rc == LIBSSH2_ERROR_CHANNEL_FAILURE ? base::node_errc::channel : base::node_errc::copy;
       message_ = "ssh: cannot start SFTP on " + node_ + ": " + (msg != nullptr ? msg : "?");
       failed_ = true;
       ph_ = phase::finished;

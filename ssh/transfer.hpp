@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/node_errc.hpp"
+
 namespace cws::ssh {
 
 /// A source file opened once on the head node: every node reads its copy from this
@@ -116,8 +118,8 @@ class transfer {
   /// Goes as far as it can; `again`: libssh2 waits for the socket.
   status step();
 
-  /// Once `failed`: a short code (`copy`, `disconnected`) and the words.
-  const std::string& error() const noexcept {
+  /// Once `failed`: a short code (`copy`, `channel`, `disconnected`) and the words.
+  base::node_errc error() const noexcept {
     return error_;
   }
   const std::string& message() const noexcept {
@@ -183,7 +185,7 @@ class transfer {
   bool handoff_ = false;
   /// The SFTP subsystem started: the node may have been changed.
   bool started_ = false;
-  std::string error_;
+  base::node_errc error_ = base::node_errc::none;
   std::string message_;
 
   // push

@@ -11,6 +11,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/deadlines.hpp"
+#include "base/fanout.hpp"
 #include "virt/inventory.hpp"
 
 namespace cws::virt {
@@ -18,27 +20,20 @@ namespace cws::virt {
 namespace {
 
 using clock = std::chrono::steady_clock;
+using base::node_errc;
+namespace node_message = base::node_message;
 
-/// One call of hypervisors::run.
+/// One call of hypervisors::run: its jobs and their bookkeeping (base::fanout_run).
 struct batch {
   std::vector<vm_job> jobs;
-  size_t fanout = 1;
-  size_t next = 0;   // under impl::mu
-  size_t active = 0; // under impl::mu
-  std::vector<char>
-    finished;             // under impl::mu: the job's result is taken (by a worker or a deadline)
-  bool cancelled = false; // under impl::mu
-  uint64_t id = 0;
-  hypervisors::result_fn on_result;
-  std::function<void()> on_done;
-  /// Callbacks one at a time, `on_done` after the last result.
-  std::mutex cb_mu;
-  size_t undelivered = 0; // under cb_mu
+  std::shared_ptr<base::fanout_run> run;
 };
 
+/// A started job, known to the workers and the deadline thread by an id of its own.
 struct started {
   std::shared_ptr<batch> b;
   size_t index = 0;
+  uint64_t id = 0;
 };
 
 /// A hypervisor connection, shared by the workers.
@@ -59,13 +54,8 @@ void quiet(void*, virErrorPtr) {
   // nop
 }
 
-base::node_result failure(const std::string& node, const char* code, std::string message) {
-  base::node_result r;
-  r.name = node;
-  r.rc = -1;
-  r.error = code;
-  r.message = std::move(message);
-  return r;
+base::node_result failure(const std::string& node, node_errc code, std::string_view message) {
+  return base::node_result::failure(node, code, message);
 }
 
 /// xCAT's kvm plugin reads running, blocked and no-state as on, everything else (paused,
@@ -118,7 +108,7 @@ base::node_result act(const vm_job& j, virDomainPtr d) {
       break;
   }
   if (rc != 0) {
-    return failure(j.node, "libvirt", last_error());
+    return failure(j.node, node_errc::libvirt, last_error());
   }
   return r;
 }
@@ -149,14 +139,16 @@ std::string vmhost_uri(std::string_view vmhost) {
 
 struct hypervisors::impl {
   hypervisor_config cfg;
+  base::run_registry runs;
   mutable std::mutex mu;
   std::condition_variable work_cv;  // workers: a job is ready, or stopping
   std::condition_variable timer_cv; // the deadline thread: a new deadline, or stopping
   std::deque<started> ready;
-  std::multimap<clock::time_point, started> deadlines;
-  std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
+  /// Started jobs whose result has not come yet (a worker's or a deadline's), by id.
+  std::unordered_map<uint64_t, started> live;
+  base::deadlines deadlines;
+  uint64_t next_job = 1;
   std::map<std::string, std::shared_ptr<connection>> conns;
-  uint64_t next_run = 1;
   bool stopping = false;
   size_t working = 0;              // workers whose thread has not ended yet
   std::condition_variable done_cv; // stop(): a worker ended
@@ -187,25 +179,10 @@ struct hypervisors::impl {
   }
 
   void stop() {
-    std::vector<started> orphans;
-    std::vector<started> unstarted;
+    auto live_runs = runs.cancel_all(); // no job starts any more
     {
       std::lock_guard<std::mutex> guard{mu};
       stopping = true;
-      for (auto& [when, s] : deadlines) {
-        orphans.push_back(s);
-      }
-      for (auto& s : ready) {
-        orphans.push_back(s);
-      }
-      // jobs beyond the fanout never start, and get their result too (api::node_operation)
-      for (auto& [id, weak] : runs) {
-        if (auto b = weak.lock()) {
-          while (b->next < b->jobs.size()) {
-            unstarted.push_back({b, b->next++});
-          }
-        }
-      }
     }
     work_cv.notify_all();
     timer_cv.notify_all();
@@ -222,12 +199,11 @@ struct hypervisors::impl {
         t.detach(); // a call blocked in libvirt: its worker ends with the process
       }
     }
-    for (auto& s : orphans) {
-      complete(s, failure(s.b->jobs[s.index].node, "disconnected", "the service is stopping"));
-    }
-    for (auto& s : unstarted) {
-      complete(s, failure(s.b->jobs[s.index].node, "disconnected",
-                          "The service stopped before the request started."));
+    // every job still gets its result (api::node_operation); a blocked call's comes too
+    // late and is dropped
+    for (auto& run : live_runs) {
+      run->end_unstarted(node_errc::disconnected, node_message::stopped_unstarted);
+      run->end_all(node_errc::disconnected, node_message::stopping);
     }
     std::lock_guard<std::mutex> guard{mu};
     for (auto& [uri, c] : conns) {
@@ -238,59 +214,33 @@ struct hypervisors::impl {
     }
   }
 
-  /// Queues the batch's next jobs within its fanout (under mu).
-  void fill(const std::shared_ptr<batch>& b, std::vector<started>& skipped) {
-    while (b->next < b->jobs.size() && (b->active < b->fanout || b->cancelled)) {
-      started s{b, b->next++};
-      if (b->cancelled) {
-        skipped.push_back(s);
-        continue;
-      }
-      ++b->active;
-      deadlines.emplace(clock::now() + cfg.timeout, s);
-      ready.push_back(s);
-    }
-  }
-
-  /// Job `s` has its result (from its worker, its deadline or a cancel); the first one counts.
-  void complete(const started& s, base::node_result r) {
-    std::vector<started> skipped;
+  /// Queues the batch's next jobs within its fanout.
+  void fill(const std::shared_ptr<batch>& b) {
     {
       std::lock_guard<std::mutex> guard{mu};
-      auto& b = *s.b;
-      if (b.finished[s.index] != 0) {
-        return; // its deadline (or the worker) came first
+      if (stopping) {
+        return;
       }
-      b.finished[s.index] = 1;
-      if (b.next > s.index && !stopping) { // it was started: its slot is free again
-        --b.active;
-        fill(s.b, skipped);
-      }
-      for (auto it = deadlines.begin(); it != deadlines.end(); ++it) {
-        if (it->second.b == s.b && it->second.index == s.index) {
-          deadlines.erase(it);
-          break;
-        }
+      while (auto index = b->run->next_to_start()) {
+        started s{b, *index, next_job++};
+        live.emplace(s.id, s);
+        deadlines.set(s.id, clock::now() + cfg.timeout);
+        ready.push_back(std::move(s));
       }
     }
     work_cv.notify_all();
     timer_cv.notify_all();
-    deliver(*s.b, s.index, std::move(r));
-    for (auto& k : skipped) {
-      complete(k, failure(k.b->jobs[k.index].node, "cancelled",
-                          "The request was cancelled before it started."));
-    }
   }
 
-  void deliver(batch& b, size_t index, base::node_result r) {
-    std::lock_guard<std::mutex> guard{b.cb_mu};
-    b.on_result(index, std::move(r));
-    if (--b.undelivered == 0) {
-      {
-        std::lock_guard<std::mutex> runs_guard{mu};
-        runs.erase(b.id);
-      }
-      b.on_done();
+  /// Job `s` has its result (from its worker or its deadline); the first one counts.
+  void complete(const started& s, base::node_result r) {
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      live.erase(s.id);
+      deadlines.clear(s.id);
+    }
+    if (s.b->run->finished(s.index, std::move(r))) {
+      fill(s.b); // its slot is free again
     }
   }
 
@@ -332,7 +282,7 @@ struct hypervisors::impl {
     std::string error;
     auto c = acquire(j.uri, error);
     if (!c) {
-      return failure(j.node, "unreachable",
+      return failure(j.node, node_errc::unreachable,
                      "Cannot communicate via libvirt to " + j.uri + ": " + error);
     }
     base::node_result r;
@@ -340,7 +290,7 @@ struct hypervisors::impl {
       r = act(j, d);
       virDomainFree(d);
     } else {
-      r = failure(j.node, "not-found",
+      r = failure(j.node, node_errc::not_found,
                   "The virtual machine " + j.domain + " was not found on " + j.uri + ".");
     }
     release(c);
@@ -358,7 +308,7 @@ struct hypervisors::impl {
         }
         s = ready.front();
         ready.pop_front();
-        if (s.b->finished[s.index] != 0) {
+        if (live.count(s.id) == 0) {
           continue; // its deadline passed while it waited
         }
       }
@@ -372,9 +322,10 @@ struct hypervisors::impl {
     while (!stopping) {
       auto now = clock::now();
       std::vector<started> due;
-      while (!deadlines.empty() && deadlines.begin()->first <= now) {
-        due.push_back(deadlines.begin()->second);
-        deadlines.erase(deadlines.begin());
+      for (auto id : deadlines.take_due(now)) {
+        if (auto it = live.find(id); it != live.end()) {
+          due.push_back(it->second);
+        }
       }
       for (auto it = conns.begin(); it != conns.end();) {
         auto& c = it->second;
@@ -391,15 +342,15 @@ struct hypervisors::impl {
         lock.unlock();
         for (auto& s : due) {
           complete(s,
-                   failure(s.b->jobs[s.index].node, "timeout",
+                   failure(s.b->jobs[s.index].node, node_errc::timeout,
                            "Timed out waiting for the hypervisor " + s.b->jobs[s.index].uri + "."));
         }
         lock.lock();
         continue;
       }
       auto wake = now + std::chrono::seconds(1);
-      if (!deadlines.empty()) {
-        wake = std::min(wake, deadlines.begin()->first);
+      if (auto next = deadlines.next()) {
+        wake = std::min(wake, *next);
       }
       timer_cv.wait_until(lock, wake);
     }
@@ -420,40 +371,23 @@ uint64_t hypervisors::run(std::vector<vm_job> jobs, size_t fanout, result_fn on_
     on_done();
     return 0;
   }
+  std::vector<std::string> names;
+  for (const auto& j : jobs) {
+    names.push_back(j.node);
+  }
   auto b = std::make_shared<batch>();
   b->jobs = std::move(jobs);
-  b->fanout = std::max<size_t>(1, fanout);
-  b->finished.assign(b->jobs.size(), 0);
-  b->undelivered = b->jobs.size();
-  b->on_result = std::move(on_result);
-  b->on_done = std::move(on_done);
-  std::vector<started> skipped;
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    b->id = impl_->next_run++;
-    impl_->runs.emplace(b->id, b);
-    impl_->fill(b, skipped);
-  }
-  impl_->work_cv.notify_all();
-  impl_->timer_cv.notify_all();
-  return b->id;
+  b->run
+    = std::make_shared<base::fanout_run>(b->jobs.size(), fanout, std::move(on_result),
+                                         std::move(on_done), base::node_failures(std::move(names)));
+  auto id = impl_->runs.add(b->run);
+  impl_->fill(b);
+  return id;
 }
 
 void hypervisors::cancel(uint64_t id) {
-  std::vector<started> skipped;
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    auto it = impl_->runs.find(id);
-    auto b = it == impl_->runs.end() ? nullptr : it->second.lock();
-    if (!b) {
-      return;
-    }
-    b->cancelled = true;
-    impl_->fill(b, skipped); // the waiting ones, as cancelled
-  }
-  for (auto& s : skipped) {
-    impl_->complete(s, failure(s.b->jobs[s.index].node, "cancelled",
-                               "The request was cancelled before it started."));
+  if (auto run = impl_->runs.cancel(id)) {
+    run->end_unstarted(node_errc::cancelled, node_message::cancelled_unstarted);
   }
 }
 

@@ -1,7 +1,9 @@
 // One end contract for the four per-node engines (api::node_operation: every job gets
-// exactly one result, then `on_done`): three jobs, fanout 1, a peer that never answers, the
-// engine destroyed 300 ms in, with one job running and two never started. The ssh and
-// libvirt engines used to return one result of three and never end the run.
+// exactly one result, then `on_done` exactly once; base::fanout_run keeps the books), in the
+// three ways a run ends: its jobs finish on their own (a refused port), it is cancelled, or
+// its engine is stopped (destroyed). Three jobs, fanout 1: one job running and two never
+// started when the cancel or the stop comes. The ssh and libvirt engines used to return one
+// result of three at a stop and never end the run.
 
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -33,6 +36,7 @@ struct tally {
   std::vector<int> results;
   std::vector<std::string> errors;
   int done = 0;
+  std::condition_variable cv;
 
   explicit tally(size_t jobs) : results(jobs), errors(jobs) {
     // nop
@@ -47,6 +51,27 @@ struct tally {
   void end() {
     std::lock_guard<std::mutex> g{mu};
     ++done;
+    cv.notify_all();
+  }
+
+  /// Waits (at most 10 s) for `on_done`.
+  bool wait() {
+    std::unique_lock<std::mutex> g{mu};
+    return cv.wait_for(g, 10s, [this] { return done > 0; });
+  }
+
+  /// Every job had one result and the run ended once; `error` (if given) was every job's.
+  void expect_ended(const char* engine, const char* error = nullptr) {
+    ASSERT_TRUE(wait()) << engine;
+    std::this_thread::sleep_for(50ms); // nothing more comes
+    std::lock_guard<std::mutex> g{mu};
+    for (size_t i = 0; i < results.size(); ++i) {
+      EXPECT_EQ(results[i], 1) << engine << ": job " << i;
+      if (error != nullptr) {
+        EXPECT_EQ(errors[i], error) << engine << ": job " << i;
+      }
+    }
+    EXPECT_EQ(done, 1) << engine;
   }
 
   /// Every job had one result (with an error: none finished) and the run ended once.
@@ -61,6 +86,76 @@ struct tally {
 };
 
 constexpr size_t jobs = 3;
+
+/// A TCP and UDP port on 127.0.0.1 nothing listens on: connects are refused at once.
+uint16_t closed_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0
+      && getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::vector<cws::ssh::job> ssh_jobs(uint16_t port) {
+  std::vector<cws::ssh::job> js(jobs);
+  for (size_t i = 0; i < jobs; ++i) {
+    js[i].node = "n" + std::to_string(i);
+    js[i].address = "127.0.0.1";
+    js[i].port = port;
+    js[i].user = "root";
+    js[i].command = "true";
+  }
+  return js;
+}
+
+std::vector<cws::ipmi::job> ipmi_jobs(uint16_t port, std::chrono::milliseconds timeout) {
+  std::vector<cws::ipmi::job> js(jobs);
+  for (size_t i = 0; i < jobs; ++i) {
+    js[i].node = "n" + std::to_string(i);
+    js[i].address = "127.0.0.1";
+    js[i].port = port;
+    js[i].user = "admin";
+    js[i].password = "secret";
+    js[i].timeout = timeout;
+    js[i].retries = 1;
+    js[i].work = cws::ipmi::power_action(cws::ipmi::power_op::stat);
+  }
+  return js;
+}
+
+std::vector<cws::probe::target> probe_targets(uint16_t port) {
+  std::vector<cws::probe::target> ts(jobs);
+  for (size_t i = 0; i < jobs; ++i) {
+    ts[i].node = "n" + std::to_string(i);
+    ts[i].address = "127.0.0.1";
+    ts[i].ports = {port};
+  }
+  return ts;
+}
+
+std::vector<cws::virt::vm_job> vm_jobs(uint16_t port) {
+  auto uri = "qemu+tcp://127.0.0.1:" + std::to_string(port) + "/system";
+  std::vector<cws::virt::vm_job> js;
+  for (size_t i = 0; i < jobs; ++i) {
+    js.push_back(
+      {"n" + std::to_string(i), uri, "vm" + std::to_string(i), cws::virt::power_action::state});
+  }
+  return js;
+}
+
+template<class Result>
+auto on_result(tally& t) {
+  return [&t](size_t i, Result r) {
+    t.result(i, r.error);
+  };
+}
 
 /// Starts a run with `start`, lets it work 300 ms, then destroys its engine.
 template<class Engine>
@@ -176,6 +271,101 @@ TEST(end_contract, libvirt_gives_every_job_one_result_and_ends_when_destroyed) {
         [&] { t.end(); });
     });
   t.expect_kept("libvirt");
+}
+
+// -- finish: the jobs end on their own (a refused port) -------------------------------
+
+TEST(end_contract, ssh_gives_every_job_one_result_and_ends_when_its_jobs_finish) {
+  cws::test::temp_dir dir;
+  tally t{jobs};
+  cws::ssh::engine_config cfg;
+  cfg.known_hosts = dir.path / "known_hosts";
+  cws::ssh::engine e{cfg};
+  e.run(ssh_jobs(closed_port()), 1, on_result<cws::base::node_result>(t), [&] { t.end(); });
+  t.expect_ended("ssh", "refused");
+}
+
+TEST(end_contract, ipmi_gives_every_job_one_result_and_ends_when_its_jobs_finish) {
+  tally t{jobs};
+  cws::ipmi::engine e{cws::ipmi::engine_config{}};
+  e.run(ipmi_jobs(closed_port(), 100ms), 1, on_result<cws::base::node_result>(t), [&] { t.end(); });
+  t.expect_ended("ipmi", "timeout");
+}
+
+TEST(end_contract, probe_gives_every_job_one_result_and_ends_when_its_jobs_finish) {
+  tally t{jobs};
+  cws::probe::prober p;
+  p.run(probe_targets(closed_port()), 1, 5s, on_result<cws::probe::outcome>(t), [&] { t.end(); });
+  t.expect_ended("probe", ""); // a refused port is an answer: the node is up
+}
+
+TEST(end_contract, libvirt_gives_every_job_one_result_and_ends_when_its_jobs_finish) {
+  tally t{jobs};
+  cws::virt::hypervisor_config cfg;
+  cfg.threads = 1;
+  cws::virt::hypervisors h{cfg};
+  h.run(vm_jobs(closed_port()), 1, on_result<cws::base::node_result>(t), [&] { t.end(); });
+  t.expect_ended("libvirt", "unreachable");
+}
+
+// -- cancel: one job running (a peer that never answers), two waiting -------------------
+
+TEST(end_contract, ssh_gives_every_job_one_result_and_ends_when_cancelled) {
+  cws::test::temp_dir dir;
+  cws::test::silent_port silent;
+  tally t{jobs};
+  cws::ssh::engine_config cfg;
+  cfg.known_hosts = dir.path / "known_hosts";
+  cfg.connect_timeout = 30s;
+  cws::ssh::engine e{cfg};
+  auto id
+    = e.run(ssh_jobs(silent.port()), 1, on_result<cws::base::node_result>(t), [&] { t.end(); });
+  std::this_thread::sleep_for(300ms);
+  e.cancel(id);
+  t.expect_ended("ssh", "cancelled");
+  e.cancel(id); // ended: nothing happens
+}
+
+TEST(end_contract, ipmi_gives_every_job_one_result_and_ends_when_cancelled) {
+  silent_udp bmc;
+  ASSERT_NE(bmc.port, 0);
+  tally t{jobs};
+  cws::ipmi::engine e{cws::ipmi::engine_config{}};
+  auto id
+    = e.run(ipmi_jobs(bmc.port, 10s), 1, on_result<cws::base::node_result>(t), [&] { t.end(); });
+  std::this_thread::sleep_for(300ms);
+  e.cancel(id);
+  t.expect_ended("ipmi", "cancelled");
+}
+
+TEST(end_contract, probe_gives_every_job_one_result_and_ends_when_cancelled) {
+  cws::test::silent_port silent;
+  tally t{jobs};
+  cws::probe::prober p;
+  auto id = p.run(probe_targets(silent.port()), 1, 30s, on_result<cws::probe::outcome>(t),
+                  [&] { t.end(); });
+  std::this_thread::sleep_for(300ms);
+  p.cancel(id);
+  t.expect_ended("probe", "cancelled");
+}
+
+TEST(end_contract, libvirt_gives_every_job_one_result_and_ends_when_cancelled) {
+  cws::test::silent_port silent;
+  tally t{jobs};
+  cws::virt::hypervisor_config cfg;
+  cfg.threads = 1;
+  cfg.timeout = 1s; // the call blocked in libvirt cannot be taken back: its deadline ends it
+  cfg.stop_wait = 200ms;
+  cws::virt::hypervisors h{cfg};
+  auto id
+    = h.run(vm_jobs(silent.port()), 1, on_result<cws::base::node_result>(t), [&] { t.end(); });
+  std::this_thread::sleep_for(300ms);
+  h.cancel(id);
+  t.expect_ended("libvirt");
+  std::lock_guard<std::mutex> g{t.mu};
+  EXPECT_EQ(t.errors[0], "timeout");
+  EXPECT_EQ(t.errors[1], "cancelled");
+  EXPECT_EQ(t.errors[2], "cancelled");
 }
 
 } // namespace

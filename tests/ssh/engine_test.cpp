@@ -431,7 +431,7 @@ TEST_F(engine_test, cancel_ends_the_remote_command_and_its_children_without_a_pt
     std::lock_guard<std::mutex> guard{c->mu};
     for (size_t i = 0; i < 2; ++i) {
       EXPECT_EQ(c->results[i].error, "cancelled") << i;
-      EXPECT_EQ(c->results[i].message, "The command was cancelled.") << i;
+      EXPECT_EQ(c->results[i].message, "The request was cancelled.") << i;
     }
   }
   for (int i = 0; i < 2; ++i) { // gone on the node (reaped by init: poll a moment)
