@@ -11,7 +11,6 @@
 #include <mutex>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <openssl/rand.h>
 #include <set>
 #include <stdexcept>
 #include <sys/epoll.h>
@@ -23,6 +22,7 @@
 #include <utility>
 
 #include "base/task_thread.hpp"
+#include "ipmi/session_setup.hpp"
 
 namespace cws::ipmi {
 
@@ -30,9 +30,6 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-constexpr uint8_t netfn_app = 0x06;
-constexpr uint8_t cmd_set_privilege = 0x3b;
-constexpr uint8_t cmd_close_session = 0x3c;
 constexpr size_t max_datagram = 1024;
 
 /// A BMC's address as the socket takes it.
@@ -75,14 +72,11 @@ struct batch {
   std::atomic<bool> cancelled{false};
 };
 
-/// A session with one BMC: its socket and, once the RAKP exchange is done, its keys.
+/// A session with one BMC: its socket and, once set up, the session.
 struct connection {
   int fd = -1;
   std::string key; ///< the pool's key
-  handshake h;
-  session_keys keys;
-  uint32_t out_seq = 1;
-  uint8_t rq_seq = 0;
+  session s;
   clock::time_point idle_since;
 
   ~connection() {
@@ -92,24 +86,21 @@ struct connection {
   }
 };
 
-enum class phase { delayed, opening, rakp1, rakp3, privilege, working };
+enum class phase { delayed, setting_up, working };
 
 /// A running job.
 struct task {
   std::shared_ptr<batch> b;
   size_t index = 0;
   std::unique_ptr<connection> c;
-  phase at = phase::opening;
+  std::optional<session_setup> setup; ///< while at phase::setting_up
+  phase at = phase::setting_up;
   bool reused = false;
   bool refused = false;
   int tries = 0;
   /// Tries a pooled session used up before it was given up: they count against the next
   /// message until the BMC answers, so a dead BMC costs its deadline, not one try more.
   int spent = 0;
-  uint8_t tag = 0;
-  bytes packet;                   ///< the last set-up message, sent again on timeout
-  std::optional<request> pending; ///< the last in-session request
-  uint8_t pending_seq = 0;
   clock::time_point deadline;
   /// The end of the whole conversation (engine_config::node_timeout), from its begin.
   clock::time_point ends = clock::time_point::max();
@@ -361,30 +352,14 @@ struct engine::impl {
       return;
     }
     watch(id, t);
-    auto& h = t.c->h;
-    RAND_bytes(reinterpret_cast<uint8_t*>(&h.console_sid), sizeof h.console_sid);
-    h.console_sid |= 1; // never 0: 0 is "no session"
-    RAND_bytes(h.console_rand.data(), static_cast<int>(h.console_rand.size()));
-    h.user = j.user;
-    h.password = j.password;
-    h.role = privilege_admin;
-    t.at = phase::opening;
-    t.tag = 0;
-    send_setup(
-      id, t, wrap_plain(payload::open_request, open_session_request(t.tag, h.console_sid, h.role)));
-  }
-
-  void send_setup(uint64_t id, task& t, bytes packet) {
-    t.packet = std::move(packet);
-    t.pending.reset();
+    t.at = phase::setting_up;
+    t.setup.emplace(j.user, j.password, privilege_admin);
     t.tries = 0;
     transmit(id, t);
   }
 
   void send_request(uint64_t id, task& t, request r) {
-    t.c->rq_seq = static_cast<uint8_t>((t.c->rq_seq + 1) & 0x3f);
-    t.pending_seq = t.c->rq_seq;
-    t.pending = std::move(r);
+    t.c->s.ask(std::move(r));
     t.tries = 0;
     transmit(id, t);
   }
@@ -392,12 +367,8 @@ struct engine::impl {
   /// Sends the task's current message (again), with its answer's deadline.
   void transmit(uint64_t id, task& t) {
     ++t.tries;
-    if (t.pending) {
-      auto& c = *t.c;
-      t.packet
-        = wrap_session(c.h.bmc_sid, c.out_seq++, c.keys, encode_request(*t.pending, t.pending_seq));
-    }
-    if (::send(t.c->fd, t.packet.data(), t.packet.size(), 0) < 0 && errno == ECONNREFUSED) {
+    auto packet = t.setup ? t.setup->packet() : t.c->s.packet();
+    if (::send(t.c->fd, packet.data(), packet.size(), 0) < 0 && errno == ECONNREFUSED) {
       t.refused = true;
     }
     set_timer(id, t, clock::now() + t.b->jobs[t.index].timeout);
@@ -430,93 +401,28 @@ struct engine::impl {
   /// One datagram from the task's BMC. Anything that does not fit the current step (a late
   /// answer to an earlier send, noise) is ignored.
   void handle(uint64_t id, task& t, const uint8_t* data, size_t size) {
-    auto& c = *t.c;
-    auto& h = c.h;
-    bool in_session = t.at == phase::privilege || t.at == phase::working;
-    auto d = parse_datagram(data, size, in_session ? &c.keys.k1 : nullptr);
-    if (!d) {
+    if (t.at == phase::setting_up) {
+      switch (t.setup->feed(data, size)) {
+        case session_setup::progress::ignored: return;
+        case session_setup::progress::next:
+          t.spent = 0; // it answers
+          t.tries = 0;
+          transmit(id, t);
+          return;
+        case session_setup::progress::failed: fail(id, "auth", t.setup->message()); return;
+        case session_setup::progress::established:
+          ++sessions;
+          t.c->s = t.setup->take();
+          t.setup.reset();
+          begin_work(id, t);
+          return;
+      }
+    }
+    if (t.at != phase::working) {
       return;
     }
-    switch (t.at) {
-      case phase::delayed: return;
-      case phase::opening: {
-        auto r
-          = d->type == payload::open_response ? parse_open_session_response(d->body) : std::nullopt;
-        if (!r || r->tag != t.tag || r->console_sid != h.console_sid) {
-          return;
-        }
-        if (r->status != 0) {
-          fail(id, "auth", status_text(r->status));
-          return;
-        }
-        if (r->auth != 1 || r->integrity != 1 || r->confidentiality != 1) {
-          fail(id, "auth", "The BMC did not accept cipher suite 3");
-          return;
-        }
-        h.bmc_sid = r->bmc_sid;
-        t.spent = 0; // it answers
-        t.at = phase::rakp1;
-        t.tag = 1;
-        send_setup(id, t, wrap_plain(payload::rakp1, rakp1(t.tag, h)));
-        return;
-      }
-      case phase::rakp1: {
-        auto r = d->type == payload::rakp2 ? parse_rakp2(d->body) : std::nullopt;
-        if (!r || r->tag != t.tag || r->console_sid != h.console_sid) {
-          return;
-        }
-        if (r->status != 0) {
-          fail(id, "auth", status_text(r->status));
-          return;
-        }
-        h.bmc_rand = r->bmc_rand;
-        h.bmc_guid = r->bmc_guid;
-        if (!rakp2_valid(h, r->code)) {
-          fail(id, "auth", "Incorrect password provided");
-          return;
-        }
-        c.keys = derive_keys(h);
-        t.at = phase::rakp3;
-        t.tag = 2;
-        send_setup(id, t, wrap_plain(payload::rakp3, rakp3(t.tag, h)));
-        return;
-      }
-      case phase::rakp3: {
-        auto r = d->type == payload::rakp4 ? parse_rakp4(d->body) : std::nullopt;
-        if (!r || r->tag != t.tag || r->console_sid != h.console_sid) {
-          return;
-        }
-        if (r->status != 0) {
-          fail(id, "auth", status_text(r->status));
-          return;
-        }
-        if (!rakp4_valid(h, c.keys, r->icv)) {
-          fail(id, "auth", "Invalid integrity check value");
-          return;
-        }
-        ++sessions;
-        t.at = phase::privilege;
-        send_request(id, t, request{netfn_app, cmd_set_privilege, {h.role}});
-        return;
-      }
-      case phase::privilege:
-      case phase::working: break;
-    }
-    if (d->type != payload::ipmi || !d->encrypted || d->session_id != h.console_sid || !t.pending) {
-      return;
-    }
-    auto plain = decrypt_payload(d->body, c.keys.k2);
-    auto r = plain ? parse_response(plain->data(), plain->size()) : std::nullopt;
-    if (!r || r->seq != t.pending_seq || r->cmd != t.pending->cmd || r->netfn != t.pending->netfn) {
-      return;
-    }
-    t.pending.reset();
-    if (t.at == phase::privilege) {
-      if (r->code != 0) {
-        fail(id, "auth", completion_text(r->code));
-        return;
-      }
-      begin_work(id, t);
+    auto r = t.c->s.answer(data, size);
+    if (!r) {
       return;
     }
     auto s = t.b->jobs[t.index].work->next(*r);
@@ -593,13 +499,7 @@ struct engine::impl {
 
   /// Tells the BMC the session ends (one datagram, no answer awaited).
   void close_session(connection& c) {
-    bytes sid;
-    for (int i = 0; i < 4; ++i) {
-      sid.push_back(static_cast<uint8_t>(c.h.bmc_sid >> (8 * i)));
-    }
-    c.rq_seq = static_cast<uint8_t>((c.rq_seq + 1) & 0x3f);
-    auto msg = encode_request(request{netfn_app, cmd_close_session, sid}, c.rq_seq);
-    auto packet = wrap_session(c.h.bmc_sid, c.out_seq++, c.keys, msg);
+    auto packet = c.s.close_packet();
     (void)::send(c.fd, packet.data(), packet.size(), MSG_DONTWAIT);
   }
 
