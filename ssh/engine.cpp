@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/deadlines.hpp"
+#include "base/lru_pool.hpp"
 #include "base/task_thread.hpp"
-#include "ssh/deadlines.hpp"
 #include "ssh/known_hosts.hpp"
-#include "ssh/pool.hpp"
 #include "ssh/resolver.hpp"
 #include "ssh/session.hpp"
 
@@ -71,8 +71,8 @@ struct engine::impl {
 
   // -- engine thread only -----------------------------------------------------------
   known_hosts hosts{cfg.known_hosts, cfg.host_keys};
-  ssh::pool pool{cfg.max_pooled, cfg.pool_idle};
-  deadlines timers;
+  base::lru_pool<std::string, std::unique_ptr<connection>> pool{cfg.max_pooled, cfg.pool_idle};
+  base::deadlines timers;
   session_context ctx{cfg, epfd, hosts, timers, connects};
   std::unordered_map<uint64_t, task> tasks;
   std::deque<std::shared_ptr<batch>> waiting; // batches with jobs not yet started
@@ -266,7 +266,8 @@ struct engine::impl {
     auto idx = it->second.index;
     auto& s = *it->second.s;
     if (auto conn = s.take_connection()) {
-      pool.put(std::move(conn), clock::now());
+      auto key = conn->key;
+      pool.put(key, std::move(conn), clock::now());
       pooled = pool.size();
     }
     auto res = s.take_result();

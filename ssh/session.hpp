@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "base/deadlines.hpp"
 #include "base/node_result.hpp"
 #include "ssh/connection.hpp"
-#include "ssh/deadlines.hpp"
 #include "ssh/engine.hpp"
 #include "ssh/known_hosts.hpp"
 #include "ssh/transfer.hpp"
@@ -24,7 +24,7 @@ struct session_context {
   int epfd;
   known_hosts& hosts;
   /// Where a session keeps its connect or command deadline, under its id.
-  deadlines& timers;
+  base::deadlines& timers;
   /// Logins so far (engine_stats::connects).
   std::atomic<uint64_t>& connects;
 };

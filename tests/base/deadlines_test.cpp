@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "ssh/deadlines.hpp"
+#include "base/deadlines.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using cws::ssh::deadlines;
+using cws::base::deadlines;
 
 TEST(deadlines_test, next_is_the_earliest) {
   deadlines d;

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-namespace cws::ssh {
+namespace cws::base {
 
-/// The deadlines (connect or command timeout) of running sessions, by id and in time order,
+/// The deadlines of running work (a connect or command timeout, a retry), by id and in time order,
 /// so that the loop finds the next one and those that have passed without looking at every
-/// session. O(log n) per change. Engine thread only.
+/// piece of work. O(log n) per change. One thread (an event loop's).
 class deadlines {
  public:
   using clock = std::chrono::steady_clock;
@@ -41,4 +41,4 @@ class deadlines {
   std::unordered_map<uint64_t, clock::time_point> by_id_;
 };
 
-} // namespace cws::ssh
+} // namespace cws::base

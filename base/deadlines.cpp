@@ -1,6 +1,6 @@
-#include "ssh/deadlines.hpp"
+#include "base/deadlines.hpp"
 
-namespace cws::ssh {
+namespace cws::base {
 
 void deadlines::set(uint64_t id, clock::time_point when) {
   auto [it, added] = by_id_.try_emplace(id, when);
@@ -36,4 +36,4 @@ std::vector<uint64_t> deadlines::take_due(clock::time_point now) {
   return due;
 }
 
-} // namespace cws::ssh
+} // namespace cws::base
