@@ -68,7 +68,7 @@ struct job {
 
 /// Counters.
 struct engine_stats {
-  uint64_t sessions = 0; ///< sessions established (RAKP exchanges)
+  uint64_t sessions = 0; ///< sessions set up (RAKP exchange and privilege level)
   uint64_t reuses = 0;   ///< jobs that ran on a pooled session
   uint64_t pooled = 0;   ///< sessions in the pool now
 };
