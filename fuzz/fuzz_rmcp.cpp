@@ -1,7 +1,8 @@
 // libFuzzer: every RMCP+ parser of the IPMI engine (ipmi/rmcp.hpp) takes any datagram without
 // reading past it or crashing; what a parser accepts is consistent with what was given. The
 // first byte picks the parser; the rest is the datagram. Answers built by the encoder with a
-// fixed key are parsed back, so the authenticated and encrypted paths are searched too.
+// fixed key are parsed back, so the authenticated and encrypted paths are searched too. The
+// session set-up and an established session (ipmi/session_setup.hpp) take the datagrams too.
 
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include "ipmi/chassis.hpp"
 #include "ipmi/rmcp.hpp"
+#include "ipmi/session_setup.hpp"
 
 namespace {
 
@@ -40,11 +42,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           std::abort(); // nothing authenticated is accepted without a key
         }
       }
+      {
+        session_setup s{"admin", "secret", privilege_admin, 0x11223344, rand16{}};
+        if (s.feed(p, n) == session_setup::progress::established) {
+          std::abort(); // one datagram cannot set a session up
+        }
+      }
       break;
     case 1:
       if (auto d = parse_datagram(p, n, &keys().k1)) {
         if (d->encrypted) {
           (void)decrypt_payload(d->body, keys().k2);
+        }
+      }
+      {
+        session s{handshake{}, keys()};
+        s.ask(request{0x00, 0x01, {}});
+        if (s.answer(p, n) && s.waiting()) {
+          std::abort(); // an answer ends the wait
         }
       }
       break;

@@ -28,7 +28,7 @@ class beacon : public action {
   step next(const response& r) override {
     step s;
     if (r.code != 0) {
-      s.error = "ipmi";
+      s.error = base::node_errc::ipmi;
       s.message = completion_text(r.code);
       return s;
     }
@@ -41,7 +41,7 @@ class beacon : public action {
       return s;
     }
     // xCAT's answer for an ipmi node: the state cannot be read back
-    s.error = "unsupported";
+    s.error = base::node_errc::unsupported;
     s.message = "please specify on or off for ipmi nodes (stat impossible)";
     return s;
   }

@@ -13,7 +13,7 @@ constexpr uint8_t boot_flags_param = 5;
 
 step refused(uint8_t code) {
   step s;
-  s.error = "ipmi";
+  s.error = base::node_errc::ipmi;
   s.message = completion_text(code);
   return s;
 }

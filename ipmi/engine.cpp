@@ -1,38 +1,31 @@
 #include "ipmi/engine.hpp"
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <deque>
-#include <iterator>
-#include <list>
-#include <mutex>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <openssl/rand.h>
-#include <set>
-#include <stdexcept>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <thread>
 #include <unistd.h>
 #include <unordered_map>
 #include <utility>
 
+#include "base/event_loop.hpp"
+#include "base/fanout.hpp"
+#include "base/lru_pool.hpp"
 #include "base/task_thread.hpp"
+#include "ipmi/session_setup.hpp"
 
 namespace cws::ipmi {
 
 namespace {
 
 using clock = std::chrono::steady_clock;
+using base::node_errc;
+namespace node_message = base::node_message;
 
-constexpr uint8_t netfn_app = 0x06;
-constexpr uint8_t cmd_set_privilege = 0x3b;
-constexpr uint8_t cmd_close_session = 0x3c;
 constexpr size_t max_datagram = 1024;
 
 /// A BMC's address as the socket takes it.
@@ -60,30 +53,19 @@ endpoint resolve(const std::string& host, uint16_t port) {
   return e;
 }
 
-/// One call of engine::run.
+/// One call of engine::run: its jobs, their addresses, and their bookkeeping.
 struct batch {
   std::vector<job> jobs;
-  std::vector<endpoint> endpoints;
-  size_t fanout = 1;
-  size_t next = 0;
-  size_t active = 0;
-  size_t remaining = 0;
-  engine::result_fn on_result;
-  std::function<void()> on_done;
-  uint64_t id = 0;
+  std::vector<endpoint> endpoints; ///< filled on the names thread
   clock::time_point started = clock::now();
-  std::atomic<bool> cancelled{false};
+  std::shared_ptr<base::fanout_run> run;
 };
 
-/// A session with one BMC: its socket and, once the RAKP exchange is done, its keys.
+/// A session with one BMC: its socket and, once set up, the session.
 struct connection {
   int fd = -1;
   std::string key; ///< the pool's key
-  handshake h;
-  session_keys keys;
-  uint32_t out_seq = 1;
-  uint8_t rq_seq = 0;
-  clock::time_point idle_since;
+  session s;
 
   ~connection() {
     if (fd >= 0) {
@@ -92,25 +74,21 @@ struct connection {
   }
 };
 
-enum class phase { delayed, opening, rakp1, rakp3, privilege, working };
+enum class phase { delayed, setting_up, working };
 
 /// A running job.
 struct task {
   std::shared_ptr<batch> b;
   size_t index = 0;
   std::unique_ptr<connection> c;
-  phase at = phase::opening;
+  std::optional<session_setup> setup; ///< while at phase::setting_up
+  phase at = phase::setting_up;
   bool reused = false;
   bool refused = false;
   int tries = 0;
   /// Tries a pooled session used up before it was given up: they count against the next
   /// message until the BMC answers, so a dead BMC costs its deadline, not one try more.
   int spent = 0;
-  uint8_t tag = 0;
-  bytes packet;                   ///< the last set-up message, sent again on timeout
-  std::optional<request> pending; ///< the last in-session request
-  uint8_t pending_seq = 0;
-  clock::time_point deadline;
   /// The end of the whole conversation (engine_config::node_timeout), from its begin.
   clock::time_point ends = clock::time_point::max();
 };
@@ -126,170 +104,87 @@ std::string pool_key(const job& j) {
   return k;
 }
 
+std::vector<std::string> names_of(const std::vector<job>& jobs) {
+  std::vector<std::string> names;
+  names.reserve(jobs.size());
+  for (const auto& j : jobs) {
+    names.push_back(j.node);
+  }
+  return names;
+}
+
+/// Tells the BMC the session ends (one datagram, no answer awaited).
+void close_session(connection& c) {
+  auto packet = c.s.close_packet();
+  (void)::send(c.fd, packet.data(), packet.size(), MSG_DONTWAIT);
+}
+
 } // namespace
 
+/// The engine on the fan-out kit (base/): each task is base::event_loop work under its id
+/// (its socket and its deadline), each run a base::fanout_run in a base::run_registry, idle
+/// sessions a base::lru_pool; the session set-up is ipmi::session_setup.
 struct engine::impl {
   engine_config cfg;
-  int epfd = epoll_create1(EPOLL_CLOEXEC);
-  int evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-
-  // -- shared with other threads (under mu) -----------------------------------------
-  std::mutex mu;
-  std::deque<std::shared_ptr<batch>> incoming;
-  bool stopping = false;
-  bool cancel_requested = false;
-  std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
-  uint64_t next_run = 1;
+  base::run_registry runs;
   std::atomic<uint64_t> sessions{0};
   std::atomic<uint64_t> reuses{0};
   std::atomic<uint64_t> pooled{0};
 
-  // -- engine thread only -----------------------------------------------------------
+  // -- loop thread only -------------------------------------------------------------
   std::unordered_map<uint64_t, task> tasks;
-  std::set<std::pair<clock::time_point, uint64_t>> timers;
-  std::deque<std::shared_ptr<batch>> waiting;
-  /// Idle sessions, oldest first, and where each key's are.
-  std::list<std::unique_ptr<connection>> pool;
-  std::unordered_multimap<std::string, std::list<std::unique_ptr<connection>>::iterator> pool_index;
+  base::lru_pool<std::string, std::unique_ptr<connection>> pool{cfg.max_pooled, cfg.pool_idle,
+                                                                [](std::unique_ptr<connection>& c) {
+                                                                  close_session(*c);
+                                                                }};
   uint64_t next_id = 1;
-  std::thread loop_thread;
+
   /// Looks BMC names up off the loop and off the caller's thread (an actor's).
   base::task_thread names;
+  /// Last: its thread starts once everything it calls is built.
+  base::event_loop loop{handlers()};
 
   explicit impl(engine_config c) : cfg(std::move(c)) {
-    if (epfd < 0 || evfd < 0) {
-      throw std::runtime_error("ipmi engine: cannot create epoll/eventfd");
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = 0;
-    epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev);
-    loop_thread = std::thread([this] { loop(); });
+    // nop
   }
 
   ~impl() {
-    {
-      // batches still waiting for their names skip the lookups
-      std::lock_guard<std::mutex> guard{mu};
-      for (auto& run : runs) {
-        if (auto b = run.second.lock()) {
-          b->cancelled = true;
-        }
-      }
-    }
-    names.stop();
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      stopping = true;
-    }
-    wake();
-    loop_thread.join();
-    ::close(evfd);
-    ::close(epfd);
+    runs.cancel_all(); // runs still waiting for their names skip the lookups
+    names.stop();      // before the loop: it hands runs to the loop
+    loop.stop();       // ends what runs (`stopped`)
   }
 
-  void wake() {
-    uint64_t one = 1;
-    (void)!::write(evfd, &one, sizeof one);
+  base::event_loop::handlers handlers() {
+    base::event_loop::handlers h;
+    h.ready = [this](uint64_t id, uint32_t) {
+      receive(id);
+    };
+    h.deadline = [this](uint64_t id) {
+      expire(id);
+    };
+    h.turn = [this] {
+      if (pool.expire(clock::now()) > 0) {
+        pooled = pool.size();
+      }
+      return pool.next_expiry();
+    };
+    h.stopped = [this] {
+      stop();
+    };
+    return h;
   }
 
-  void enqueue(std::shared_ptr<batch> b) {
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      incoming.push_back(std::move(b));
-    }
-    wake();
-  }
+  // -- loop thread --------------------------------------------------------------------
 
-  // -- engine thread ----------------------------------------------------------------
-
-  void loop() {
-    std::vector<epoll_event> events(1024);
-    for (;;) {
-      bool cancel = false;
-      {
-        std::lock_guard<std::mutex> guard{mu};
-        cancel = std::exchange(cancel_requested, false);
-        if (stopping) {
-          break;
-        }
-        for (auto& b : incoming) {
-          cancel = cancel || b->cancelled; // cancelled while its names were looked up
-          waiting.push_back(std::move(b));
-        }
-        incoming.clear();
-      }
-      if (cancel) {
-        end_cancelled();
-      }
-      start_waiting();
-      int n = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), next_timeout_ms());
-      for (int i = 0; i < n; ++i) {
-        auto id = events[static_cast<size_t>(i)].data.u64;
-        if (id == 0) {
-          uint64_t drained;
-          (void)!::read(evfd, &drained, sizeof drained);
-          continue;
-        }
-        receive(id);
-      }
-      expire();
-    }
-    std::vector<uint64_t> ids;
-    for (const auto& t : tasks) {
-      ids.push_back(t.first);
-    }
-    for (auto id : ids) {
-      fail(id, "disconnected", "the service is stopping");
-    }
-    // and the jobs never started: every node of every batch still gets its result
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      std::move(incoming.begin(), incoming.end(), std::back_inserter(waiting));
-      incoming.clear();
-    }
-    for (auto& b : std::exchange(waiting, {})) {
-      end_unstarted(*b, "disconnected", "the service is stopping");
-    }
-    while (!pool.empty()) {
-      close_session(*pool.front());
-      pool.pop_front();
-    }
-  }
-
-  int next_timeout_ms() {
-    auto now = clock::now();
-    auto best = now + std::chrono::seconds(1);
-    if (!timers.empty() && timers.begin()->first < best) {
-      best = timers.begin()->first;
-    }
-    if (!pool.empty()) {
-      best = std::min(best, pool.front()->idle_since + cfg.pool_idle);
-    }
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(best - now).count();
-    return static_cast<int>(std::max<long long>(0, ms) + 1);
-  }
-
-  void start_waiting() {
-    auto ready = std::move(waiting);
-    waiting.clear();
-    for (auto& b : ready) {
-      while (b->active < b->fanout && b->next < b->jobs.size()) {
-        auto idx = b->next++;
-        ++b->active;
-        start(b, idx);
-      }
-      if (b->next < b->jobs.size()
-          && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
-        waiting.push_back(b);
-      }
+  /// Starts jobs of `b` while its fanout has a free slot.
+  void fill(const std::shared_ptr<batch>& b) {
+    while (auto idx = b->run->next_to_start()) {
+      start(b, *idx);
     }
   }
 
   void set_timer(uint64_t id, task& t, clock::time_point when) {
-    timers.erase({t.deadline, id});
-    t.deadline = std::min(when, t.ends);
-    timers.emplace(t.deadline, id);
+    loop.set_deadline(id, std::min(when, t.ends));
   }
 
   void start(const std::shared_ptr<batch>& b, size_t idx) {
@@ -299,7 +194,7 @@ struct engine::impl {
     t.index = idx;
     const auto& j = b->jobs[idx];
     if (!b->endpoints[idx].error.empty()) {
-      fail(id, "resolve", b->endpoints[idx].error);
+      fail(id, node_errc::resolve, b->endpoints[idx].error);
       return;
     }
     if (j.delay.count() > 0 && clock::now() < b->started + j.delay) {
@@ -314,42 +209,24 @@ struct engine::impl {
   void begin(uint64_t id, task& t) {
     const auto& j = t.b->jobs[t.index];
     t.ends = clock::now() + cfg.node_timeout;
-    if (auto c = take_pooled(pool_key(j))) {
+    if (auto c = pool.take(pool_key(j))) {
+      pooled = pool.size();
       ++reuses;
       t.c = std::move(c);
       t.reused = true;
-      watch(id, t);
+      loop.watch(t.c->fd, EPOLLIN, id);
       begin_work(id, t);
       return;
     }
     open_session(id, t);
   }
 
-  std::unique_ptr<connection> take_pooled(const std::string& key) {
-    auto it = pool_index.find(key);
-    if (it == pool_index.end()) {
-      return nullptr;
-    }
-    auto c = std::move(*it->second);
-    pool.erase(it->second);
-    pool_index.erase(it);
-    pooled = pool.size();
-    return c;
-  }
-
-  void watch(uint64_t id, task& t) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = id;
-    epoll_ctl(epfd, EPOLL_CTL_ADD, t.c->fd, &ev);
-  }
-
-  /// A new session: a socket, then the Open Session Request.
+  /// A new session: a socket, then the set-up's first message.
   void open_session(uint64_t id, task& t) {
     const auto& j = t.b->jobs[t.index];
     const auto& ep = t.b->endpoints[t.index];
     if (t.c) {
-      epoll_ctl(epfd, EPOLL_CTL_DEL, t.c->fd, nullptr);
+      loop.unwatch(t.c->fd);
     }
     t.c = std::make_unique<connection>();
     t.reused = false;
@@ -357,34 +234,18 @@ struct engine::impl {
     t.c->fd = ::socket(ep.addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (t.c->fd < 0
         || ::connect(t.c->fd, reinterpret_cast<const sockaddr*>(&ep.addr), ep.size) != 0) {
-      fail(id, "unreachable", std::string{"socket: "} + std::strerror(errno));
+      fail(id, node_errc::unreachable, std::string{"socket: "} + std::strerror(errno));
       return;
     }
-    watch(id, t);
-    auto& h = t.c->h;
-    RAND_bytes(reinterpret_cast<uint8_t*>(&h.console_sid), sizeof h.console_sid);
-    h.console_sid |= 1; // never 0: 0 is "no session"
-    RAND_bytes(h.console_rand.data(), static_cast<int>(h.console_rand.size()));
-    h.user = j.user;
-    h.password = j.password;
-    h.role = privilege_admin;
-    t.at = phase::opening;
-    t.tag = 0;
-    send_setup(
-      id, t, wrap_plain(payload::open_request, open_session_request(t.tag, h.console_sid, h.role)));
-  }
-
-  void send_setup(uint64_t id, task& t, bytes packet) {
-    t.packet = std::move(packet);
-    t.pending.reset();
+    loop.watch(t.c->fd, EPOLLIN, id);
+    t.at = phase::setting_up;
+    t.setup.emplace(j.user, j.password, privilege_admin);
     t.tries = 0;
     transmit(id, t);
   }
 
   void send_request(uint64_t id, task& t, request r) {
-    t.c->rq_seq = static_cast<uint8_t>((t.c->rq_seq + 1) & 0x3f);
-    t.pending_seq = t.c->rq_seq;
-    t.pending = std::move(r);
+    t.c->s.ask(std::move(r));
     t.tries = 0;
     transmit(id, t);
   }
@@ -392,12 +253,8 @@ struct engine::impl {
   /// Sends the task's current message (again), with its answer's deadline.
   void transmit(uint64_t id, task& t) {
     ++t.tries;
-    if (t.pending) {
-      auto& c = *t.c;
-      t.packet
-        = wrap_session(c.h.bmc_sid, c.out_seq++, c.keys, encode_request(*t.pending, t.pending_seq));
-    }
-    if (::send(t.c->fd, t.packet.data(), t.packet.size(), 0) < 0 && errno == ECONNREFUSED) {
+    auto packet = t.setup ? t.setup->packet() : t.c->s.packet();
+    if (::send(t.c->fd, packet.data(), packet.size(), 0) < 0 && errno == ECONNREFUSED) {
       t.refused = true;
     }
     set_timer(id, t, clock::now() + t.b->jobs[t.index].timeout);
@@ -412,7 +269,7 @@ struct engine::impl {
     uint8_t buf[max_datagram];
     for (int i = 0; i < 64; ++i) { // bounded: other sessions get their turn
       auto it = tasks.find(id);
-      if (it == tasks.end()) {
+      if (it == tasks.end() || !it->second.c) {
         return;
       }
       auto n = ::recv(it->second.c->fd, buf, sizeof buf, 0);
@@ -430,93 +287,28 @@ struct engine::impl {
   /// One datagram from the task's BMC. Anything that does not fit the current step (a late
   /// answer to an earlier send, noise) is ignored.
   void handle(uint64_t id, task& t, const uint8_t* data, size_t size) {
-    auto& c = *t.c;
-    auto& h = c.h;
-    bool in_session = t.at == phase::privilege || t.at == phase::working;
-    auto d = parse_datagram(data, size, in_session ? &c.keys.k1 : nullptr);
-    if (!d) {
+    if (t.at == phase::setting_up) {
+      switch (t.setup->feed(data, size)) {
+        case session_setup::progress::ignored: return;
+        case session_setup::progress::next:
+          t.spent = 0; // it answers
+          t.tries = 0;
+          transmit(id, t);
+          return;
+        case session_setup::progress::failed: fail(id, node_errc::auth, t.setup->message()); return;
+        case session_setup::progress::established:
+          ++sessions;
+          t.c->s = t.setup->take();
+          t.setup.reset();
+          begin_work(id, t);
+          return;
+      }
+    }
+    if (t.at != phase::working) {
       return;
     }
-    switch (t.at) {
-      case phase::delayed: return;
-      case phase::opening: {
-        auto r
-          = d->type == payload::open_response ? parse_open_session_response(d->body) : std::nullopt;
-        if (!r || r->tag != t.tag || r->console_sid != h.console_sid) {
-          return;
-        }
-        if (r->status != 0) {
-          fail(id, "auth", status_text(r->status));
-          return;
-        }
-        if (r->auth != 1 || r->integrity != 1 || r->confidentiality != 1) {
-          fail(id, "auth", "The BMC did not accept cipher suite 3");
-          return;
-        }
-        h.bmc_sid = r->bmc_sid;
-        t.spent = 0; // it answers
-        t.at = phase::rakp1;
-        t.tag = 1;
-        send_setup(id, t, wrap_plain(payload::rakp1, rakp1(t.tag, h)));
-        return;
-      }
-      case phase::rakp1: {
-        auto r = d->type == payload::rakp2 ? parse_rakp2(d->body) : std::nullopt;
-        if (!r || r->tag != t.tag || r->console_sid != h.console_sid) {
-          return;
-        }
-        if (r->status != 0) {
-          fail(id, "auth", status_text(r->status));
-          return;
-        }
-        h.bmc_rand = r->bmc_rand;
-        h.bmc_guid = r->bmc_guid;
-        if (!rakp2_valid(h, r->code)) {
-          fail(id, "auth", "Incorrect password provided");
-          return;
-        }
-        c.keys = derive_keys(h);
-        t.at = phase::rakp3;
-        t.tag = 2;
-        send_setup(id, t, wrap_plain(payload::rakp3, rakp3(t.tag, h)));
-        return;
-      }
-      case phase::rakp3: {
-        auto r = d->type == payload::rakp4 ? parse_rakp4(d->body) : std::nullopt;
-        if (!r || r->tag != t.tag || r->console_sid != h.console_sid) {
-          return;
-        }
-        if (r->status != 0) {
-          fail(id, "auth", status_text(r->status));
-          return;
-        }
-        if (!rakp4_valid(h, c.keys, r->icv)) {
-          fail(id, "auth", "Invalid integrity check value");
-          return;
-        }
-        ++sessions;
-        t.at = phase::privilege;
-        send_request(id, t, request{netfn_app, cmd_set_privilege, {h.role}});
-        return;
-      }
-      case phase::privilege:
-      case phase::working: break;
-    }
-    if (d->type != payload::ipmi || !d->encrypted || d->session_id != h.console_sid || !t.pending) {
-      return;
-    }
-    auto plain = decrypt_payload(d->body, c.keys.k2);
-    auto r = plain ? parse_response(plain->data(), plain->size()) : std::nullopt;
-    if (!r || r->seq != t.pending_seq || r->cmd != t.pending->cmd || r->netfn != t.pending->netfn) {
-      return;
-    }
-    t.pending.reset();
-    if (t.at == phase::privilege) {
-      if (r->code != 0) {
-        fail(id, "auth", completion_text(r->code));
-        return;
-      }
-      begin_work(id, t);
+    auto r = t.c->s.answer(data, size);
+    if (!r) {
       return;
     }
     auto s = t.b->jobs[t.index].work->next(*r);
@@ -526,175 +318,115 @@ struct engine::impl {
     }
     base::node_result res;
     res.out = std::move(s.out);
-    res.error = std::move(s.error);
+    res.error = to_string(s.error);
     res.message = std::move(s.message);
-    res.rc = res.error.empty() ? 0 : 1;
+    res.rc = s.error == node_errc::none ? 0 : 1;
     finish(id, std::move(res), true);
   }
 
-  /// Deadlines that have passed: send again, or fail the node; idle pooled sessions.
-  void expire() {
-    auto now = clock::now();
-    while (!timers.empty() && timers.begin()->first <= now) {
-      auto id = timers.begin()->second;
-      timers.erase(timers.begin());
-      auto it = tasks.find(id);
-      if (it == tasks.end()) {
-        continue;
-      }
-      auto& t = it->second;
-      const auto& j = t.b->jobs[t.index];
-      if (t.at == phase::delayed) {
-        begin(id, t);
-        continue;
-      }
-      if (now >= t.ends) {
-        // each answer came in time, the whole did not (a long SEL walk of a slow BMC)
-        fail(id, "timeout",
-             "timeout (the conversation with " + j.address + " took longer than "
-               + std::to_string(cfg.node_timeout.count() / 1000) + " s: ipmi_node_timeout)");
-        continue;
-      }
-      if (t.reused && t.at == phase::working) {
-        // a pooled session the BMC has forgotten: a new one, once
-        t.spent = t.tries;
-        open_session(id, t);
-        continue;
-      }
-      if (t.tries + t.spent < std::max(1, j.retries)) {
-        transmit(id, t);
-        continue;
-      }
-      auto secs = static_cast<double>(j.timeout.count()) / 1000.0;
-      char what[160];
-      std::snprintf(what, sizeof what, "%s%s:%u after %d tries of %.3g s",
-                    t.refused ? "refused by " : "no answer from ", j.address.c_str(), j.port,
-                    t.tries + t.spent, secs);
-      fail(id, "timeout", std::string{"timeout ("} + what + ")");
+  /// The task's deadline has passed: it begins (delayed), sends again, or fails.
+  void expire(uint64_t id) {
+    auto it = tasks.find(id);
+    if (it == tasks.end()) {
+      return;
     }
-    while (!pool.empty() && pool.front()->idle_since + cfg.pool_idle <= now) {
-      drop_oldest();
+    auto& t = it->second;
+    const auto& j = t.b->jobs[t.index];
+    if (t.at == phase::delayed) {
+      begin(id, t);
+      return;
     }
+    if (clock::now() >= t.ends) {
+      // each answer came in time, the whole did not (a long SEL walk of a slow BMC)
+      fail(id, node_errc::timeout,
+           "timeout (the conversation with " + j.address + " took longer than "
+             + std::to_string(cfg.node_timeout.count() / 1000) + " s: ipmi_node_timeout)");
+      return;
+    }
+    if (t.reused && t.at == phase::working) {
+      // a pooled session the BMC has forgotten: a new one, once
+      t.spent = t.tries;
+      open_session(id, t);
+      return;
+    }
+    if (t.tries + t.spent < std::max(1, j.retries)) {
+      transmit(id, t);
+      return;
+    }
+    auto secs = static_cast<double>(j.timeout.count()) / 1000.0;
+    char what[160];
+    std::snprintf(what, sizeof what, "%s%s:%u after %d tries of %.3g s",
+                  t.refused ? "refused by " : "no answer from ", j.address.c_str(), j.port,
+                  t.tries + t.spent, secs);
+    fail(id, node_errc::timeout, std::string{"timeout ("} + what + ")");
   }
 
-  void drop_oldest() {
-    auto& c = pool.front();
-    auto range = pool_index.equal_range(c->key);
-    for (auto it = range.first; it != range.second; ++it) {
-      if (it->second == pool.begin()) {
-        pool_index.erase(it);
-        break;
-      }
-    }
-    close_session(*c);
-    pool.pop_front();
-    pooled = pool.size();
-  }
-
-  /// Tells the BMC the session ends (one datagram, no answer awaited).
-  void close_session(connection& c) {
-    bytes sid;
-    for (int i = 0; i < 4; ++i) {
-      sid.push_back(static_cast<uint8_t>(c.h.bmc_sid >> (8 * i)));
-    }
-    c.rq_seq = static_cast<uint8_t>((c.rq_seq + 1) & 0x3f);
-    auto msg = encode_request(request{netfn_app, cmd_close_session, sid}, c.rq_seq);
-    auto packet = wrap_session(c.h.bmc_sid, c.out_seq++, c.keys, msg);
-    (void)::send(c.fd, packet.data(), packet.size(), MSG_DONTWAIT);
-  }
-
-  void fail(uint64_t id, std::string error, std::string message) {
-    base::node_result r;
-    r.error = std::move(error);
-    r.message = std::move(message);
+  void fail(uint64_t id, node_errc why, std::string_view message) {
+    auto r = base::node_result::failure({}, why, message);
     r.rc = 1;
     finish(id, std::move(r), false);
   }
 
-  /// The task has ended: its session goes to the pool if it is sound, its result to the
-  /// batch, and the batch may start its next job.
+  /// The task has ended: its session goes to the pool if it is sound (`keep`), its result
+  /// to the run, and the run may start its next job (posted: a job that fails at once must
+  /// not recurse into the next one).
   void finish(uint64_t id, base::node_result res, bool keep) {
     auto it = tasks.find(id);
     if (it == tasks.end()) {
       return;
     }
     auto& t = it->second;
-    timers.erase({t.deadline, id});
+    loop.clear_deadline(id);
     if (t.c && t.c->fd >= 0) {
-      epoll_ctl(epfd, EPOLL_CTL_DEL, t.c->fd, nullptr);
+      loop.unwatch(t.c->fd);
     }
-    if (keep && t.c && cfg.max_pooled > 0) {
-      t.c->idle_since = clock::now();
+    if (keep && t.c) {
       auto key = t.c->key;
-      pool.push_back(std::move(t.c));
-      pool_index.emplace(std::move(key), std::prev(pool.end()));
-      while (pool.size() > cfg.max_pooled) {
-        drop_oldest();
-      }
+      pool.put(key, std::move(t.c), clock::now()); // (max_pooled 0: closed at once)
       pooled = pool.size();
-    } else if (keep && t.c) {
-      close_session(*t.c);
     }
     auto b = std::move(t.b);
     auto idx = t.index;
     res.name = b->jobs[idx].node;
     res.reused = t.reused;
     tasks.erase(it);
-    --b->active;
-    --b->remaining;
-    b->on_result(idx, std::move(res));
-    if (b->remaining == 0) {
-      done(*b);
-    } else if (b->next < b->jobs.size()
-               && std::find(waiting.begin(), waiting.end(), b) == waiting.end()) {
-      waiting.push_back(b);
+    b->run->finished(idx, std::move(res));
+    if (b->run->unstarted() > 0) {
+      loop.post([this, b] { fill(b); });
     }
   }
 
-  void end_cancelled() {
+  /// The ids of the running tasks of `run` (all with null; a copy: ending a task erases it).
+  std::vector<uint64_t> task_ids(const base::fanout_state* run) const {
     std::vector<uint64_t> ids;
-    for (const auto& t : tasks) {
-      if (t.second.b->cancelled) {
-        ids.push_back(t.first);
+    for (const auto& [id, t] : tasks) {
+      if (run == nullptr || t.b->run.get() == run) {
+        ids.push_back(id);
       }
     }
-    for (auto id : ids) {
-      fail(id, "cancelled", "The request was cancelled.");
-    }
-    auto ready = std::move(waiting);
-    waiting.clear();
-    for (auto& b : ready) {
-      if (b->cancelled) {
-        end_unstarted(*b, "cancelled", "The request was cancelled before it started.");
-      } else {
-        waiting.push_back(b);
-      }
-    }
+    return ids;
   }
 
-  /// Gives each job of `b` not started yet its result (`error`), and ends `b` when no job
-  /// of it is left running.
-  void end_unstarted(batch& b, const char* error, const char* message) {
-    while (b.next < b.jobs.size()) {
-      auto idx = b.next++;
-      base::node_result r;
-      r.name = b.jobs[idx].node;
-      r.error = error;
-      r.message = message;
-      --b.remaining;
-      b.on_result(idx, std::move(r));
+  /// Ends the running jobs of `run` (a command already sent may still take effect on the
+  /// BMC), then the waiting ones.
+  void end_cancelled(base::fanout_state& run) {
+    for (auto id : task_ids(&run)) {
+      fail(id, node_errc::cancelled, node_message::cancelled);
     }
-    if (b.remaining == 0) {
-      done(b);
-    }
+    run.end_unstarted(node_errc::cancelled, node_message::cancelled_unstarted);
   }
 
-  void done(batch& b) {
-    {
-      std::lock_guard<std::mutex> guard{mu};
-      runs.erase(b.id);
+  /// The loop stops: every job gets its result and every run its end, as api::
+  /// node_operation promises: running ones fail, the others never start.
+  void stop() {
+    for (auto id : task_ids(nullptr)) {
+      fail(id, node_errc::disconnected, node_message::stopping);
     }
-    b.on_done();
+    for (auto& run : runs.cancel_all()) {
+      run->end_unstarted(node_errc::disconnected, node_message::stopped_unstarted);
+    }
+    pool.clear();
+    pooled = 0;
   }
 };
 
@@ -706,45 +438,31 @@ engine::~engine() = default;
 
 uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
                      std::function<void()> on_done) {
-  auto b = std::make_shared<batch>();
-  b->jobs = std::move(jobs);
-  b->fanout = std::max<size_t>(1, fanout);
-  b->remaining = b->jobs.size();
-  b->on_result = std::move(on_result);
-  b->on_done = std::move(on_done);
-  if (b->jobs.empty()) {
-    b->on_done();
+  if (jobs.empty()) {
+    on_done();
     return 0;
   }
-  uint64_t id = 0;
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    id = b->id = impl_->next_run++;
-    impl_->runs.emplace(id, b);
-  }
-  impl_->names.post([i = impl_.get(), b = std::move(b)]() mutable {
+  auto b = std::make_shared<batch>();
+  b->run
+    = std::make_shared<base::fanout_run>(jobs.size(), fanout, std::move(on_result),
+                                         std::move(on_done), base::node_failures(names_of(jobs)));
+  b->jobs = std::move(jobs);
+  auto id = impl_->runs.add(b->run);
+  impl_->names.post([i = impl_.get(), b = std::move(b)] {
     b->endpoints.reserve(b->jobs.size());
     for (const auto& j : b->jobs) {
-      b->endpoints.push_back(b->cancelled ? endpoint{{}, 0, "cancelled"}
-                                          : resolve(j.address, j.port));
+      b->endpoints.push_back(b->run->cancel_requested() ? endpoint{{}, 0, "cancelled"}
+                                                        : resolve(j.address, j.port));
     }
-    i->enqueue(std::move(b));
+    i->loop.post([i, b] { i->fill(b); });
   });
   return id;
 }
 
-void engine::cancel(uint64_t run) {
-  {
-    std::lock_guard<std::mutex> guard{impl_->mu};
-    auto it = impl_->runs.find(run);
-    auto b = it == impl_->runs.end() ? nullptr : it->second.lock();
-    if (!b) {
-      return;
-    }
-    b->cancelled = true;
-    impl_->cancel_requested = true;
+void engine::cancel(uint64_t id) {
+  if (auto run = impl_->runs.cancel(id)) {
+    impl_->loop.post([i = impl_.get(), run] { i->end_cancelled(*run); });
   }
-  impl_->wake();
 }
 
 engine_stats engine::stats() const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/node_errc.hpp"
 #include "base/node_result.hpp"
 #include "ipmi/rmcp.hpp"
 
@@ -18,8 +19,8 @@ namespace cws::ipmi {
 struct step {
   std::optional<request> next;
   std::string out;
-  /// Empty on success; else a short code (`ipmi`: the BMC refused the command).
-  std::string error;
+  /// `none` on success; else the node's error (`ipmi`: the BMC refused the command).
+  base::node_errc error = base::node_errc::none;
   std::string message;
 };
 
@@ -67,19 +68,22 @@ struct job {
 
 /// Counters.
 struct engine_stats {
-  uint64_t sessions = 0; ///< sessions established (RAKP exchanges)
+  uint64_t sessions = 0; ///< sessions set up (RAKP exchange and privilege level)
   uint64_t reuses = 0;   ///< jobs that ran on a pooled session
   uint64_t pooled = 0;   ///< sessions in the pool now
 };
 
 /// Runs IPMI conversations with many BMCs at once over RMCP+ (UDP): every session is
-/// multiplexed on one event-loop thread (epoll), none has a thread or a process of its own.
-/// Established sessions are pooled per (address, port, user, password) and reused.
+/// multiplexed on one event-loop thread (base::event_loop), none has a thread or a process
+/// of its own. Sessions are set up by ipmi::session_setup; established ones are pooled per
+/// (address, port, user, password) and reused. Every job gets one result, then the run its
+/// `on_done`, however it ends (base::fanout_run).
 class engine {
  public:
   explicit engine(engine_config cfg);
 
-  /// Closes pooled sessions and stops the loop; running jobs end with error "disconnected".
+  /// Closes pooled sessions and stops the loop; running and waiting jobs end with error
+  /// `disconnected`.
   ~engine();
 
   engine(const engine&) = delete;

@@ -265,7 +265,7 @@ class inventory : public action {
  private:
   static step fail(std::string message) {
     step s;
-    s.error = "ipmi";
+    s.error = base::node_errc::ipmi;
     s.message = std::move(message);
     return s;
   }

@@ -22,7 +22,7 @@ constexpr uint16_t last_record = 0xffff;
 
 step failed(std::string message) {
   step s;
-  s.error = "ipmi";
+  s.error = base::node_errc::ipmi;
   s.message = std::move(message);
   return s;
 }

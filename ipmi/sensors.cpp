@@ -31,7 +31,7 @@ uint32_t le32(const bytes& d, size_t at) {
 
 step fail(std::string message) {
   step s;
-  s.error = "ipmi";
+  s.error = base::node_errc::ipmi;
   s.message = std::move(message);
   return s;
 }

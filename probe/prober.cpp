@@ -2,23 +2,19 @@
 
 #include <algorithm>
 #include <arpa/inet.h>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <set>
 #include <stdexcept>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <thread>
 #include <unistd.h>
 #include <unordered_map>
 #include <utility>
 
+#include "base/event_loop.hpp"
+#include "base/fanout.hpp"
 #include "base/task_thread.hpp"
 
 namespace cws::probe {
@@ -31,22 +27,17 @@ bool outcome::alive() const {
 namespace {
 
 using clock = std::chrono::steady_clock;
+using base::node_errc;
+namespace node_message = base::node_message;
+using probe_run = base::basic_fanout_run<outcome>;
 
-/// One call of prober::run.
+/// One call of prober::run: its targets, their addresses, and their bookkeeping.
 struct batch {
-  uint64_t id = 0;
   std::vector<target> targets;
   /// Filled by the resolver thread: each target's socket address (family 0: did not resolve).
   std::vector<sockaddr_storage> addrs;
-  size_t fanout = 1;
   std::chrono::milliseconds timeout{0};
-  prober::result_fn on_result;
-  std::function<void()> on_done;
-  size_t next = 0;
-  size_t active = 0;
-  size_t remaining = 0;
-  /// Set by prober::cancel on any thread; the loop ends the batch's nodes.
-  std::atomic<bool> cancelled{false};
+  std::shared_ptr<probe_run> run;
 };
 
 /// A node being probed: one non-blocking socket per port.
@@ -56,9 +47,24 @@ struct node_probe {
   std::vector<int> fds; // -1 once the port has its answer
   size_t pending = 0;
   outcome res;
-  clock::time_point deadline;
   bool query_sent = false;
 };
+
+/// The outcome of a target that was not probed to its end (cancel, stop): its ports silent.
+probe_run::failure_fn failures(const std::vector<target>& targets) {
+  std::vector<size_t> ports;
+  ports.reserve(targets.size());
+  for (const auto& t : targets) {
+    ports.push_back(t.ports.size());
+  }
+  return [ports = std::move(ports)](size_t index, node_errc why, std::string_view message) {
+    outcome o;
+    o.ports.assign(index < ports.size() ? ports[index] : 0, port_state::silent);
+    o.error = to_string(why);
+    o.message = message;
+    return o;
+  };
+}
 
 /// Fills `out` with the address of `host` (numeric or a name); false if it does not resolve.
 bool resolve(const std::string& host, sockaddr_storage& out) {
@@ -91,63 +97,48 @@ bool local_shortage(int err) {
 
 } // namespace
 
+/// The prober on the fan-out kit (base/): each port's socket is base::event_loop work under
+/// (probe id, port), each node's deadline under its probe id, each run a fanout_run of
+/// outcomes in a base::run_registry.
 struct prober::impl {
   prober_config cfg;
-  int epfd = epoll_create1(EPOLL_CLOEXEC);
-  int evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-
-  // -- shared with other threads (under mu) -----------------------------------------
-  std::mutex mu;
-  std::deque<std::shared_ptr<batch>> incoming;
-  std::unordered_map<uint64_t, std::weak_ptr<batch>> runs;
-  uint64_t next_run = 1;
-  bool stopping = false;
-  /// Some batch was cancelled: the loop looks for its nodes.
-  std::atomic<bool> cancel_requested{false};
+  base::run_registry runs;
 
   // -- loop thread only -------------------------------------------------------------
-  std::deque<std::shared_ptr<batch>> waiting; // batches with nodes not started yet
   std::unordered_map<uint64_t, node_probe> probes;
-  std::set<std::pair<clock::time_point, uint64_t>> deadlines;
   uint64_t next_probe = 1;
 
   /// Looks names up, one batch after another, and hands each batch to the loop.
   base::task_thread resolver;
-  std::thread loop_thread;
+  /// Last: its thread starts once everything it calls is built.
+  base::event_loop loop{handlers()};
 
   explicit impl(prober_config c) : cfg(c) {
-    if (epfd < 0 || evfd < 0) {
-      throw std::runtime_error(std::string{"prober: "} + std::strerror(errno));
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = 0; // probe ids start at 1
-    epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev);
-    loop_thread = std::thread([this] { loop(); });
+    // nop
   }
 
   ~impl() {
-    {
-      std::lock_guard<std::mutex> g{mu};
-      stopping = true;
-      for (auto& [id, w] : runs) {
-        if (auto b = w.lock()) {
-          b->cancelled = true;
-        }
-      }
-    }
-    // the resolver hands every batch it holds to the loop before it ends; then the loop
-    // ends them all (cancelled), so every node still gets its result
+    // the resolver hands every batch it holds to the loop (cancelled: no lookups) before it
+    // ends; then the loop ends them all, so every node still gets its result
+    runs.cancel_all();
     resolver.stop();
-    wake();
-    loop_thread.join();
-    ::close(epfd);
-    ::close(evfd);
+    loop.stop();
   }
 
-  void wake() {
-    uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(evfd, &one, sizeof one);
+  base::event_loop::handlers handlers() {
+    base::event_loop::handlers h;
+    h.ready = [this](uint64_t key, uint32_t events) {
+      on_event(key, events);
+    };
+    h.deadline = [this](uint64_t id) {
+      if (probes.count(id) != 0) {
+        finish(id, node_errc::none, {}); // ports without an answer stay silent
+      }
+    };
+    h.stopped = [this] {
+      stop();
+    };
+    return h;
   }
 
   // -- resolver thread ----------------------------------------------------------------
@@ -155,77 +146,28 @@ struct prober::impl {
   /// Looks the batch's names up (none once it is cancelled), then hands it to the loop.
   void resolve_batch(const std::shared_ptr<batch>& b) {
     b->addrs.resize(b->targets.size());
-    for (size_t i = 0; i < b->targets.size() && !b->cancelled.load(); ++i) {
+    for (size_t i = 0; i < b->targets.size() && !b->run->cancel_requested(); ++i) {
       const auto& t = b->targets[i];
       b->addrs[i] = {};
       resolve(t.address.empty() ? t.node : t.address, b->addrs[i]);
     }
-    {
-      std::lock_guard<std::mutex> g{mu};
-      incoming.push_back(b);
-    }
-    wake();
+    loop.post([this, b] { fill(b); });
   }
 
   // -- loop thread --------------------------------------------------------------------
-
-  void loop() {
-    std::vector<epoll_event> events(256);
-    for (;;) {
-      int wait_ms = -1;
-      if (!deadlines.empty()) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadlines.begin()->first
-                                                                          - clock::now())
-                      .count();
-        wait_ms = static_cast<int>(std::clamp<long long>(left + 1, 0, 60000));
-      }
-      int n = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), wait_ms);
-      bool stop = false;
-      for (int i = 0; i < n; ++i) {
-        if (events[i].data.u64 == 0) {
-          uint64_t drained;
-          [[maybe_unused]] auto r = ::read(evfd, &drained, sizeof drained);
-          stop = take_incoming() || stop;
-        } else {
-          on_event(events[i].data.u64, events[i].events);
-        }
-      }
-      if (stop) {
-        end_everything();
-        return;
-      }
-      handle_cancels();
-      expire(clock::now());
-      start_waiting();
-    }
-  }
-
-  /// Moves new batches to `waiting`. @returns true when the prober is stopping.
-  bool take_incoming() {
-    std::lock_guard<std::mutex> g{mu};
-    for (auto& b : incoming) {
-      waiting.push_back(std::move(b));
-    }
-    incoming.clear();
-    return stopping;
-  }
 
   static uint64_t key(uint64_t probe, size_t port) {
     return (probe << 8) | port;
   }
 
-  void start_waiting() {
-    for (auto it = waiting.begin(); it != waiting.end();) {
-      auto b = *it; // (a copy: finishing the batch's last node may drop it from `waiting`)
-      while (b->next < b->targets.size() && b->active < b->fanout) {
-        start_node(b, b->next++);
-      }
-      it = b->next < b->targets.size() ? std::next(it) : waiting.erase(it);
+  /// Starts nodes of `b` while its fanout has a free slot.
+  void fill(const std::shared_ptr<batch>& b) {
+    while (auto index = b->run->next_to_start()) {
+      start_node(b, *index);
     }
   }
 
   void start_node(const std::shared_ptr<batch>& b, size_t index) {
-    ++b->active;
     auto id = next_probe++;
     auto& p = probes[id];
     p.b = b;
@@ -234,13 +176,10 @@ struct prober::impl {
     p.res.ports.assign(t.ports.size(), port_state::silent);
     p.fds.assign(t.ports.size(), -1);
     const auto& addr = b->addrs[index];
-    if (b->cancelled.load()) {
-      return finish(id, "cancelled", "cancelled");
-    }
     if (addr.ss_family != AF_INET && addr.ss_family != AF_INET6) {
-      return finish(id, "resolve", "Could not resolve " + (t.address.empty() ? t.node : t.address));
+      return finish(id, node_errc::resolve,
+                    "Could not resolve " + (t.address.empty() ? t.node : t.address));
     }
-    p.deadline = clock::now() + b->timeout;
     for (size_t i = 0; i < t.ports.size(); ++i) {
       sockaddr_storage sa = addr;
       socklen_t len;
@@ -260,37 +199,32 @@ struct prober::impl {
         if (fd >= 0) {
           ::close(fd);
         }
-        return finish(id, "resources", std::string{"No socket for a probe: "} + std::strerror(err));
+        return finish(id, node_errc::resources,
+                      std::string{"No socket for a probe: "} + std::strerror(err));
       }
       p.fds[i] = fd;
       ++p.pending;
       if (err == EINPROGRESS) {
-        epoll_event ev{};
-        ev.events = EPOLLOUT;
-        ev.data.u64 = key(id, i);
-        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+        loop.watch(fd, EPOLLOUT, key(id, i));
       } else {
-        port_answered(id, p, i, err, false);
+        port_answered(id, p, i, err);
       }
     }
     if (p.pending == 0) {
-      return finish(id, {}, {});
+      return finish(id, node_errc::none, {});
     }
-    deadlines.emplace(p.deadline, id);
+    loop.set_deadline(id, clock::now() + b->timeout);
   }
 
-  /// Port `i` of probe `id` connected (err 0) or failed. `registered`: its fd is in epoll.
-  void port_answered(uint64_t id, node_probe& p, size_t i, int err, bool registered) {
+  /// Port `i` of probe `id` connected (err 0) or failed.
+  void port_answered(uint64_t id, node_probe& p, size_t i, int err) {
     const auto& t = p.b->targets[p.index];
     p.res.ports[i] = state_of(err);
     if (err == 0 && i == t.query_index) {
       // xCAT's installer protocol: send the question, read the answer until the peer closes
       ::send(p.fds[i], t.query.data(), t.query.size(), MSG_NOSIGNAL);
       p.query_sent = true;
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u64 = key(id, i);
-      epoll_ctl(epfd, registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, p.fds[i], &ev);
+      loop.watch(p.fds[i], EPOLLIN, key(id, i));
       return;
     }
     close_port(p, i, err == 0);
@@ -325,10 +259,10 @@ struct prober::impl {
       int err = 0;
       socklen_t len = sizeof err;
       getsockopt(p.fds[i], SOL_SOCKET, SO_ERROR, &err, &len);
-      port_answered(id, p, i, err, true);
+      port_answered(id, p, i, err);
     }
     if (p.pending == 0) {
-      finish(id, {}, {});
+      finish(id, node_errc::none, {});
     }
   }
 
@@ -351,69 +285,55 @@ struct prober::impl {
     }
   }
 
-  /// Ends probe `id`: ports without an answer stay silent.
-  void finish(uint64_t id, const std::string& error, const std::string& message) {
+  /// Ends probe `id`: ports without an answer stay silent. Its run may start its next node
+  /// (posted: a node that fails at once must not recurse into the next one).
+  void finish(uint64_t id, node_errc why, std::string_view message) {
     auto it = probes.find(id);
     auto& p = it->second;
     for (size_t i = 0; i < p.fds.size(); ++i) {
       close_port(p, i, p.res.ports[i] == port_state::open);
     }
-    deadlines.erase({p.deadline, id});
-    p.res.error = error;
+    loop.clear_deadline(id);
+    p.res.error = to_string(why);
     p.res.message = message;
     auto b = std::move(p.b);
     auto index = p.index;
     auto res = std::move(p.res);
     probes.erase(it);
-    --b->active;
-    b->on_result(index, std::move(res));
-    if (--b->remaining == 0) {
-      {
-        std::lock_guard<std::mutex> g{mu};
-        runs.erase(b->id);
-      }
-      b->on_done();
+    b->run->finished(index, std::move(res));
+    if (b->run->unstarted() > 0) {
+      loop.post([this, b] { fill(b); });
     }
   }
 
-  void expire(clock::time_point now) {
-    while (!deadlines.empty() && deadlines.begin()->first <= now) {
-      finish(deadlines.begin()->second, {}, {});
-    }
-  }
-
-  /// Ends the running and waiting nodes of cancelled batches.
-  void handle_cancels() {
-    if (!cancel_requested.exchange(false)) {
-      return;
-    }
+  /// The ids of the nodes being probed for `run` (all with null; a copy: ending one
+  /// erases it).
+  std::vector<uint64_t> probe_ids(const base::fanout_state* run) const {
     std::vector<uint64_t> ids;
     for (const auto& [id, p] : probes) {
-      if (p.b->cancelled.load()) {
+      if (run == nullptr || p.b->run.get() == run) {
         ids.push_back(id);
       }
     }
-    for (auto id : ids) {
-      finish(id, "cancelled", "cancelled");
+    return ids;
+  }
+
+  /// Ends the nodes of `run` being probed, then those waiting.
+  void end_cancelled(base::fanout_state& run) {
+    for (auto id : probe_ids(&run)) {
+      finish(id, node_errc::cancelled, node_message::cancelled);
     }
-    for (auto it = waiting.begin(); it != waiting.end();) {
-      auto b = *it;
-      if (!b->cancelled.load()) {
-        ++it;
-        continue;
-      }
-      it = waiting.erase(it);
-      while (b->next < b->targets.size()) {
-        start_node(b, b->next++); // ends at once, cancelled
-      }
-    }
+    run.end_unstarted(node_errc::cancelled, node_message::cancelled_unstarted);
   }
 
   /// The prober is going away: every node still probing or waiting ends, cancelled.
-  void end_everything() {
-    take_incoming();
-    cancel_requested = true;
-    handle_cancels();
+  void stop() {
+    for (auto id : probe_ids(nullptr)) {
+      finish(id, node_errc::cancelled, node_message::stopping);
+    }
+    for (auto& run : runs.cancel_all()) {
+      run->end_unstarted(node_errc::cancelled, node_message::stopped_unstarted);
+    }
   }
 };
 
@@ -435,36 +355,19 @@ uint64_t prober::run(std::vector<target> targets, size_t fanout, std::chrono::mi
     }
   }
   auto b = std::make_shared<batch>();
+  b->run = std::make_shared<probe_run>(targets.size(), fanout, std::move(on_result),
+                                       std::move(on_done), failures(targets));
   b->targets = std::move(targets);
-  b->fanout = std::max<size_t>(fanout, 1);
   b->timeout = timeout;
-  b->remaining = b->targets.size();
-  b->on_result = std::move(on_result);
-  b->on_done = std::move(on_done);
-  uint64_t id;
-  {
-    std::lock_guard<std::mutex> g{impl_->mu};
-    id = impl_->next_run++;
-    b->id = id;
-    impl_->runs[id] = b;
-  }
+  auto id = impl_->runs.add(b->run);
   impl_->resolver.post([i = impl_.get(), b = std::move(b)] { i->resolve_batch(b); });
   return id;
 }
 
 void prober::cancel(uint64_t id) {
-  {
-    std::lock_guard<std::mutex> g{impl_->mu};
-    auto it = impl_->runs.find(id);
-    if (it == impl_->runs.end()) {
-      return;
-    }
-    if (auto b = it->second.lock()) {
-      b->cancelled = true;
-      impl_->cancel_requested = true;
-    }
+  if (auto run = impl_->runs.cancel(id)) {
+    impl_->loop.post([i = impl_.get(), run] { i->end_cancelled(*run); });
   }
-  impl_->wake();
 }
 
 } // namespace cws::probe

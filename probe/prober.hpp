@@ -45,8 +45,9 @@ struct outcome {
   std::vector<port_state> ports;
   /// What the query port answered (empty if nothing).
   std::string answer;
-  /// Empty when the ports were probed; else `resolve` (the name did not resolve),
-  /// `resources` (no socket could be made: file or port limit) or `cancelled`.
+  /// Empty when the ports were probed; else a base::node_errc spelling: `resolve` (the name
+  /// did not resolve), `resources` (no socket could be made: file or port limit) or
+  /// `cancelled` (the run was cancelled, or the prober stopped).
   std::string error;
   /// The error in words.
   std::string message;
@@ -61,8 +62,9 @@ struct prober_config {
   size_t answer_max = 4096;
 };
 
-/// Probes nodes' TCP ports on one event-loop thread (epoll); names are looked up on a
-/// resolver thread of its own, so that a slow name server never stalls the loop.
+/// Probes nodes' TCP ports on one event-loop thread (base::event_loop); names are looked up
+/// on a resolver thread of its own, so that a slow name server never stalls the loop. Every
+/// target gets one outcome, then the run its `on_done`, however it ends (base::fanout_run).
 class prober {
  public:
   explicit prober(prober_config cfg = {});

@@ -255,6 +255,12 @@ TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
   for (const auto& r : run.results()) {
     EXPECT_EQ(r.error, "cancelled");
   }
+  // the kit's one wording (base/node_errc.hpp): the first was running (fanout 1)
+  auto r = run.results();
+  EXPECT_EQ(r[0].message, "The request was cancelled.");
+  EXPECT_EQ(r[1].message, "The request was cancelled before it started.");
+  EXPECT_EQ(r[2].message, "The request was cancelled before it started.");
+  EXPECT_EQ(r[2].name, "n2");
 }
 
 TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
@@ -268,6 +274,9 @@ TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
     EXPECT_EQ(run.received(), 3u);
     for (const auto& r : run.results()) {
       EXPECT_TRUE(r.error == "cancelled" || r.error == "disconnected") << r.name << ": " << r.error;
+      EXPECT_TRUE(r.message == "the service is stopping"
+                  || r.message == "The service stopped before the request started.")
+        << r.name << ": " << r.message;
     }
   }
 }

@@ -158,7 +158,7 @@ TEST(Chassis, ActionsAndBootTexts) {
   EXPECT_EQ(b->next(ok).out, "on");
   response refused;
   refused.code = 0xd4;
-  EXPECT_EQ(power_action(power_op::off)->next(refused).error, "ipmi");
+  EXPECT_EQ(power_action(power_op::off)->next(refused).error, cws::base::node_errc::ipmi);
 }
 
 } // namespace

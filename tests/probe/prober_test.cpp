@@ -182,12 +182,16 @@ TEST(prober, cancel_ends_running_and_waiting_nodes) {
   std::condition_variable cv;
   bool done = false;
   std::vector<std::string> errors(4);
+  std::vector<std::string> messages(4);
+  std::vector<size_t> ports(4);
   auto t0 = clock_type::now();
   auto id = p.run(
     std::move(targets), 2, 30s,
     [&](size_t i, outcome o) {
       std::lock_guard<std::mutex> g{mu};
       errors[i] = o.error;
+      messages[i] = o.message;
+      ports[i] = o.ports.size();
     },
     [&] {
       std::lock_guard<std::mutex> g{mu};
@@ -202,6 +206,13 @@ TEST(prober, cancel_ends_running_and_waiting_nodes) {
   for (const auto& e : errors) {
     EXPECT_EQ(e, "cancelled");
   }
+  // the kit's one wording (base/node_errc.hpp): two were probing (fanout 2), two waited;
+  // every outcome still has a state per port
+  EXPECT_EQ(messages[0], "The request was cancelled.");
+  EXPECT_EQ(messages[1], "The request was cancelled.");
+  EXPECT_EQ(messages[2], "The request was cancelled before it started.");
+  EXPECT_EQ(messages[3], "The request was cancelled before it started.");
+  EXPECT_EQ(ports, (std::vector<size_t>{1, 1, 1, 1}));
   p.cancel(id); // ended: nothing happens
 }
 
@@ -232,6 +243,7 @@ TEST(prober, the_query_port_gets_its_question_and_keeps_the_answer) {
 TEST(prober, destroying_it_ends_every_node_with_its_result) {
   cws::test::silent_port silent;
   std::atomic<int> results{0};
+  std::atomic<int> stopping{0};
   std::atomic<bool> done{false};
   {
     prober p;
@@ -240,11 +252,17 @@ TEST(prober, destroying_it_ends_every_node_with_its_result) {
       targets.push_back(make("d" + std::to_string(i), "127.0.0.1", {silent.port()}));
     }
     p.run(
-      std::move(targets), 1, 30s, [&](size_t, outcome o) { results += o.error == "cancelled"; },
+      std::move(targets), 1, 30s,
+      [&](size_t, outcome o) {
+        results += o.error == "cancelled";
+        stopping += o.message == "the service is stopping"
+                    || o.message == "The service stopped before the request started.";
+      },
       [&] { done = true; });
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(results.load(), 3);
+  EXPECT_EQ(stopping.load(), 3) << "a stop is worded as one, not as a cancel";
   EXPECT_TRUE(done.load());
 }
 
