@@ -21,11 +21,6 @@ struct handles {
   executor_actor executor;
 };
 
-api_result unavailable(const caf::error& e, caf::actor_system& sys) {
-  return api_result::failure(errc::unavailable,
-                             "The service could not complete the request: " + sys.render(e));
-}
-
 /// Hands a call's result to `done` under the authorized user's name, or, when the store found
 /// the authorization stale, sends the call back to the dispatcher `me` to be authorized again
 /// on fresh data. Callable on any actor's thread.
@@ -44,32 +39,24 @@ void finish(const caf::actor& me, const api_call_ptr& call, const std::string& u
 }
 
 /// Runs an authorized call where it belongs. Called on the policy actor's thread (through its
-/// verdict), so it sends without a sender: the dispatcher `me` runs what needs a reply.
+/// verdict), so it sends without a sender. The store and the executor take the same protocol:
+/// each calls `finish` itself where the result is ready, with no reply hop through here.
 void run(const caf::actor& me, const handles& h, const api_call_ptr& call, api::authorization auth,
          const done_ptr& done, int attempt) {
   auto user = auth.user;
   if (call->op == api::operation::authorize) {
     finish(me, call, user, done, attempt, api_result{}); // allowed: the caller answers
-  } else if (!api::is_fan_out(call->op)) {
-    // the store calls `finish` itself where the result is ready: no reply hop through here
-    auto to_finish = std::make_shared<done_fn>(
-      [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
+    return;
+  }
+  auto to_finish = std::make_shared<done_fn>(
+    [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
+  if (!api::is_fan_out(call->op)) {
     caf::anon_send(h.store, run_atom::value, call, std::move(auth), std::move(to_finish));
   } else if (!h.executor) {
     (*done)(api_result::failure(errc::unavailable, "nodeshell is not enabled on this service."));
   } else {
-    caf::anon_send(me, run_atom::value, call, std::move(auth), done, attempt);
+    caf::anon_send(h.executor, run_atom::value, call, std::move(auth), std::move(to_finish));
   }
-}
-
-/// A fan-out call policy allowed: the executor replies to the dispatcher.
-void run_fan_out(caf::event_based_actor* self, const handles& h, api_call_ptr call,
-                 api::authorization auth, done_ptr done, int attempt) {
-  auto me = caf::actor_cast<caf::actor>(self);
-  auto user = auth.user;
-  self->request(h.executor, caf::infinite, run_atom::value, call, std::move(auth))
-    .then([=](api_result& r) { finish(me, call, user, done, attempt, std::move(r)); },
-          [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
 }
 
 void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
@@ -118,9 +105,6 @@ caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
   return {
     [=](submit_atom, api_call_ptr& call, done_ptr& done, int attempt) {
       dispatch(self, h, std::move(call), std::move(done), attempt);
-    },
-    [=](run_atom, api_call_ptr& call, api::authorization& auth, done_ptr& done, int attempt) {
-      run_fan_out(self, h, std::move(call), std::move(auth), std::move(done), attempt);
     },
   };
 }

@@ -16,6 +16,7 @@
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
+#include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
@@ -167,7 +168,6 @@ int serve(const base::parsed_args& args) {
   actors::store_config sc;
   sc.noderange = api::noderange_limits(settings);
   sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));
-  sc.drivers = drivers;
   // one set of counters for every actor, read by the metrics page
   auto metrics = std::make_shared<api::service_metrics>();
   sc.metrics = metrics;
@@ -175,6 +175,12 @@ int serve(const base::parsed_args& args) {
   pc.metrics = metrics;
   actors::executor_config ec;
   ec.metrics = metrics;
+  // the transports are the executor's: the store's reader binds a plan to them in its read
+  ec.bind = std::make_shared<actors::bind_fn>(
+    [drivers](const store::database& d, const api::api_call& call, const api::authorization& auth,
+              const store::noderange_options& opts, api::node_operation_ptr& out) {
+      return api::plan(d, call, auth, opts, *drivers, out);
+    });
   ec.max_nodes = settings.number("max_nodes_in_flight");
   ec.max_nodes_per_user = settings.number("max_nodes_in_flight_per_user");
 
