@@ -75,6 +75,11 @@ using reset_atom = caf::atom_constant<caf::atom("reset")>;
 /// Internal: a periodic look (events: commits of other processes).
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
+/// Internal: a job's nodes were planned (jobs).
+using job_atom = caf::atom_constant<caf::atom("job")>;
+/// Internal: write a job's record (jobs, to its writer).
+using record_atom = caf::atom_constant<caf::atom("record")>;
+
 /// Where a call's result goes when no reply message carries it back: called exactly once, on
 /// an actor thread.
 using done_fn = std::function<void(api::api_result)>;

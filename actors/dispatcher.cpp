@@ -19,6 +19,7 @@ struct handles {
   store_actor store;
   policy_actor policy;
   executor_actor executor;
+  jobs_actor jobs;
 };
 
 /// Hands a call's result to `done` under the authorized user's name, or, when the store found
@@ -50,7 +51,12 @@ void run(const caf::actor& me, const handles& h, const api_call_ptr& call, api::
   }
   auto to_finish = std::make_shared<done_fn>(
     [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
-  if (!api::is_fan_out(call->op)) {
+  if (api::is_job_call(call->op) && !h.jobs) {
+    (*done)(api_result::failure(errc::unavailable, "Jobs are not enabled on this service."));
+  } else if (api::is_job_call(call->op) || (api::is_fan_out(call->op) && h.jobs)) {
+    // every fan-out call is a job: its client may leave, the job runs on
+    caf::anon_send(h.jobs, run_atom::value, call, std::move(auth), std::move(to_finish));
+  } else if (!api::is_fan_out(call->op)) {
     caf::anon_send(h.store, run_atom::value, call, std::move(auth), std::move(to_finish));
   } else if (!h.executor) {
     (*done)(api_result::failure(errc::unavailable, "nodeshell is not enabled on this service."));
@@ -116,9 +122,9 @@ event_subscription::~event_subscription() {
 }
 
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-                       executor_actor executor, size_t count, events_actor events)
+                       executor_actor executor, size_t count, events_actor events, jobs_actor jobs)
     : sys_(sys), store_(store), events_(std::move(events)) {
-  handles h{std::move(store), std::move(policy), std::move(executor)};
+  handles h{std::move(store), std::move(policy), std::move(executor), std::move(jobs)};
   for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
     actors_.push_back(sys.spawn(dispatcher_impl, h));
   }

@@ -12,6 +12,7 @@
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
+#include "actors/jobs_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
 
@@ -47,11 +48,13 @@ class event_subscription {
 class dispatcher {
  public:
   /// Spawns `count` dispatchers (no actor is spawned per request). `executor` may be null:
-  /// fan-out calls are then refused as unavailable.
+  /// fan-out calls are then refused as unavailable. With `jobs`, fan-out calls run as jobs
+  /// (on the executor the jobs actor was given) and job calls are answered.
   /// Calls carry no actor-side timeouts (a timer per hop costs the clock thread on every
   /// request): the caller bounds the whole call (the HTTP session's call_timeout).
   dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-             executor_actor executor, size_t count = 2, events_actor events = {});
+             executor_actor executor, size_t count = 2, events_actor events = {},
+             jobs_actor jobs = {});
 
   /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
   /// executor. Calls `done` exactly once, on an actor thread: the caller posts it to its own

@@ -158,6 +158,9 @@ void start(self_ptr self, const executor_config& cfg, api::api_call_ptr call,
   for (size_t i = 0; i < names.size(); ++i) {
     r.results[i].name = names[i];
   }
+  if (r.call->sink) {
+    r.call->sink->started(names.size());
+  }
   auto me = caf::actor_cast<executor_impl_actor>(self);
   // the transport calls back on its own thread: hand over by message
   op->start(

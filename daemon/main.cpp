@@ -198,7 +198,13 @@ int serve(const base::parsed_args& args) {
   auto st = actors::spawn_store(sys, db, std::move(sc));
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, ec);
-  actors::dispatcher entry{sys, st, pol, ex, 2, events};
+  actors::jobs_config jc;
+  jc.output_max_bytes = settings.number("job_output_max_bytes");
+  jc.keep = std::chrono::seconds(settings.number("jobs_keep_s"));
+  jc.keep_max = settings.number("jobs_keep_max");
+  jc.db = db;
+  auto jobs = actors::spawn_jobs(sys, ex, jc);
+  actors::dispatcher entry{sys, st, pol, ex, 2, events, jobs};
   const auto& audit_path = settings.text("audit_log");
   if (audit_path == "off" && settings.text("audit_required") == "true") {
     throw std::runtime_error("audit_required = true needs an audit log; audit_log is off");
@@ -232,6 +238,9 @@ int serve(const base::parsed_args& args) {
     srv.run();
   }
   entry.shutdown();
+  // before the executor: a job still running keeps its record `running` (read `interrupted`
+  // at the next start), not the executor's "stopping" failure
+  caf::anon_send_exit(jobs, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
