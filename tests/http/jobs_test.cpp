@@ -140,7 +140,9 @@ TEST_F(jobs_test, a_jobs_stream_sends_each_node_then_the_summary) {
 
 TEST_F(jobs_test, a_cancel_ends_a_long_command_promptly_with_cancelled_results) {
   auto id = start("jb05,jb06", "sleep 30.25");
-  auto running = [&] { return run_tool(d_->home(), "pgrep -x -f 'sleep 30[.]25'").rc == 0; };
+  auto running = [&] {
+    return run_tool(d_->home(), "pgrep -x -f 'sleep 30[.]25'").rc == 0;
+  };
   for (int i = 0; i < 1000 && !running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -152,8 +154,7 @@ TEST_F(jobs_test, a_cancel_ends_a_long_command_promptly_with_cancelled_results) 
   std::chrono::duration<double> took = clock_type::now() - began;
   EXPECT_LT(took.count(), 5.0);
   EXPECT_EQ(field(body, "state"), "cancelled") << body;
-  EXPECT_NE(body.find("\"error\":\"cancelled\",\"message\":\"Cancelled by root"),
-            std::string::npos)
+  EXPECT_NE(body.find("\"error\":\"cancelled\",\"message\":\"Cancelled by root"), std::string::npos)
     << body;
   for (int i = 0; i < 300 && running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

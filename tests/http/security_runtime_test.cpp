@@ -189,8 +189,7 @@ TEST_F(runtime_test, a_rest_client_that_leaves_a_nodeshell_leaves_a_job_that_cal
   leave_after("rt01,rt02", "sleep 71.25", {}, std::chrono::milliseconds(1500));
   auto jobs = client.request("GET", d_->url("/jobs"));
   ASSERT_EQ(jobs.status, 200) << jobs.body;
-  EXPECT_NE(jobs.body.find("\"operation\":\"nodeshell\",\"state\":\"running\""),
-            std::string::npos)
+  EXPECT_NE(jobs.body.find("\"operation\":\"nodeshell\",\"state\":\"running\""), std::string::npos)
     << jobs.body;
   EXPECT_TRUE(running(home(), "sleep 71[.]25")) << "the job ran on without its client";
   EXPECT_TRUE(
