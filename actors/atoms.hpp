@@ -75,6 +75,8 @@ using reset_atom = caf::atom_constant<caf::atom("reset")>;
 /// Internal: a periodic look (events: commits of other processes).
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
+/// Publish an activity (events).
+using publish_atom = caf::atom_constant<caf::atom("publish")>;
 /// Internal: a job's nodes were planned (jobs).
 using job_atom = caf::atom_constant<caf::atom("job")>;
 /// Internal: write a job's record (jobs, to its writer).

@@ -100,6 +100,11 @@ event_bridge::behavior_type bridge_impl(event_bridge::pointer self, event_handle
   return {
     [h](const change_set_ptr& set) { h.on_changes(set); },
     [h](reset_atom, uint64_t seq) { h.on_reset(seq); },
+    [h](const activity_ptr& a) {
+      if (h.on_activity) {
+        h.on_activity(a);
+      }
+    },
     [self, h](tick_atom) {
       h.on_heartbeat();
       self->delayed_send(self, h.heartbeat, tick_atom::value);

@@ -23,6 +23,8 @@ struct event_handlers {
   std::function<void(change_set_ptr)> on_changes;
   /// It missed change sets; the stream goes on after number `seq`.
   std::function<void(uint64_t seq)> on_reset;
+  /// A job or power event (none: not wanted).
+  std::function<void(activity_ptr)> on_activity;
   /// Every `heartbeat` while nothing else comes: keeps proxies from closing an idle stream,
   /// and finds a client that is gone.
   std::function<void()> on_heartbeat;

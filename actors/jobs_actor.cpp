@@ -70,6 +70,11 @@ struct job {
   std::shared_ptr<api::call_cancel> cancel = std::make_shared<api::call_cancel>();
   /// A synchronous caller waiting for the end (none: async, or answered).
   done_ptr waiter;
+  /// An async caller waiting for the plan: answered 202 once the nodes start, or with the
+  /// failure (then no job is kept).
+  done_ptr accept;
+  /// When `progress` was last told.
+  int64_t told_ms = 0;
   std::vector<watcher> watchers;
 };
 
@@ -77,6 +82,8 @@ struct jobs_state {
   static inline const char* name = "jobs";
   std::unordered_map<std::string, job> jobs;
   std::mt19937_64 random{std::random_device{}()};
+  /// The last power state seen of each node (rpower results).
+  std::unordered_map<std::string, std::string> power;
   caf::actor writer;
 };
 
@@ -114,9 +121,13 @@ void persist(self_ptr self, const job_info& info, bool erase = false) {
   }
 }
 
-void tell(const jobs_config& cfg, const job_info& info, const char* what) {
+/// Tells `on_event` of `info` (its nodes are not lent out).
+void tell(const jobs_config& cfg, job_info& info, const char* what) {
   if (cfg.on_event) {
+    auto nodes = std::move(info.nodes);
+    info.nodes.clear();
     cfg.on_event(info, what);
+    info.nodes = std::move(nodes);
   }
 }
 
@@ -283,10 +294,7 @@ void start_job(self_ptr self, const jobs_config& cfg, const executor_actor& exec
   run->cancel = j.cancel;
   run->async = false;
   if (call->async) {
-    api_result r;
-    r.accepted = true;
-    r.job_id = id;
-    (*done)(std::move(r));
+    j.accept = std::move(done); // answered when the plan holds (job_atom), or failed
   } else {
     j.waiter = std::move(done);
     if (call->cancel) {
@@ -304,7 +312,22 @@ void start_job(self_ptr self, const jobs_config& cfg, const executor_actor& exec
              std::move(finished));
 }
 
-void on_node(const jobs_config& cfg, job& j, node_result_ptr res) {
+/// A power result (rpower on, off, reset, stat) tells the node's state: told when it changed.
+void saw_power(jobs_state& st, const jobs_config& cfg, const base::node_result& res) {
+  if (!cfg.on_power || res.failed() || (res.out != "on" && res.out != "off")) {
+    return;
+  }
+  auto& last = st.power[res.name];
+  if (last != res.out) {
+    last = res.out;
+    cfg.on_power(res.name, res.out);
+  }
+}
+
+void on_node(jobs_state& st, const jobs_config& cfg, job& j, node_result_ptr res) {
+  if (j.info.op == api::operation::power) {
+    saw_power(st, cfg, *res);
+  }
   ++j.info.finished;
   if (res->failed()) {
     ++j.info.failed;
@@ -325,7 +348,13 @@ void on_node(const jobs_config& cfg, job& j, node_result_ptr res) {
   } else {
     keep(j, std::move(*res), cfg.output_max_bytes);
   }
-  tell(cfg, j.info, "progress");
+  if (cfg.on_event && j.info.finished < j.info.targets) {
+    auto now = now_of(cfg);
+    if (now - j.told_ms >= cfg.progress_every.count()) {
+      j.told_ms = now;
+      tell(cfg, j.info, "progress");
+    }
+  }
 }
 
 void on_done(self_ptr self, const jobs_config& cfg, const std::string& id, api_result r) {
@@ -335,6 +364,22 @@ void on_done(self_ptr self, const jobs_config& cfg, const std::string& id, api_r
   }
   auto& j = it->second;
   j.info.ended_ms = now_of(cfg);
+  bool stale = r.error == api::errc::stale;
+  if (j.accept || (stale && j.waiter)) {
+    // never started: an async caller gets the failure instead of an id, and a stale
+    // authorization goes back to the dispatcher, which authorizes again and starts a new
+    // job; this one is not kept
+    auto caller = j.accept ? std::move(j.accept) : std::move(j.waiter);
+    if (j.call->cancel) {
+      j.call->cancel->on_cancel(nullptr);
+    }
+    j.info.state = job_state::failed;
+    tell(cfg, j.info, "ended");
+    persist(self, j.info, true);
+    self->state.jobs.erase(it);
+    (*caller)(std::move(r));
+    return;
+  }
   if (!r.ok()) {
     j.info.state = job_state::failed;
     j.info.messages = r.messages;
@@ -443,13 +488,20 @@ jobs_impl_actor::behavior_type jobs_impl(self_ptr self, executor_actor executor,
     [=](job_atom, const std::string& id, size_t nodes) {
       if (auto it = self->state.jobs.find(id); it != self->state.jobs.end()) {
         it->second.info.targets = nodes;
+        if (auto accept = std::move(it->second.accept)) {
+          it->second.accept = nullptr;
+          api_result r;
+          r.accepted = true;
+          r.job_id = id;
+          (*accept)(std::move(r));
+        }
         persist(self, it->second.info);
-        tell(cfg, it->second.info, "started");
+        tell(cfg, it->second.info, "progress");
       }
     },
     [=](node_atom, const std::string& id, node_result_ptr& res) {
       if (auto it = self->state.jobs.find(id); it != self->state.jobs.end()) {
-        on_node(cfg, it->second, std::move(res));
+        on_node(self->state, cfg, it->second, std::move(res));
       }
     },
     [=](done_atom, const std::string& id, api_result& r) { on_done(self, cfg, id, std::move(r)); },

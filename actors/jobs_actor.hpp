@@ -49,9 +49,14 @@ struct jobs_config {
   bool detached_writer = true;
   /// The clock, in Unix milliseconds (tests set their own).
   std::function<int64_t()> now_ms;
-  /// Told of each job's start, progress (every node) and end (the event stream); on the
-  /// jobs actor's thread, quick. None: nobody is told.
+  /// Told of each job's creation, progress (at most every `progress_every` of a job) and
+  /// end (`created`, `progress`, `ended`; the event stream); on the jobs actor's thread,
+  /// quick. None: nobody is told.
   std::function<void(const api::job_info& job, const char* what)> on_event;
+  std::chrono::milliseconds progress_every{250};
+  /// Told when an rpower result shows a node's power state (on, off) other than the last one
+  /// seen (the first one seen included). None: nobody is told.
+  std::function<void(const std::string& node, const std::string& state)> on_power;
 };
 
 /// Spawns the jobs actor over `executor`; reads the records of the store (a running one is

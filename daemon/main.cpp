@@ -203,6 +203,21 @@ int serve(const base::parsed_args& args) {
   jc.keep = std::chrono::seconds(settings.number("jobs_keep_s"));
   jc.keep_max = settings.number("jobs_keep_max");
   jc.db = db;
+  // job and power events on the event stream (live only: no number, not replayed)
+  jc.on_event = [events](const api::job_info& job, const char* what) {
+    auto a = std::make_shared<actors::activity>();
+    a->type = actors::activity::kind::job;
+    a->what = what;
+    a->job = job;
+    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
+  };
+  jc.on_power = [events](const std::string& node, const std::string& state) {
+    auto a = std::make_shared<actors::activity>();
+    a->type = actors::activity::kind::power;
+    a->node = node;
+    a->state = state;
+    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
+  };
   auto jobs = actors::spawn_jobs(sys, ex, jc);
   actors::dispatcher entry{sys, st, pol, ex, 2, events, jobs};
   const auto& audit_path = settings.text("audit_log");

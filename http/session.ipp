@@ -580,6 +580,7 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
   auto& req = *pending_.events;
   events_filter_ = std::make_unique<event_filter>(std::move(req.filter));
   events_filter_->sees_users = res.user == "root";
+  events_filter_->user = res.user;
   if (events_filter_->nodes_only) {
     events_filter_->nodes = res.names; // the noderange as it expanded now
     std::sort(events_filter_->nodes.begin(), events_filter_->nodes.end());
@@ -600,6 +601,16 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
     on_io([seq](basic_session& s) {
       s.queue_event(sse_reset(seq, "changes were missed: the change log no longer holds them; "
                                    "read the state again"));
+    });
+  };
+  h.on_activity = [on_io](actors::activity_ptr a) {
+    on_io([a](basic_session& s) {
+      auto text = a->type == actors::activity::kind::job
+                    ? sse_job(a->job, a->what, *s.events_filter_)
+                    : sse_power(a->node, a->state, *s.events_filter_);
+      if (!text.empty()) {
+        s.queue_event(std::move(text));
+      }
     });
   };
   h.on_heartbeat = [on_io] {

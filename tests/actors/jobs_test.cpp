@@ -72,6 +72,9 @@ struct jobs_fixture : ::testing::Test, test::coordinated_system {
     jc.now_ms = [this] {
       return now;
     };
+    jc.on_power = [this](const std::string& node, const std::string& state) {
+      power.push_back(node + " " + state);
+    };
     jc.on_event = [this](const job_info& j, const char* what) {
       events.push_back(j.id + " " + what + " " + job_state_name(j.state));
     };
@@ -120,6 +123,7 @@ struct jobs_fixture : ::testing::Test, test::coordinated_system {
   size_t keep_max = 100;
   int64_t now = 1000;
   std::vector<std::string> events;
+  std::vector<std::string> power;
   store_actor st;
   executor_actor ex;
   jobs_actor jobs;
@@ -259,10 +263,34 @@ TEST_F(jobs_fixture, a_caller_that_leaves_leaves_the_job_running_and_its_timeout
   EXPECT_EQ(show(list.jobs->front().id).jobs->front().state, job_state::cancelled);
 }
 
-TEST_F(jobs_fixture, a_refused_plan_leaves_a_failed_job_with_the_reason) {
+TEST_F(jobs_fixture, an_async_call_whose_plan_fails_gets_the_failure_and_leaves_no_job) {
   fake->refuse_with = api_result::failure(errc::failed, "ghost: no such node");
-  auto id = send(shell("ghost", true))->result.job_id;
-  auto j = show(id).jobs->front();
+  auto a = send(shell("ghost", true));
+  ASSERT_EQ(a->calls, 1);
+  EXPECT_FALSE(a->result.accepted);
+  ASSERT_FALSE(a->result.messages.empty());
+  EXPECT_EQ(a->result.messages.front(), "ghost: no such node");
+  EXPECT_TRUE(send(job_call(operation::job_list))->result.jobs->empty());
+  EXPECT_TRUE(db->read().meta_with_prefix(job_record_prefix).empty());
+}
+
+TEST_F(jobs_fixture, a_stale_authorization_goes_back_to_the_caller_and_leaves_no_job) {
+  // the dispatcher authorizes again on fresh data and starts a new job
+  fake->refuse_with = api_result::failure(errc::stale, "");
+  auto a = send(shell("n1"));
+  ASSERT_EQ(a->calls, 1);
+  EXPECT_EQ(a->result.error, errc::stale);
+  EXPECT_TRUE(send(job_call(operation::job_list))->result.jobs->empty());
+}
+
+TEST_F(jobs_fixture, a_synchronous_call_whose_plan_fails_keeps_a_failed_job_with_the_reason) {
+  fake->refuse_with = api_result::failure(errc::failed, "ghost: no such node");
+  auto a = send(shell("ghost"));
+  ASSERT_EQ(a->calls, 1);
+  EXPECT_FALSE(a->result.ok());
+  auto list = send(job_call(operation::job_list))->result;
+  ASSERT_EQ(list.jobs->size(), 1u);
+  auto j = show(list.jobs->front().id).jobs->front();
   EXPECT_EQ(j.state, job_state::failed);
   ASSERT_FALSE(j.messages.empty());
   EXPECT_EQ(j.messages.front(), "ghost: no such node");
@@ -303,6 +331,21 @@ TEST_F(jobs_fixture, after_a_restart_a_job_that_was_running_reads_interrupted) {
   EXPECT_EQ(j.targets, 1u);
   EXPECT_EQ(show(done).jobs->front().state, job_state::done);
   EXPECT_EQ(show(running, "bob").error, errc::not_found);
+}
+
+TEST_F(jobs_fixture, a_power_result_that_changes_a_nodes_state_is_told_once) {
+  for (const char* states : {"on,on", "on,off"}) {
+    auto c = shell("n1,n2", true);
+    c->op = operation::power;
+    send(c);
+    auto op = fake->ops().back();
+    std::string both = states;
+    op->finish(0, 0, both.substr(0, 2));
+    op->finish(1, 0, both.substr(3));
+    sched.run();
+  }
+  // n1 on, n2 on; then n1 on again (no change) and n2 off
+  EXPECT_EQ(power, (std::vector<std::string>{"n1 on", "n2 on", "n2 off"}));
 }
 
 TEST(job_record, a_record_reads_back_as_written_and_a_damaged_one_is_refused) {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <thread>
 
 #include "../store/temp_home.hpp"
@@ -28,6 +31,47 @@ std::string field(const std::string& body, const std::string& key, size_t from =
   at += key.size() + 4;
   return body.substr(at, body.find('"', at) - at);
 }
+
+/// `curl -N` of an event stream into a file, ended by its pid.
+class event_tail {
+ public:
+  event_tail(const std::filesystem::path& ca, const std::filesystem::path& out,
+             const std::string& url)
+      : out_(out) {
+    std::vector<std::string> args{"curl", "-sN", "--cacert", ca.string(), "-o", out.string(), url};
+    std::vector<char*> argv;
+    for (auto& a : args) {
+      argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    if (posix_spawnp(&pid_, "curl", nullptr, nullptr, argv.data(), environ) != 0) {
+      pid_ = -1;
+    }
+  }
+
+  ~event_tail() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  /// Waits (at most `limit`) until the stream holds `text`; the stream so far.
+  std::string wait_for(const std::string& text,
+                       std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    auto end = clock_type::now() + limit;
+    auto got = cws::test::slurp(out_);
+    while (got.find(text) == std::string::npos && clock_type::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      got = cws::test::slurp(out_);
+    }
+    return got;
+  }
+
+ private:
+  std::filesystem::path out_;
+  pid_t pid_ = -1;
+};
 
 class jobs_test : public ::testing::Test {
  protected:
@@ -215,6 +259,48 @@ TEST_F(jobs_test, finished_jobs_past_jobs_keep_max_are_forgotten_oldest_first) {
   EXPECT_EQ(job(ids[4]).status, 200u);
   auto list = client.get(d_->url("/jobs")).body;
   EXPECT_LE(std::count(list.begin(), list.end(), '{') - 1, 4) << list;
+}
+
+TEST_F(jobs_test, job_events_reach_the_jobs_user_and_root_on_the_event_stream) {
+  auto url = [&](const std::string& who) {
+    return "https://127.0.0.1:" + std::to_string(d_->port()) + "/clusterws/events?" + who
+           + "&types=job";
+  };
+  event_tail root{d_->ca(), dir_->path / "root.ev", url("userName=root&userPW=rootpw")};
+  ASSERT_NE(root.wait_for(": keep-alive").find(": keep-alive"), std::string::npos);
+  std::unique_ptr<event_tail> user;
+  if (user_ok_) {
+    // a user allowed lsdef on everything, so its stream is allowed: job events of its own only
+    run_tool(d_->home(),
+             std::string{"mkdef -t policy -o 7 name="} + test_user + " rule=allow commands=lsdef");
+    user
+      = std::make_unique<event_tail>(d_->ca(), dir_->path / "user.ev",
+                                     url(std::string{"userName="} + test_user + "&userPW=userpw"));
+    ASSERT_NE(user->wait_for(": keep-alive").find(": keep-alive"), std::string::npos);
+  }
+  auto id = start("jb02", "true");
+  auto got = root.wait_for("\"job\":\"" + id + "\",\"event\":\"ended\"");
+  EXPECT_NE(got.find("event: job\ndata: {\"job\":\"" + id + "\",\"event\":\"created\""),
+            std::string::npos)
+    << got;
+  EXPECT_NE(got.find("\"job\":\"" + id
+                     + "\",\"event\":\"ended\",\"user\":\"root\","
+                       "\"operation\":\"nodeshell\",\"state\":\"done\",\"targets\":1,"
+                       "\"finished\":1,\"failed\":0}"),
+            std::string::npos)
+    << got;
+  EXPECT_EQ(got.find("\"type\":\"node\""), std::string::npos) << "types=job: jobs only";
+  if (user) {
+    auto r = client.request("POST",
+                            "/clusterws/nodes/jb03/nodeshell?async=1&userName="
+                              + std::string{test_user} + "&userPW=userpw",
+                            "{\"command\":\"true\"}");
+    auto mine = field(r.body, "job");
+    auto seen = user->wait_for("\"job\":\"" + mine + "\",\"event\":\"ended\"");
+    EXPECT_NE(seen.find(mine), std::string::npos) << seen;
+    EXPECT_EQ(seen.find(id), std::string::npos) << "root's job is not the user's to see";
+    run_tool(d_->home(), "rmdef -t policy -o 7");
+  }
 }
 
 TEST_F(jobs_test, a_restart_leaves_a_running_job_interrupted) {
