@@ -303,6 +303,30 @@ TEST_F(jobs_test, job_events_reach_the_jobs_user_and_root_on_the_event_stream) {
   }
 }
 
+TEST_F(jobs_test, clusterctl_events_types_job_shows_a_jobs_life) {
+  auto out = dir_->path / "tail.out";
+  std::string cmd
+    = "exec env PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME=" + d_->home().string()
+      + " clusterctl events --types job > " + out.string() + " 2>&1";
+  std::string sh = "sh", c = "-c";
+  char* argv[] = {sh.data(), c.data(), cmd.data(), nullptr};
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawnp(&pid, "sh", nullptr, nullptr, argv, environ), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // subscribed
+  auto id = start("jb01,jb02", "true");
+  auto want = "job " + id + " ended done nodeshell 2/2 0 root\n";
+  auto got = cws::test::slurp(out);
+  for (int i = 0; i < 200 && got.find(want) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    got = cws::test::slurp(out);
+  }
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_NE(got.find("job " + id + " created running nodeshell 0/0 0 root\n"), std::string::npos)
+    << got;
+  EXPECT_NE(got.find(want), std::string::npos) << got;
+}
+
 TEST_F(jobs_test, a_restart_leaves_a_running_job_interrupted) {
   auto id = start("jb04", "sleep 30.5");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
