@@ -17,6 +17,11 @@
 #include "api/object_pages.hpp"
 #include "api/result.hpp"
 
+namespace cws::store {
+class database;
+struct noderange_options;
+} // namespace cws::store
+
 namespace cws::actors {
 
 // CAF 0.17: at most 10 characters.
@@ -70,6 +75,13 @@ using reset_atom = caf::atom_constant<caf::atom("reset")>;
 /// Internal: a periodic look (events: commits of other processes).
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
+/// Publish an activity (events).
+using publish_atom = caf::atom_constant<caf::atom("publish")>;
+/// Internal: a job's nodes were planned (jobs).
+using job_atom = caf::atom_constant<caf::atom("job")>;
+/// Internal: write a job's record (jobs, to its writer).
+using record_atom = caf::atom_constant<caf::atom("record")>;
+
 /// Where a call's result goes when no reply message carries it back: called exactly once, on
 /// an actor thread.
 using done_fn = std::function<void(api::api_result)>;
@@ -88,6 +100,14 @@ struct plan_reply {
 
 using node_result_ptr = std::shared_ptr<base::node_result>;
 
+/// Binds an authorized fan-out call to the operation of its transport, in one read of the
+/// store's database on a store reader: api::plan over the executor's transports in the daemon
+/// (so the store knows no transport), a fake in tests. Sets `out` on success.
+using bind_fn = std::function<api::api_result(
+  const store::database& db, const api::api_call& call, const api::authorization& auth,
+  const store::noderange_options& opts, api::node_operation_ptr& out)>;
+using bind_ptr = std::shared_ptr<const bind_fn>;
+
 } // namespace cws::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_call_ptr)
@@ -102,3 +122,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::auth_stats)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::done_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::plan_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::node_result_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::bind_ptr)

@@ -19,12 +19,8 @@ struct handles {
   store_actor store;
   policy_actor policy;
   executor_actor executor;
+  jobs_actor jobs;
 };
-
-api_result unavailable(const caf::error& e, caf::actor_system& sys) {
-  return api_result::failure(errc::unavailable,
-                             "The service could not complete the request: " + sys.render(e));
-}
 
 /// Hands a call's result to `done` under the authorized user's name, or, when the store found
 /// the authorization stale, sends the call back to the dispatcher `me` to be authorized again
@@ -44,32 +40,29 @@ void finish(const caf::actor& me, const api_call_ptr& call, const std::string& u
 }
 
 /// Runs an authorized call where it belongs. Called on the policy actor's thread (through its
-/// verdict), so it sends without a sender: the dispatcher `me` runs what needs a reply.
+/// verdict), so it sends without a sender. The store and the executor take the same protocol:
+/// each calls `finish` itself where the result is ready, with no reply hop through here.
 void run(const caf::actor& me, const handles& h, const api_call_ptr& call, api::authorization auth,
          const done_ptr& done, int attempt) {
   auto user = auth.user;
   if (call->op == api::operation::authorize) {
     finish(me, call, user, done, attempt, api_result{}); // allowed: the caller answers
+    return;
+  }
+  auto to_finish = std::make_shared<done_fn>(
+    [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
+  if (api::is_job_call(call->op) && !h.jobs) {
+    (*done)(api_result::failure(errc::unavailable, "Jobs are not enabled on this service."));
+  } else if (api::is_job_call(call->op) || (api::is_fan_out(call->op) && h.jobs)) {
+    // every fan-out call is a job: its client may leave, the job runs on
+    caf::anon_send(h.jobs, run_atom::value, call, std::move(auth), std::move(to_finish));
   } else if (!api::is_fan_out(call->op)) {
-    // the store calls `finish` itself where the result is ready: no reply hop through here
-    auto to_finish = std::make_shared<done_fn>(
-      [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
     caf::anon_send(h.store, run_atom::value, call, std::move(auth), std::move(to_finish));
   } else if (!h.executor) {
     (*done)(api_result::failure(errc::unavailable, "nodeshell is not enabled on this service."));
   } else {
-    caf::anon_send(me, run_atom::value, call, std::move(auth), done, attempt);
+    caf::anon_send(h.executor, run_atom::value, call, std::move(auth), std::move(to_finish));
   }
-}
-
-/// A fan-out call policy allowed: the executor replies to the dispatcher.
-void run_fan_out(caf::event_based_actor* self, const handles& h, api_call_ptr call,
-                 api::authorization auth, done_ptr done, int attempt) {
-  auto me = caf::actor_cast<caf::actor>(self);
-  auto user = auth.user;
-  self->request(h.executor, caf::infinite, run_atom::value, call, std::move(auth))
-    .then([=](api_result& r) { finish(me, call, user, done, attempt, std::move(r)); },
-          [=](caf::error& e) { (*done)(unavailable(e, self->system())); });
 }
 
 void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call, done_ptr done,
@@ -107,6 +100,11 @@ event_bridge::behavior_type bridge_impl(event_bridge::pointer self, event_handle
   return {
     [h](const change_set_ptr& set) { h.on_changes(set); },
     [h](reset_atom, uint64_t seq) { h.on_reset(seq); },
+    [h](const activity_ptr& a) {
+      if (h.on_activity) {
+        h.on_activity(a);
+      }
+    },
     [self, h](tick_atom) {
       h.on_heartbeat();
       self->delayed_send(self, h.heartbeat, tick_atom::value);
@@ -119,9 +117,6 @@ caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
     [=](submit_atom, api_call_ptr& call, done_ptr& done, int attempt) {
       dispatch(self, h, std::move(call), std::move(done), attempt);
     },
-    [=](run_atom, api_call_ptr& call, api::authorization& auth, done_ptr& done, int attempt) {
-      run_fan_out(self, h, std::move(call), std::move(auth), std::move(done), attempt);
-    },
   };
 }
 
@@ -132,9 +127,9 @@ event_subscription::~event_subscription() {
 }
 
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-                       executor_actor executor, size_t count, events_actor events)
+                       executor_actor executor, size_t count, events_actor events, jobs_actor jobs)
     : sys_(sys), store_(store), events_(std::move(events)) {
-  handles h{std::move(store), std::move(policy), std::move(executor)};
+  handles h{std::move(store), std::move(policy), std::move(executor), std::move(jobs)};
   for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
     actors_.push_back(sys.spawn(dispatcher_impl, h));
   }

@@ -12,6 +12,7 @@
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
+#include "actors/jobs_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
 
@@ -22,6 +23,8 @@ struct event_handlers {
   std::function<void(change_set_ptr)> on_changes;
   /// It missed change sets; the stream goes on after number `seq`.
   std::function<void(uint64_t seq)> on_reset;
+  /// A job or power event (none: not wanted).
+  std::function<void(activity_ptr)> on_activity;
   /// Every `heartbeat` while nothing else comes: keeps proxies from closing an idle stream,
   /// and finds a client that is gone.
   std::function<void()> on_heartbeat;
@@ -47,11 +50,13 @@ class event_subscription {
 class dispatcher {
  public:
   /// Spawns `count` dispatchers (no actor is spawned per request). `executor` may be null:
-  /// fan-out calls are then refused as unavailable.
+  /// fan-out calls are then refused as unavailable. With `jobs`, fan-out calls run as jobs
+  /// (on the executor the jobs actor was given) and job calls are answered.
   /// Calls carry no actor-side timeouts (a timer per hop costs the clock thread on every
   /// request): the caller bounds the whole call (the HTTP session's call_timeout).
   dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-             executor_actor executor, size_t count = 2, events_actor events = {});
+             executor_actor executor, size_t count = 2, events_actor events = {},
+             jobs_actor jobs = {});
 
   /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
   /// executor. Calls `done` exactly once, on an actor thread: the caller posts it to its own

@@ -129,6 +129,11 @@ events_actor::behavior_type events_impl(self_ptr self, std::shared_ptr<store::da
       }
       return st.published;
     },
+    [=](publish_atom, const activity_ptr& a) {
+      for (const auto& who : self->state.subscribers) {
+        self->send(who, a);
+      }
+    },
     [=](unsubscribe_atom, const change_subscriber& who) {
       auto& subs = self->state.subscribers;
       subs.erase(std::remove(subs.begin(), subs.end(), who), subs.end());

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "actors/atoms.hpp"
+#include "api/job.hpp"
 #include "store/database.hpp"
 
 namespace cws::actors {
@@ -56,10 +57,28 @@ class durable_mark {
 /// One change set as subscribers receive it: shared, never copied per subscriber.
 using change_set_ptr = std::shared_ptr<const store::change_set>;
 
+/// Something that happened outside the store, published live beside the change sets: a job
+/// was created, made progress or ended (`job`), or a node's power state changed (`power`).
+/// Not in the change log: such events have no sequence number and are not replayed.
+struct activity {
+  enum class kind : uint8_t { job, power };
+  kind type = kind::job;
+  /// job: created, progress, ended.
+  std::string what;
+  /// job: the job (no nodes).
+  api::job_info job;
+  /// power: the node and its state (on, off).
+  std::string node;
+  std::string state;
+};
+using activity_ptr = std::shared_ptr<const activity>;
+
 /// What a subscriber of the change feed receives: each change set, and (reset_atom, n) when
-/// it missed some (n: the last number published; read the state again, go on from there).
+/// it missed some (n: the last number published; read the state again, go on from there),
+/// and each activity as it is published.
 using change_subscriber
-  = caf::typed_actor<caf::reacts_to<change_set_ptr>, caf::reacts_to<reset_atom, uint64_t>>;
+  = caf::typed_actor<caf::reacts_to<change_set_ptr>, caf::reacts_to<reset_atom, uint64_t>,
+                     caf::reacts_to<activity_ptr>>;
 
 /// `subscribe_atom`'s `after` for "from the next change on".
 constexpr uint64_t from_now = std::numeric_limits<uint64_t>::max();
@@ -78,7 +97,9 @@ using events_actor = caf::typed_actor<
   // The store's writer made commits durable: publish what the log holds now.
   caf::reacts_to<durable_atom>,
   // Internal: look for commits of other processes every poll interval.
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<tick_atom>,
+  // Sends an activity (jobs, power) to every subscriber now.
+  caf::reacts_to<publish_atom, activity_ptr>>;
 
 /// How the change feed runs.
 struct events_config {
@@ -99,3 +120,4 @@ events_actor spawn_events(caf::actor_system& sys, std::shared_ptr<store::databas
 } // namespace cws::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::change_set_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::activity_ptr)

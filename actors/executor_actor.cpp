@@ -21,12 +21,10 @@ using executor_impl_actor = executor_actor::extend<
   // every node of operation `id` finished
   caf::reacts_to<done_atom, uint64_t>>;
 
-using promise = caf::typed_response_promise<api_result>;
-
 struct running {
   api::api_call_ptr call;
   api::node_operation_ptr op;
-  promise rp;
+  done_ptr done;
   std::vector<base::node_result> results;
   /// Who runs it, for the failure summary.
   std::string user;
@@ -66,6 +64,7 @@ struct executor_state {
       }
       r.op->cancel(); // their callbacks find nobody: the engine must not work on for no one
       metrics->nodes_in_flight.add(-static_cast<int64_t>(r.remaining));
+      (*r.done)(api_result::failure(api::errc::unavailable, "The service is stopping."));
     }
   }
 };
@@ -134,21 +133,21 @@ std::string over_limit(const executor_state& st, const executor_config& cfg,
 }
 
 void start(self_ptr self, const executor_config& cfg, api::api_call_ptr call,
-           api::node_operation_ptr op, promise rp, std::string user) {
+           api::node_operation_ptr op, done_ptr done, std::string user) {
   if (call->cancel && call->cancel->cancelled()) {
     // the caller left (or its time ran out) while the call was planned: nothing to run
-    rp.deliver(api_result::failure(api::errc::unavailable, call->cancel->reason()));
+    (*done)(api_result::failure(api::errc::unavailable, call->cancel->reason()));
     return;
   }
   if (auto why = over_limit(self->state, cfg, user, op->nodes().size()); !why.empty()) {
-    rp.deliver(api_result::failure(api::errc::unavailable, std::move(why)));
+    (*done)(api_result::failure(api::errc::unavailable, std::move(why)));
     return;
   }
   auto id = self->state.next_id++;
   auto& r = self->state.ops[id];
   r.call = std::move(call);
   r.op = op;
-  r.rp = std::move(rp);
+  r.done = std::move(done);
   r.user = std::move(user);
   const auto& names = op->nodes();
   r.remaining = names.size();
@@ -158,6 +157,9 @@ void start(self_ptr self, const executor_config& cfg, api::api_call_ptr call,
   r.results.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     r.results[i].name = names[i];
+  }
+  if (r.call->sink) {
+    r.call->sink->started(names.size());
   }
   auto me = caf::actor_cast<executor_impl_actor>(self);
   // the transport calls back on its own thread: hand over by message
@@ -177,22 +179,25 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
                                                  executor_config cfg) {
   self->state.metrics = cfg.metrics;
   return {
-    [=](run_atom, api::api_call_ptr& call, api::authorization& auth) -> promise {
-      auto rp = self->make_response_promise<api_result>();
+    [=](run_atom, api::api_call_ptr& call, api::authorization& auth, done_ptr& done) {
+      if (!cfg.bind) {
+        (*done)(
+          api_result::failure(api::errc::unavailable, "nodeshell is not enabled on this service."));
+        return;
+      }
       auto user = auth.user;
-      self->request(store, cfg.store_timeout, plan_atom::value, call, std::move(auth))
+      self->request(store, cfg.store_timeout, plan_atom::value, call, std::move(auth), cfg.bind)
         .then(
           [=](plan_reply& plan) mutable {
             if (!plan.failure.ok()) {
-              rp.deliver(std::move(plan.failure));
+              (*done)(std::move(plan.failure));
             } else {
-              start(self, cfg, std::move(call), std::move(plan.op), std::move(rp), user);
+              start(self, cfg, std::move(call), std::move(plan.op), std::move(done), user);
             }
           },
           [=](caf::error& e) mutable {
-            rp.deliver(api_result::failure(api::errc::unavailable, self->system().render(e)));
+            (*done)(api_result::failure(api::errc::unavailable, self->system().render(e)));
           });
-      return rp;
     },
     [=](node_atom, uint64_t id, size_t index, node_result_ptr& res) {
       auto it = self->state.ops.find(id);
@@ -229,8 +234,9 @@ executor_impl_actor::behavior_type executor_impl(self_ptr self, store_actor stor
       api_result r;
       r.created = true;
       r.nodes = std::move(it->second.results);
-      it->second.rp.deliver(std::move(r));
+      auto done = std::move(it->second.done);
       self->state.ops.erase(it);
+      (*done)(std::move(r));
     },
   };
 }

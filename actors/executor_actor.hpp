@@ -18,13 +18,18 @@ namespace cws::actors {
 /// drives it: per-node results in noderange order, each also streamed to the call's sink as
 /// it completes. Fanout limits and per-node deadlines are the plan's; the executor ends an
 /// operation when its caller cancels the call (api::call_cancel) and every operation still
-/// running when it stops.
+/// running when it stops. It speaks the store's protocol, so policy's verdict sends a call
+/// to either alike.
 using executor_actor = caf::typed_actor<
-  // Runs an authorized fan-out call; replies when every node is done.
-  caf::replies_to<run_atom, api::api_call_ptr, api::authorization>::with<api::api_result>>;
+  // Runs an authorized fan-out call and calls `done` with the result when every node is
+  // done (or the call could not start), on the executor's thread: no reply message.
+  caf::reacts_to<run_atom, api::api_call_ptr, api::authorization, done_ptr>>;
 
 /// How the executor runs.
 struct executor_config {
+  /// Binds a call to the operation of its transport on a store reader (the daemon: api::plan
+  /// over its drivers; tests: a fake). None: fan-out calls are refused as unavailable.
+  bind_ptr bind;
   /// Request timeout to the store (planning).
   std::chrono::seconds store_timeout{60};
   /// Nodes of running fan-out calls at most, in total and of one user: a call that would

@@ -110,7 +110,7 @@ struct gatherer_state {
 using reader_actor = caf::typed_actor<
   caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
   caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
-  caf::replies_to<plan_atom, api_call_ptr, authorization>::with<plan_reply>,
+  caf::replies_to<plan_atom, api_call_ptr, authorization, bind_ptr>::with<plan_reply>,
   caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
   caf::replies_to<generation_atom>::with<uint64_t, uint64_t>,
   caf::replies_to<token_atom, std::string>::with<api::token_info>,
@@ -142,9 +142,13 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
       }
       (*done)(std::move(r));
     },
-    [=](plan_atom, const api_call_ptr& call, const authorization& auth) {
+    [=](plan_atom, const api_call_ptr& call, const authorization& auth, const bind_ptr& bind) {
       plan_reply r;
-      r.failure = api::plan(*db, *call, auth, cfg.noderange, *cfg.drivers, r.op);
+      try {
+        r.failure = (*bind)(*db, *call, auth, cfg.noderange, r.op);
+      } catch (const std::exception& e) {
+        r.failure = api_result::failure(api::errc::unavailable, e.what());
+      }
       return r;
     },
     [=](snapshot_atom) { return api::build_snapshot(*db, cfg.noderange); },
@@ -409,9 +413,10 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
     [=](page_atom, api::object_pages_ptr& pages, size_t count, done_ptr& done) {
       self->send(self->state.reader(), page_atom::value, std::move(pages), count, std::move(done));
     },
-    [=](plan_atom, api_call_ptr& call, authorization& auth) -> caf::delegated<plan_reply> {
+    [=](plan_atom, api_call_ptr& call, authorization& auth,
+        bind_ptr& bind) -> caf::delegated<plan_reply> {
       return self->delegate(self->state.reader(), plan_atom::value, std::move(call),
-                            std::move(auth));
+                            std::move(auth), std::move(bind));
     },
     [=](snapshot_atom) -> caf::delegated<api::auth_snapshot_ptr> {
       return self->delegate(self->state.reader(), snapshot_atom::value);

@@ -9,7 +9,6 @@
 
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
-#include "api/planner.hpp"
 #include "api/service_metrics.hpp"
 #include "store/database.hpp"
 
@@ -27,8 +26,9 @@ using store_actor = caf::typed_actor<
   // Reads the next page (up to the count) of a large listing a read answered with `pages`,
   // and calls `done` with a result whose `objects` are the page (none: the listing is over).
   caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
-  // Plans an authorized fan-out call in one read (api/planner.hpp).
-  caf::replies_to<plan_atom, api::api_call_ptr, api::authorization>::with<plan_reply>,
+  // Plans an authorized fan-out call in one read: the executor's `bind` makes the operation
+  // (the transports are the executor's, never the store's).
+  caf::replies_to<plan_atom, api::api_call_ptr, api::authorization, bind_ptr>::with<plan_reply>,
   // Replies the current policy snapshot (passwords, policy rows with their nodes).
   caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
   // The generations of the policy/passwd tables and of group membership, as of now.
@@ -60,8 +60,6 @@ struct store_config {
   /// when they are (none: no feed).
   std::shared_ptr<durable_mark> durable;
   events_actor events;
-  /// The transports fan-out calls are planned for.
-  std::shared_ptr<const api::drivers> drivers = std::make_shared<api::drivers>();
 };
 
 /// Spawns the store over `db`.

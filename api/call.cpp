@@ -24,6 +24,10 @@ bool is_fan_out(operation op) {
          || op == operation::beacon || op == operation::vitals || op == operation::inventory;
 }
 
+bool is_job_call(operation op) {
+  return op == operation::job_list || op == operation::job_show || op == operation::job_cancel;
+}
+
 void call_cancel::on_cancel(std::function<void()> hook) {
   std::unique_lock lock{mu_};
   if (!cancelled_) {

@@ -50,7 +50,14 @@ enum class operation : uint8_t {
   vitals,            ///< rvitals: the keywords (all, temp, ...) in `command`, space-separated
   inventory,         ///< rinv: the keywords (all, model, ...) in `command`, space-separated
   nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
+  // jobs (actors/jobs_actor.hpp): the caller's own, root's all; `target` the job's id
+  job_list,   ///< GET /jobs
+  job_show,   ///< GET /jobs/{id} (with `sink`: its nodes streamed, then live)
+  job_cancel, ///< DELETE /jobs/{id}
 };
+
+/// True for the operations on jobs (job_list, job_show, job_cancel).
+bool is_job_call(operation op);
 
 /// Sources copied to one target (a synclist line; a plain xdcp has one).
 struct copy_entry {
@@ -99,6 +106,10 @@ class node_sink {
   /// Takes one node's result; the call's final result then keeps only its status (name, rc,
   /// error), not its output.
   virtual void push(base::node_result node) = 0;
+  /// The call's nodes were planned: `nodes` results follow. Before the first push.
+  virtual void started(size_t nodes) {
+    (void)nodes;
+  }
 };
 
 /// Lets whoever waits for a fan-out call end its work early: the HTTP session when its
@@ -158,6 +169,8 @@ struct api_call {
   std::shared_ptr<node_sink> sink;
   /// Fan-out calls: how the caller ends the work early (null: it never does).
   std::shared_ptr<call_cancel> cancel;
+  /// Fan-out calls with async=1: answered at once with the job's id (202), the job runs on.
+  bool async = false;
   credentials creds;
   /// The client's address (for policy `host` rows).
   std::string client;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/job.hpp"
 #include "base/node_result.hpp"
 #include "store/codec.hpp"
 #include "store/error.hpp"
@@ -72,6 +73,11 @@ struct api_result {
   std::string token_expire;
   /// nodeshell and detailed node deletes: one entry per node, in noderange order.
   std::vector<base::node_result> nodes;
+  /// An async fan-out call: accepted (202) as job `job_id`.
+  bool accepted = false;
+  std::string job_id;
+  /// job_list, job_show: the jobs.
+  std::shared_ptr<const std::vector<job_info>> jobs;
   /// Who asked: the authenticated user (or, when authentication failed, the name claimed).
   std::string user;
   /// The caller proved who they are (false when authentication failed).

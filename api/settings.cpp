@@ -46,6 +46,13 @@ const base::settings_schema& settings_schema() {
     {"max_nodes_in_flight_per_user", num, "50000", 1, 100000000,
      "unfinished nodes of one user's running fan-out calls; a call that would pass it is refused "
      "(503)"},
+    {"job_output_max_bytes", num, "16777216", 0, 4294967296,
+     "output of one job's nodes kept in memory for GET /jobs/{id}; past it a node's output is "
+     "cut and marked truncated"},
+    {"jobs_keep_s", num, "3600", 0, 31536000,
+     "a finished job is forgotten this long after it ended"},
+    {"jobs_keep_max", num, "1000", 1, 1000000,
+     "finished jobs kept at most; the oldest is forgotten first"},
     {"page_objects", num, "5000", 0, 1000000,
      "a listing of more objects is sent in pages of this many, never held whole (0: never)"},
     {"local_socket", text, "", 0, 0,

@@ -52,6 +52,21 @@ class event_printer {
     }
     if (event == "reset") {
       streams_.out << "reset: " << field(doc, "reason") << '\n';
+    } else if (event == "job") {
+      // job ID EVENT STATE OPERATION FINISHED/TARGETS FAILED USER
+      uint64_t targets = 0;
+      uint64_t finished = 0;
+      uint64_t failed = 0;
+      if (doc["targets"].get(targets) != simdjson::SUCCESS
+          || doc["finished"].get(finished) != simdjson::SUCCESS
+          || doc["failed"].get(failed) != simdjson::SUCCESS) {
+        return;
+      }
+      streams_.out << "job " << field(doc, "job") << ' ' << field(doc, "event") << ' '
+                   << field(doc, "state") << ' ' << field(doc, "operation") << ' ' << finished
+                   << '/' << targets << ' ' << failed << ' ' << field(doc, "user") << '\n';
+    } else if (event == "power") {
+      streams_.out << "power " << field(doc, "node") << ' ' << field(doc, "power") << '\n';
     } else if (event == "changes") {
       uint64_t seq = 0;
       if (doc["seq"].get(seq) != simdjson::SUCCESS) {
@@ -95,7 +110,9 @@ int events(const std::vector<std::string>& argv, io& streams) {
       << "Usage: clusterctl events [--types T,...] [--after ID] [NODERANGE]\n"
          "Prints the changes the daemon publishes (GET /clusterws/events) as they are made,\n"
          "by the API or by the tools, one line per object: ID TYPE NAME created|changed|removed\n"
-         "[ATTRIBUTES]. --types: node, group, network, osimage, policy, site, passwd.\n"
+         "[ATTRIBUTES]. --types: node, group, network, osimage, policy, site, passwd, job,\n"
+         "power. Jobs: job ID created|progress|ended STATE OPERATION FINISHED/TARGETS FAILED\n"
+         "USER; power: power NODE on|off (live only: not replayed with --after).\n"
          "--after ID: first what followed event ID. Runs until interrupted; needs clusterwsd.\n";
     return 0;
   }

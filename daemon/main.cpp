@@ -16,6 +16,7 @@
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
+#include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
@@ -167,7 +168,6 @@ int serve(const base::parsed_args& args) {
   actors::store_config sc;
   sc.noderange = api::noderange_limits(settings);
   sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));
-  sc.drivers = drivers;
   // one set of counters for every actor, read by the metrics page
   auto metrics = std::make_shared<api::service_metrics>();
   sc.metrics = metrics;
@@ -175,6 +175,12 @@ int serve(const base::parsed_args& args) {
   pc.metrics = metrics;
   actors::executor_config ec;
   ec.metrics = metrics;
+  // the transports are the executor's: the store's reader binds a plan to them in its read
+  ec.bind = std::make_shared<actors::bind_fn>(
+    [drivers](const store::database& d, const api::api_call& call, const api::authorization& auth,
+              const store::noderange_options& opts, api::node_operation_ptr& out) {
+      return api::plan(d, call, auth, opts, *drivers, out);
+    });
   ec.max_nodes = settings.number("max_nodes_in_flight");
   ec.max_nodes_per_user = settings.number("max_nodes_in_flight_per_user");
 
@@ -192,7 +198,28 @@ int serve(const base::parsed_args& args) {
   auto st = actors::spawn_store(sys, db, std::move(sc));
   auto pol = actors::spawn_policy(sys, st, pc);
   auto ex = actors::spawn_executor(sys, st, ec);
-  actors::dispatcher entry{sys, st, pol, ex, 2, events};
+  actors::jobs_config jc;
+  jc.output_max_bytes = settings.number("job_output_max_bytes");
+  jc.keep = std::chrono::seconds(settings.number("jobs_keep_s"));
+  jc.keep_max = settings.number("jobs_keep_max");
+  jc.db = db;
+  // job and power events on the event stream (live only: no number, not replayed)
+  jc.on_event = [events](const api::job_info& job, const char* what) {
+    auto a = std::make_shared<actors::activity>();
+    a->type = actors::activity::kind::job;
+    a->what = what;
+    a->job = job;
+    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
+  };
+  jc.on_power = [events](const std::string& node, const std::string& state) {
+    auto a = std::make_shared<actors::activity>();
+    a->type = actors::activity::kind::power;
+    a->node = node;
+    a->state = state;
+    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
+  };
+  auto jobs = actors::spawn_jobs(sys, ex, jc);
+  actors::dispatcher entry{sys, st, pol, ex, 2, events, jobs};
   const auto& audit_path = settings.text("audit_log");
   if (audit_path == "off" && settings.text("audit_required") == "true") {
     throw std::runtime_error("audit_required = true needs an audit log; audit_log is off");
@@ -226,6 +253,9 @@ int serve(const base::parsed_args& args) {
     srv.run();
   }
   entry.shutdown();
+  // before the executor: a job still running keeps its record `running` (read `interrupted`
+  // at the next start), not the executor's "stopping" failure
+  caf::anon_send_exit(jobs, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(st, caf::exit_reason::user_shutdown);

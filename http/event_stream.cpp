@@ -20,6 +20,9 @@ std::string_view stream_type_name(object_type t) {
 }
 
 bool passes(const store::logged_change& c, const event_filter& f) {
+  if (!f.objects) {
+    return false;
+  }
   if (c.type == object_type::passwd && !f.sees_users) {
     return false;
   }
@@ -33,15 +36,24 @@ bool passes(const store::logged_change& c, const event_filter& f) {
 } // namespace
 
 std::optional<std::string> parse_event_types(std::string_view list, event_filter& f) {
+  f.jobs = false;
+  f.power = false;
+  bool objects = false;
   for (const auto& name : base::split_list(std::string{list})) {
+    if (name == "job" || name == "power") {
+      (name == "job" ? f.jobs : f.power) = true;
+      continue;
+    }
+    objects = true;
     auto it = std::find_if(std::begin(streamed), std::end(streamed),
                            [&](object_type t) { return stream_type_name(t) == name; });
     if (it == std::end(streamed)) {
       return "Unknown event type '" + name
-             + "': use node, group, network, osimage, policy, site or passwd.";
+             + "': use node, group, network, osimage, policy, site, passwd, job or power.";
     }
     f.types.push_back(*it);
   }
+  f.objects = objects;
   return std::nullopt;
 }
 
@@ -91,13 +103,56 @@ std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& s
     std::shared_ptr<const store::change_set> set;
     std::vector<store::object_type> types;
     bool sees_users = false;
+    bool objects = true;
     std::string text;
   };
+  // the key is every field of the filter sse_changes reads but `nodes`
   thread_local rendered last;
-  if (last.set != set || last.types != f.types || last.sees_users != f.sees_users) {
-    last = {set, f.types, f.sees_users, sse_changes(*set, f)};
+  if (last.set != set || last.types != f.types || last.sees_users != f.sees_users
+      || last.objects != f.objects) {
+    last = {set, f.types, f.sees_users, f.objects, sse_changes(*set, f)};
   }
   return last.text;
+}
+
+std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f) {
+  if (!f.jobs || (f.user != "root" && f.user != job.user)) {
+    return {};
+  }
+  json_writer w;
+  w.begin_object();
+  w.key("job");
+  w.value(job.id);
+  w.key("event");
+  w.value(what);
+  w.key("user");
+  w.value(job.user);
+  w.key("operation");
+  w.value(job.operation);
+  w.key("state");
+  w.value(api::job_state_name(job.state));
+  w.key("targets");
+  w.number(static_cast<long long>(job.targets));
+  w.key("finished");
+  w.number(static_cast<long long>(job.finished));
+  w.key("failed");
+  w.number(static_cast<long long>(job.failed));
+  w.end_object();
+  return "event: job\ndata: " + w.str() + "\n\n";
+}
+
+std::string sse_power(const std::string& node, const std::string& state, const event_filter& f) {
+  if (!f.power || (f.nodes_only && !std::binary_search(f.nodes.begin(), f.nodes.end(), node))) {
+    return {};
+  }
+  json_writer w;
+  w.begin_object();
+  w.key("node");
+  w.value(node);
+  w.key("power");
+  w.value(state);
+  w.end_object();
+  return "event: power\ndata: " + w.str() + "\n\n";
 }
 
 std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/job.hpp"
 #include "store/change_feed.hpp"
 
 namespace cws::http {
@@ -20,6 +21,13 @@ struct event_filter {
   bool nodes_only = false;
   /// The caller may see the users' names (root): `passwd` changes are sent only then.
   bool sees_users = false;
+  /// Object changes are sent (`types=` naming only job or power: not).
+  bool objects = true;
+  /// Job and power events are sent (`types=` without them: not).
+  bool jobs = true;
+  bool power = true;
+  /// The caller: job events of that user's jobs only (root: all).
+  std::string user;
 };
 
 /// What `GET /clusterws/events` asked for.
@@ -29,8 +37,8 @@ struct event_request {
   std::optional<uint64_t> after;
 };
 
-/// Reads `types=` (a comma list of node, group, network, osimage, policy, site, passwd) into
-/// `f`; the error message for an unknown name, nullopt when all are known.
+/// Reads `types=` (a comma list of node, group, network, osimage, policy, site, passwd, job,
+/// power) into `f`; the error message for an unknown name, nullopt when all are known.
 std::optional<std::string> parse_event_types(std::string_view list, event_filter& f);
 
 /// One change set as a Server-Sent Event (`id: <seq>`, `event: changes`, one `data:` line of
@@ -48,6 +56,15 @@ std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& s
 /// longer holds them (the stream goes on after `seq`, its id), or the client did not keep up
 /// (no `seq`: no id, so a client that reconnects resumes after the last event it received).
 std::string sse_reset(std::optional<uint64_t> seq, std::string_view why);
+
+/// A job event (`event: job`, no id: job and power events are live only, never replayed;
+/// data {"job":id,"event":created|progress|ended,"user","operation","state","targets",
+/// "finished","failed"}), or "" when `f` does not let it through (another user's job).
+std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f);
+
+/// A power event (`event: power`, no id; data {"node":..,"power":"on"|"off"}), or "" when `f`
+/// does not let it through (not a node of the stream's noderange).
+std::string sse_power(const std::string& node, const std::string& state, const event_filter& f);
 
 /// A comment line that keeps idle proxies and clients from closing the stream.
 std::string_view sse_heartbeat();

@@ -376,34 +376,91 @@ response_text render_nodeshell(const routed& req, const api::api_result& res) {
 
 } // namespace
 
+namespace {
+
+/// A node's fields in a streamed line and in a job: nodeshell's detail, or with `value_key`
+/// (power, nextboot, ...) the rc and value or error.
+void write_node_fields(json_writer& w, const base::node_result& node, std::string_view value_key) {
+  if (value_key.empty()) {
+    write_detail(w, node);
+    return;
+  }
+  // power, nextboot: {"node":"n1","rc":0,"power":"on"} or its error
+  w.key("rc");
+  w.number(node.rc);
+  if (node.failed()) {
+    w.key("error");
+    w.value(node.error);
+    w.key("message");
+    w.value(node.message);
+  } else if (value_key == "vitals" || value_key == "inventory") {
+    // {"node":"n1","rc":0,"vitals":{"CPU Temp":"45 C (113 F)",...}}
+    w.key(std::string{value_key});
+    w.begin_object();
+    write_readings(w, node.out);
+    w.end_object();
+  } else {
+    w.key(std::string{value_key});
+    write_value(w, node.out, value_key == "eventlog");
+  }
+  if (node.truncated) {
+    w.key("truncated");
+    w.value("true");
+  }
+}
+
+/// A job: its record, counts and times, and (`with_nodes`) its nodes so far.
+void write_job(json_writer& w, const api::job_info& job, bool with_nodes) {
+  w.begin_object();
+  w.key("id");
+  w.value(job.id);
+  w.key("user");
+  w.value(job.user);
+  w.key("operation");
+  w.value(job.operation);
+  w.key("state");
+  w.value(api::job_state_name(job.state));
+  w.key("targets");
+  w.number(static_cast<long long>(job.targets));
+  w.key("finished");
+  w.number(static_cast<long long>(job.finished));
+  w.key("failed");
+  w.number(static_cast<long long>(job.failed));
+  w.key("truncated");
+  w.number(static_cast<long long>(job.truncated));
+  w.key("created");
+  w.number(job.created_ms);
+  w.key("started");
+  w.number(job.started_ms);
+  w.key("ended");
+  w.number(job.ended_ms);
+  if (!job.messages.empty()) {
+    w.key("messages");
+    write_lines(w, job.messages);
+  }
+  if (with_nodes) {
+    w.key("nodes");
+    w.begin_array();
+    for (const auto& n : job.nodes) {
+      w.begin_object();
+      w.key("node");
+      w.value(n.name);
+      write_node_fields(w, n, action_key(job.op));
+      w.end_object();
+    }
+    w.end_array();
+  }
+  w.end_object();
+}
+
+} // namespace
+
 std::string stream_line(const base::node_result& node, std::string_view value_key) {
   json_writer w;
   w.begin_object();
   w.key("node");
   w.value(node.name);
-  if (!value_key.empty()) {
-    // power, nextboot: {"node":"n1","rc":0,"power":"on"} or its error
-    w.key("rc");
-    w.number(node.rc);
-    if (node.failed()) {
-      w.key("error");
-      w.value(node.error);
-      w.key("message");
-      w.value(node.message);
-    } else if (value_key == "vitals" || value_key == "inventory") {
-      // {"node":"n1","rc":0,"vitals":{"CPU Temp":"45 C (113 F)",...}}
-      w.key(std::string{value_key});
-      w.begin_object();
-      write_readings(w, node.out);
-      w.end_object();
-    } else {
-      w.key(std::string{value_key});
-      write_value(w, node.out, value_key == "eventlog");
-    }
-    w.end_object();
-    return w.str() + "\n";
-  }
-  write_detail(w, node);
+  write_node_fields(w, node, value_key);
   w.end_object();
   return w.str() + "\n";
 }
@@ -487,6 +544,15 @@ response_text render(const routed& req, const api::api_result& res) {
   auto first = [&](const char* fallback) {
     return res.messages.empty() ? std::string{fallback} : res.messages.front();
   };
+  if (res.ok() && res.accepted) {
+    // async=1: the job runs on; the session sets Location /clusterws/jobs/{id}
+    json_writer w{pretty};
+    w.begin_object();
+    w.key("job");
+    w.value(res.job_id);
+    w.end_object();
+    return {202, finish(w, pretty)};
+  }
   switch (res.error) {
     case errc::none: break;
     case errc::unauthorized: return {401, error_text("Authentication failure", "2", pretty)};
@@ -610,6 +676,26 @@ response_text render(const routed& req, const api::api_result& res) {
     }
     case output::metrics: return {status, {}}; // (written by the session: http/metrics_page)
     case output::openapi: return {status, std::string{openapi_text()}, "application/yaml"};
+    case output::jobs: {
+      w.begin_object();
+      w.key("jobs");
+      w.begin_array();
+      if (res.jobs) {
+        for (const auto& j : *res.jobs) {
+          write_job(w, j, false);
+        }
+      }
+      w.end_array();
+      w.end_object();
+      return {200, finish(w, pretty)};
+    }
+    case output::job: {
+      if (!res.jobs || res.jobs->empty()) {
+        return {404, error_text("No such job.", "2", pretty)};
+      }
+      write_job(w, res.jobs->front(), req.call->op == api::operation::job_show);
+      return {200, finish(w, pretty)};
+    }
     case output::per_node:
       w.begin_object();
       for (const auto& n : res.nodes) {

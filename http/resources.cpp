@@ -69,6 +69,8 @@ constexpr route_row table[] = {
   {"metrics", object_type::site, "", resource_kind::metrics, "GET"},
   {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET"},
   {"events", object_type::node, "", resource_kind::events, "GET"},
+  {"jobs", object_type::site, "", resource_kind::jobs, "GET"},
+  {"jobs", object_type::site, "{name}", resource_kind::job, "GET DELETE"},
 };
 
 /// Matches `segments` (after the collection) against `pattern`, filling `out`. A segment

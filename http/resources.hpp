@@ -36,6 +36,8 @@ enum class resource_kind {
   metrics,        ///< /metrics: the Prometheus text exposition (http/metrics_page.hpp)
   openapi,        ///< /openapi.yaml: the API's description (docs/openapi.yaml)
   events,         ///< /events: the change feed as Server-Sent Events (http/event_stream.hpp)
+  jobs,           ///< /jobs: the caller's jobs (root: all)
+  job,            ///< /jobs/{id}: one job (stream=1: its nodes as NDJSON); DELETE cancels
 };
 
 /// A path matched against the resource table.

@@ -405,6 +405,23 @@ routed& route_events(routed& r, const query_params& query, const std::string& la
   return r;
 }
 
+/// async=1: a fan-out call as a job answered at once (202, Location /clusterws/jobs/{id}).
+routed& as_job(routed& r, const query_params& query) {
+  auto& call = *r.call;
+  if (query.flag("async") && !r.answer) {
+    if (!api::is_fan_out(call.op)) {
+      return refuse(r, errc::bad_request, "async=1 is for operations that run on nodes.");
+    }
+    if (r.stream) {
+      return refuse(r, errc::bad_request,
+                    "async=1 and stream=1 do not go together: stream the job (GET "
+                    "/jobs/{id}?stream=1).");
+    }
+    call.async = true;
+  }
+  return r;
+}
+
 } // namespace
 
 routed route(const http_input& in, const router_limits& limits) {
@@ -519,6 +536,16 @@ routed route(const http_input& in, const router_limits& limits) {
     r.out = m == "POST" ? output::token : m == "GET" ? output::objects : output::none;
     return r;
   }
+  if (res->kind == resource_kind::jobs || res->kind == resource_kind::job) {
+    // authentication is all policy asks (empty command): the jobs actor shows a user that
+    // user's jobs only (root all), another's is "not found"
+    call.op = res->kind == resource_kind::jobs ? operation::job_list
+              : m == "GET"                     ? operation::job_show
+                                               : operation::job_cancel;
+    r.out = res->kind == resource_kind::jobs ? output::jobs : output::job;
+    r.stream = call.op == operation::job_show && query.flag("stream");
+    return r;
+  }
   if (res->kind == resource_kind::templates || res->kind == resource_kind::template_names) {
     // xcatws.cgi: lsdef --template [NAMES] (objects), lsdef --template -a (names)
     bool names = res->kind == resource_kind::template_names;
@@ -532,7 +559,7 @@ routed route(const http_input& in, const router_limits& limits) {
     call.op = operation::nodestat;
     call.policy_command = "nodestat";
     r.out = output::nodestat;
-    return r;
+    return as_job(r, query);
   }
   if (res->kind == resource_kind::rename) {
     // xcatws.cgi: chdef -t node -o {node} -n <body.newNode>; the info lines as an array
@@ -570,7 +597,7 @@ routed route(const http_input& in, const router_limits& limits) {
   if (call.op == operation::show && !r.render.xcoll) {
     call.page_objects = limits.page_objects; // (xcoll merges across the whole listing)
   }
-  return r;
+  return as_job(r, query);
 }
 
 } // namespace cws::http

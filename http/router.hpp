@@ -48,6 +48,8 @@ enum class output {
   metrics,   ///< the metrics page, written by the session once policy allows it
   events,    ///< the event stream, written by the session once policy allows it
   openapi,   ///< docs/openapi.yaml (YAML)
+  jobs,      ///< {"jobs":[{job},...]}
+  job,       ///< {job, "nodes":{node: detail,...}} (DELETE: the job as it is now)
 };
 
 /// An HTTP answer: status and body.

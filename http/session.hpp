@@ -203,11 +203,13 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   steady_timer deadline_;
   steady_timer::time_point call_deadline_;
   steady_timer::time_point io_deadline_ = steady_timer::time_point::max();
-  /// A fan-out call's cancel, used when its client goes away or its call_timeout passes;
-  /// while it runs, the deadline timer also looks at the socket every second (peer_check_)
-  /// for the client's end, reading nothing.
+  /// A fan-out call's cancel, used when its call_timeout passes; while it runs, the deadline
+  /// timer also looks at the socket every second (peer_check_) for the client's end, reading
+  /// nothing, to log it: the call's job runs on.
   std::shared_ptr<api::call_cancel> cancel_;
   steady_timer::time_point peer_check_ = steady_timer::time_point::max();
+  /// The answer's Location (an async call's job), or empty.
+  std::string location_;
   bool deadline_armed_ = false;
   bool waiting_ = false;
   /// Counted in session_context::idle.

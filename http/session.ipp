@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "api/copy.hpp"
+#include "base/log.hpp"
 #include "http/date.hpp"
 #include "http/framing.hpp"
 #include "http/query.hpp"
@@ -281,6 +282,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   in.peer_user = peer_user_;
   in.last_event_id = std::string{req["Last-Event-ID"]};
   method_ = in.method;
+  location_.clear();
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
   pending_ = route(
@@ -394,10 +396,15 @@ void basic_session<NextLayer>::watch(steady_timer::time_point deadline) {
       if (self->cancel_ && !self->cancel_->cancelled()) {
         if (now >= self->peer_check_) {
           if (detail::peer_gone(beast::get_lowest_layer(self->stream_))) {
-            // a synchronous call's work is its client's: nobody is left to take it
-            self->cancel_->cancel("The client closed the connection; ended.");
+            // a synchronous call is a job its client awaits: the client left, the job runs
+            // on (GET /jobs, DELETE /jobs/{id}), still bounded by this call's call_timeout
+            self->peer_check_ = steady_timer::time_point::max();
+            base::log(base::log_level::info, "The client of " + self->method_ + " "
+                                               + self->logged_path()
+                                               + " closed the connection; its job runs on.");
+          } else {
+            self->peer_check_ = now + std::chrono::seconds(1);
           }
-          self->peer_check_ = now + std::chrono::seconds(1);
         }
         next = std::min(next, self->peer_check_);
       }
@@ -455,6 +462,9 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     return;
   }
   auto out = render(pending_, res);
+  if (res.ok() && res.accepted) {
+    location_ = "/clusterws/jobs/" + res.job_id; // 202: where the job is read
+  }
   if (res.ok() && pending_.out == output::metrics) {
     out.body = metrics_page(ctx_->mon, ctx_->connections.load(), ctx_->sources);
     out.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -572,6 +582,7 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
   auto& req = *pending_.events;
   events_filter_ = std::make_unique<event_filter>(std::move(req.filter));
   events_filter_->sees_users = res.user == "root";
+  events_filter_->user = res.user;
   if (events_filter_->nodes_only) {
     events_filter_->nodes = res.names; // the noderange as it expanded now
     std::sort(events_filter_->nodes.begin(), events_filter_->nodes.end());
@@ -593,6 +604,16 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
     on_io([seq](basic_session& s) {
       s.queue_event(sse_reset(seq, "changes were missed: the change log no longer holds them; "
                                    "read the state again"));
+    });
+  };
+  h.on_activity = [on_io](actors::activity_ptr a) {
+    on_io([a](basic_session& s) {
+      auto text = a->type == actors::activity::kind::job
+                    ? sse_job(a->job, a->what, *s.events_filter_)
+                    : sse_power(a->node, a->state, *s.events_filter_);
+      if (!text.empty()) {
+        s.queue_event(std::move(text));
+      }
     });
   };
   h.on_heartbeat = [on_io] {
@@ -736,6 +757,11 @@ void basic_session<NextLayer>::response_head(std::string& head, unsigned status,
   if (!length || *length > 0) {
     head += "Content-Type: ";
     head += content_type;
+    head += "\r\n";
+  }
+  if (!location_.empty()) {
+    head += "Location: ";
+    head += location_;
     head += "\r\n";
   }
   if (keep_alive != (version_ != 10)) {

@@ -188,6 +188,17 @@ std::string read_txn::meta(std::string_view key) const {
   return std::string{txn_.get(db_.dbi(database::meta_db), key).value_or("")};
 }
 
+std::vector<std::pair<std::string, std::string>>
+read_txn::meta_with_prefix(std::string_view prefix) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  lmdb_cursor cur{txn_, db_.dbi(database::meta_db)};
+  for (bool ok = cur.seek(prefix); ok && cur.key().substr(0, prefix.size()) == prefix;
+       ok = cur.next()) {
+    out.emplace_back(std::string{cur.key()}, std::string{cur.value()});
+  }
+  return out;
+}
+
 std::vector<change_set> read_txn::changes_after(uint64_t seq, size_t max_sets) const {
   std::vector<change_set> out;
   lmdb_cursor cur{txn_, db_.dbi(database::changes_db)};
@@ -326,6 +337,10 @@ void write_txn::check_names() {
 
 void write_txn::set_meta(std::string_view key, std::string_view value) {
   txn_.put(db_.dbi(database::meta_db), key, value);
+}
+
+bool write_txn::erase_meta(std::string_view key) {
+  return txn_.del(db_.dbi(database::meta_db), key);
 }
 
 void write_txn::touched(object_type t) {

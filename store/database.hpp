@@ -63,6 +63,10 @@ class read_txn {
   /// An internal setting (e.g. `xcatdefaults.postscripts`); "" if unset.
   std::string meta(std::string_view key) const;
 
+  /// Every internal setting whose key starts with `prefix` (e.g. the job records, `job.`), as
+  /// (key, value) in key order.
+  std::vector<std::pair<std::string, std::string>> meta_with_prefix(std::string_view prefix) const;
+
   /// The change log after `seq`: at most `max_sets` change sets, oldest first. Every commit
   /// that created, changed or removed an object (tokens aside) leaves one, keyed by its
   /// generation, whichever process made it; a commit that wrote only values already there
@@ -113,6 +117,9 @@ class write_txn : public read_txn {
 
   /// Sets an internal setting.
   void set_meta(std::string_view key, std::string_view value);
+
+  /// Removes an internal setting; false if it was not set.
+  bool erase_meta(std::string_view key);
 
   /// The meta key holding how many change sets the log keeps (default_changes_kept when
   /// unset); every writer, the tools included, drops the oldest past it at commit.

@@ -22,6 +22,7 @@ using store::object_type;
 struct received {
   std::vector<store::change_set> sets;
   std::vector<uint64_t> resets;
+  std::vector<activity> activities;
 
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -67,6 +68,7 @@ struct events_fixture : ::testing::Test, test::coordinated_system {
       return {
         [r](const change_set_ptr& s) { r->sets.push_back(*s); },
         [r](reset_atom, uint64_t n) { r->resets.push_back(n); },
+        [r](const activity_ptr& a) { r->activities.push_back(*a); },
       };
     });
     subscribers.push_back(sub);
@@ -227,6 +229,22 @@ TEST_F(events_fixture, a_subscriber_that_ends_is_dropped_and_the_others_go_on) {
   EXPECT_TRUE(a->sets.empty()); // unsubscribed
   EXPECT_TRUE(gone->sets.empty());
   EXPECT_EQ(b->names(), (std::vector<std::string>{"n1"}));
+}
+
+TEST_F(events_fixture, a_published_activity_reaches_every_subscriber_without_a_number) {
+  start();
+  auto a = subscribe();
+  auto b = subscribe();
+  auto act = std::make_shared<activity>();
+  act->type = activity::kind::power;
+  act->node = "n1";
+  act->state = "on";
+  self->send(ev, publish_atom::value, activity_ptr{act});
+  sched.run();
+  ASSERT_EQ(a->activities.size(), 1u);
+  ASSERT_EQ(b->activities.size(), 1u);
+  EXPECT_EQ(b->activities[0].node, "n1");
+  EXPECT_TRUE(a->sets.empty()) << "not a change set: no number, not in the log";
 }
 
 } // namespace

@@ -1,8 +1,9 @@
-// The fan-out executor. Its planning paths (refusals, a store that does not answer) run under
-// CAF's deterministic test coordinator; its runs drive the real SSH engine against a private
-// sshd on 127.0.0.1, whose callbacks come from the engine's own thread, so those run on the
-// threaded scheduler (the test coordinator's queue must only be touched by the test thread)
-// and wait for the executor's reply, bounded.
+// The fan-out executor. Its planning paths (refusals, a store that does not answer) and its
+// runs over a fake operation (tests/support/fake_operation.hpp: ordering, streaming, cancel,
+// limits) run under CAF's deterministic test coordinator; its runs over the real SSH engine
+// against a private sshd on 127.0.0.1, whose callbacks come from the engine's own thread, run
+// on the threaded scheduler (the test coordinator's queue must only be touched by the test
+// thread) and wait for the executor's answer, bounded.
 
 #include <gtest/gtest.h>
 
@@ -13,13 +14,16 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include "../store/temp_home.hpp"
+#include "../support/fake_operation.hpp"
 #include "../support/sshd.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/store_actor.hpp"
+#include "api/planner.hpp"
 #include "coordinated_system.hpp"
 
 namespace {
@@ -57,16 +61,70 @@ std::shared_ptr<store::database> nodes_db(const std::filesystem::path& dir, uint
   return db;
 }
 
+/// Collects streamed node results (pushed from the executor's thread).
+struct collecting_sink : node_sink {
+  void push(base::node_result node) override {
+    std::lock_guard<std::mutex> guard{mutex};
+    got.push_back(std::move(node));
+  }
+  std::mutex mutex;
+  std::vector<base::node_result> got;
+};
+
+/// The executor's bind over real transports `d`, as the daemon makes it.
+bind_ptr bind_to(std::shared_ptr<api::drivers> d) {
+  return std::make_shared<bind_fn>(
+    [d](const store::database& db, const api_call& call, const authorization& auth,
+        const store::noderange_options& opts,
+        node_operation_ptr& out) { return api::plan(db, call, auth, opts, *d, out); });
+}
+
+/// Where a test keeps what `done` got.
+struct answer {
+  bool got = false;
+  api_result result;
+};
+
+done_ptr into(std::shared_ptr<answer> a) {
+  return std::make_shared<done_fn>([a](api_result r) {
+    EXPECT_FALSE(a->got) << "done is called once";
+    a->got = true;
+    a->result = std::move(r);
+  });
+}
+
 struct coordinator_fixture : ::testing::Test, test::coordinated_system {
-  /// Spawns the store (with `d` as its transports) and the executor over it.
-  void spawn(std::shared_ptr<api::drivers> d) {
+  /// Spawns the store and the executor over it, binding calls with `bind`.
+  void spawn(bind_ptr bind, executor_config ec = {}) {
     store_config sc;
     sc.detached_writer = false;
     sc.commit_wait = {};
-    sc.drivers = std::move(d);
     st = spawn_store(sys, db, sc);
-    ex = spawn_executor(sys, st, executor_config{});
+    ec.bind = std::move(bind);
+    ex = spawn_executor(sys, st, ec);
     sched.run();
+  }
+
+  /// Spawns them over real transports `d`.
+  void spawn(std::shared_ptr<api::drivers> d) {
+    spawn(bind_to(std::move(d)));
+  }
+
+  /// Spawns them over the fake transport.
+  void spawn_fake(executor_config ec = {}) {
+    spawn(std::make_shared<bind_fn>(
+            [b = fake](const store::database& d, const api_call& call, const authorization& auth,
+                       const store::noderange_options& opts,
+                       node_operation_ptr& out) { return (*b)(d, call, auth, opts, out); }),
+          std::move(ec));
+  }
+
+  /// Starts `c` on the executor and runs every actor until nothing is left to do.
+  std::shared_ptr<answer> send(api_call_ptr c, authorization auth = as_root()) {
+    auto a = std::make_shared<answer>();
+    self->send(ex, run_atom::value, std::move(c), std::move(auth), into(a));
+    sched.run();
+    return a;
   }
 
   ~coordinator_fixture() override {
@@ -77,14 +135,12 @@ struct coordinator_fixture : ::testing::Test, test::coordinated_system {
 
   /// Runs `c` through the executor, every actor run to the end.
   api_result run(api_call_ptr c) {
-    self->send(ex, run_atom::value, std::move(c), as_root());
-    sched.run();
-    api_result out;
-    self->receive([&](api_result& r) { out = std::move(r); },
-                  [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-    return out;
+    auto a = send(std::move(c));
+    EXPECT_TRUE(a->got);
+    return a->result;
   }
 
+  std::shared_ptr<test::fake_binder> fake = std::make_shared<test::fake_binder>();
   test::temp_dir dir;
   std::shared_ptr<store::database> db = nodes_db(dir.path, test::free_port());
   store_actor st;
@@ -117,32 +173,109 @@ TEST_F(coordinator_fixture, planning_failures_come_back_as_the_result_and_nothin
 
 TEST_F(coordinator_fixture, a_store_that_does_not_answer_ends_the_call_as_unavailable) {
   spawn(std::make_shared<api::drivers>());
-  self->send(ex, run_atom::value, api_call_ptr{shell_call("n1", "true")}, as_root());
+  auto a = std::make_shared<answer>();
+  self->send(ex, run_atom::value, api_call_ptr{shell_call("n1", "true")}, as_root(), into(a));
   ASSERT_TRUE(sched.prioritize(ex));
   ASSERT_TRUE(sched.try_run_once()); // the executor asks the store, which is never run
   ASSERT_EQ(sched.trigger_timeouts(), 1u);
   ASSERT_TRUE(sched.prioritize(ex));
   ASSERT_TRUE(sched.try_run_once()); // the request timed out
-  bool got = false;
-  self->receive(
-    [&](api_result& r) {
-      got = true;
-      EXPECT_EQ(r.error, errc::unavailable);
-    },
-    [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-  EXPECT_TRUE(got);
+  EXPECT_TRUE(a->got);
+  EXPECT_EQ(a->result.error, errc::unavailable);
   sched.run(); // the store's late answer finds no one waiting
 }
 
-/// Collects streamed node results (pushed from the executor's thread).
-struct collecting_sink : node_sink {
-  void push(base::node_result node) override {
-    std::lock_guard<std::mutex> guard{mutex};
-    got.push_back(std::move(node));
-  }
-  std::mutex mutex;
-  std::vector<base::node_result> got;
-};
+TEST_F(coordinator_fixture, an_executor_without_a_bind_refuses_fan_out_calls_as_unavailable) {
+  spawn(bind_ptr{});
+  auto r = run(shell_call("n1", "true"));
+  EXPECT_EQ(r.error, errc::unavailable);
+}
+
+TEST_F(coordinator_fixture, results_come_in_noderange_order_whatever_order_nodes_finish_in) {
+  spawn_fake();
+  auto a = send(shell_call("n1,n2,n3", "x"));
+  ASSERT_EQ(fake->ops().size(), 1u);
+  auto op = fake->ops()[0];
+  EXPECT_TRUE(op->started());
+  op->finish(2, 0, "three");
+  op->finish(0, 1, "one");
+  sched.run();
+  EXPECT_FALSE(a->got) << "a node is still running";
+  op->finish(1, 0, "two");
+  sched.run();
+  ASSERT_TRUE(a->got);
+  ASSERT_EQ(a->result.nodes.size(), 3u);
+  EXPECT_EQ(a->result.nodes[0].name, "n1");
+  EXPECT_EQ(a->result.nodes[0].rc, 1);
+  EXPECT_EQ(a->result.nodes[0].out, "one");
+  EXPECT_EQ(a->result.nodes[1].out, "two");
+  EXPECT_EQ(a->result.nodes[2].out, "three");
+}
+
+TEST_F(coordinator_fixture, a_streamed_call_pushes_each_node_as_it_ends_and_keeps_its_status) {
+  spawn_fake();
+  auto sink = std::make_shared<collecting_sink>();
+  auto c = shell_call("n1,n2", "x");
+  c->sink = sink;
+  auto a = send(c);
+  auto op = fake->ops().at(0);
+  op->finish(1, 4, "second");
+  sched.run();
+  ASSERT_EQ(sink->got.size(), 1u);
+  EXPECT_EQ(sink->got[0].name, "n2");
+  EXPECT_EQ(sink->got[0].out, "second");
+  op->finish(0, 0, "first");
+  sched.run();
+  ASSERT_EQ(sink->got.size(), 2u);
+  ASSERT_TRUE(a->got);
+  EXPECT_EQ(a->result.nodes[1].rc, 4);
+  EXPECT_TRUE(a->result.nodes[1].out.empty()) << "the output went out in the stream";
+}
+
+TEST_F(coordinator_fixture, a_cancelled_call_ends_its_running_nodes_with_the_reason) {
+  spawn_fake();
+  auto c = shell_call("n1,n2", "x");
+  c->cancel = std::make_shared<call_cancel>();
+  auto a = send(c);
+  auto op = fake->ops().at(0);
+  op->finish(0, 0);
+  sched.run();
+  c->cancel->cancel("The client closed the connection; ended.");
+  sched.run();
+  EXPECT_TRUE(op->cancelled());
+  ASSERT_TRUE(a->got);
+  EXPECT_EQ(a->result.nodes[0].rc, 0);
+  EXPECT_EQ(a->result.nodes[1].error, "cancelled");
+  EXPECT_EQ(a->result.nodes[1].message, "The client closed the connection; ended.");
+}
+
+TEST_F(coordinator_fixture,
+       a_call_over_the_nodes_in_flight_limit_is_refused_and_never_bound_to_run) {
+  executor_config ec;
+  ec.max_nodes_per_user = 3;
+  spawn_fake(ec);
+  auto first = send(shell_call("n1,n2", "x"));
+  auto second = send(shell_call("n3,n4", "x")); // 2 running + 2 > 3
+  ASSERT_TRUE(second->got);
+  EXPECT_EQ(second->result.error, errc::unavailable);
+  EXPECT_FALSE(fake->ops().at(1)->started());
+  fake->ops()[0]->finish(0, 0);
+  fake->ops()[0]->finish(1, 0);
+  sched.run();
+  EXPECT_TRUE(first->got);
+  auto third = send(shell_call("n3,n4", "x")); // the first one's nodes were released
+  EXPECT_TRUE(fake->ops().at(2)->started());
+}
+
+TEST_F(coordinator_fixture, an_executor_that_stops_answers_its_running_calls_and_cancels_them) {
+  spawn_fake();
+  auto a = send(shell_call("n1", "x"));
+  self->send_exit(ex, caf::exit_reason::user_shutdown);
+  sched.run();
+  ASSERT_TRUE(a->got);
+  EXPECT_EQ(a->result.error, errc::unavailable);
+  EXPECT_TRUE(fake->ops().at(0)->cancelled());
+}
 
 struct sshd_fixture : ::testing::Test {
   static void SetUpTestSuite() {
@@ -167,10 +300,10 @@ struct sshd_fixture : ::testing::Test {
     drivers->ssh = std::make_shared<ssh::engine>(ec);
     drivers->shell.key_dir = dir_->path / "keys";
     drivers->shell.fanout = 2; // fewer at once than nodes: the executor sees them finish in turns
-    store_config sc;
-    sc.drivers = drivers;
-    st = spawn_store(*sys, db, sc);
-    ex = spawn_executor(*sys, st, executor_config{});
+    st = spawn_store(*sys, db, store_config{});
+    executor_config xc;
+    xc.bind = bind_to(drivers);
+    ex = spawn_executor(*sys, st, xc);
   }
 
   ~sshd_fixture() override {
@@ -179,12 +312,15 @@ struct sshd_fixture : ::testing::Test {
   }
 
   api_result run(api_call_ptr c) {
-    caf::scoped_actor self{*sys};
-    api_result out;
-    self->request(ex, std::chrono::seconds(60), run_atom::value, std::move(c), as_root())
-      .receive([&](api_result& r) { out = std::move(r); },
-               [&](caf::error& e) { ADD_FAILURE() << sys->render(e); });
-    return out;
+    auto got = std::make_shared<std::promise<api_result>>();
+    auto done = std::make_shared<done_fn>([got](api_result r) { got->set_value(std::move(r)); });
+    caf::anon_send(ex, run_atom::value, std::move(c), as_root(), std::move(done));
+    auto f = got->get_future();
+    if (f.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      ADD_FAILURE() << "no answer within 60 s";
+      return {};
+    }
+    return f.get();
   }
 
   static test::temp_dir* dir_;
@@ -246,7 +382,8 @@ TEST_F(sshd_fixture, an_executor_that_stops_cancels_its_running_nodes) {
   auto c = shell_call("n1-n2", "sleep 61");
   c->timeout_ms = 120000;
   caf::scoped_actor self{*sys};
-  self->send(ex, run_atom::value, api_call_ptr{c}, as_root());
+  self->send(ex, run_atom::value, api_call_ptr{c}, as_root(),
+             std::make_shared<done_fn>([](api_result) {}));
   // both nodes started: the sleeps are running on the sshd
   auto running = [] {
     return std::system("pgrep -x sleep -a | grep -q 'sleep 61'") == 0;

@@ -52,11 +52,45 @@ TEST(event_stream, filters_keep_what_was_asked_and_users_only_for_root) {
 TEST(event_stream, unknown_types_are_named) {
   http::event_filter f;
   EXPECT_EQ(http::parse_event_types("node,bogus", f),
-            "Unknown event type 'bogus': use node, group, network, osimage, policy, site or "
-            "passwd.");
+            "Unknown event type 'bogus': use node, group, network, osimage, policy, site, "
+            "passwd, job or power.");
   http::event_filter g;
   EXPECT_EQ(http::parse_event_types("site,osimage", g), std::nullopt);
   EXPECT_EQ(g.types, (std::vector<object_type>{object_type::site, object_type::osimage}));
+}
+
+TEST(event_stream, job_events_go_to_their_user_and_root_and_power_events_to_the_noderange) {
+  api::job_info j;
+  j.id = "00000000000000aa";
+  j.user = "alice";
+  j.operation = "nodeshell";
+  j.state = api::job_state::running;
+  j.targets = 2;
+  j.finished = 1;
+  http::event_filter f;
+  f.user = "alice";
+  EXPECT_EQ(http::sse_job(j, "progress", f),
+            "event: job\ndata: {\"job\":\"00000000000000aa\",\"event\":\"progress\",\"user\":"
+            "\"alice\",\"operation\":\"nodeshell\",\"state\":\"running\",\"targets\":2,"
+            "\"finished\":1,\"failed\":0}\n\n");
+  f.user = "bob";
+  EXPECT_EQ(http::sse_job(j, "progress", f), "");
+  f.user = "root";
+  EXPECT_NE(http::sse_job(j, "progress", f), "");
+  EXPECT_EQ(http::sse_power("n1", "on", f),
+            "event: power\ndata: {\"node\":\"n1\",\"power\":\"on\"}\n\n");
+  f.nodes_only = true;
+  f.nodes = {"n2"};
+  EXPECT_EQ(http::sse_power("n1", "on", f), "");
+  http::event_filter g;
+  ASSERT_EQ(http::parse_event_types("job", g), std::nullopt);
+  g.user = "root";
+  EXPECT_NE(http::sse_job(j, "ended", g), "");
+  EXPECT_EQ(http::sse_power("n1", "off", g), "") << "types=job: no power events";
+  store::change_set set;
+  set.seq = 3;
+  set.changes.push_back({object_type::node, "n1", store::change_kind::created, {}});
+  EXPECT_EQ(http::sse_changes(set, g), "") << "types=job: no object changes";
 }
 
 TEST(event_stream, a_reset_names_where_the_stream_goes_on_and_why) {
