@@ -305,9 +305,14 @@ void audit_component::stop() {
 }
 
 void audit_component::reload(const base::settings& next) {
-  check_audit(next);
+  if (path_.empty() && next.text("audit_required") == "true") {
+    // (the log in use, not the file's: audit_log applies at the next restart)
+    throw std::runtime_error("audit_required = true needs an audit log; audit_log is off");
+  }
   limits_ = audit_settings(next);
-  log_->set_limits(limits_);
+  if (log_) {
+    log_->set_limits(limits_);
+  }
 }
 
 // -- https ---------------------------------------------------------------------------

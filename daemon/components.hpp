@@ -241,7 +241,7 @@ class audit_component : public component {
   }
   void reload(const base::settings& next) override;
 
-  /// The log (null when off, before start and after stop).
+  /// The log (one that writes nothing when off; null before start and after stop).
   http::audit_log* get() const noexcept {
     return log_.get();
   }
