@@ -52,8 +52,8 @@ class dispatcher {
   /// Spawns `count` dispatchers (no actor is spawned per request). `executor` may be null:
   /// fan-out calls are then refused as unavailable. With `jobs`, fan-out calls run as jobs
   /// (on the executor the jobs actor was given) and job calls are answered.
-  /// Calls carry no actor-side timeouts (a timer per hop costs the clock thread on every
-  /// request): the caller bounds the whole call (the HTTP session's call_timeout).
+  /// Calls carry no actor-side timeouts (a timer per hop would cost a timer operation on
+  /// every request): the caller bounds the whole call (the HTTP session's call_timeout).
   dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
              executor_actor executor, size_t count = 2, events_actor events = {},
              jobs_actor jobs = {});

@@ -14,7 +14,7 @@
 namespace cws::actors {
 
 /// The fan-out executor: has the store plan a call into a per-node operation
-/// (api/node_operation.hpp: SSH today; IPMI, libvirt, service-node delegation next) and
+/// (api/node_operation.hpp: SSH, IPMI, libvirt, the prober; service-node delegation next) and
 /// drives it: per-node results in noderange order, each also streamed to the call's sink as
 /// it completes. Fanout limits and per-node deadlines are the plan's; the executor ends an
 /// operation when its caller cancels the call (api::call_cancel) and every operation still

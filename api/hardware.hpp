@@ -46,7 +46,8 @@ struct hardware_drivers {
   std::shared_ptr<virt::hypervisors> virt;
 };
 
-/// Plans `call` (operation power or nextboot, the action in `call.command`) in one read of
+/// Plans `call` (power, nextboot, eventlog, beacon, vitals or inventory; the action in
+/// `call.command`) in one read of
 /// `db`: the nodes, their mgt, BMC address, port and credentials, site.ipmitimeout and
 /// site.ipmiretries; for mgt=kvm the hypervisor (`vmhost`) and the domain (the node's name).
 /// @returns a failure (missing nodes, an unknown action, stale), or success with `out` set.

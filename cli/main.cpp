@@ -1,6 +1,8 @@
-// clusterctl: one multi-call binary for lsdef, nodels, mkdef, chdef, rmdef, xdsh, init and
-// passwd.
-// Called by one of those names (a symlink) or as `clusterctl <command> ...`.
+// clusterctl: one multi-call binary for the xCAT tools (definitions, tables, xdsh and xdcp,
+// hardware control, nodestat, ...) and clusterctl's own commands (init, passwd, pki, backup,
+// restore, events, ...): the usage text below lists them all, cli/commands.cpp runs them.
+// Called by a tool's name (a symlink, CMakeLists.txt's CLUSTERWS_TOOLS) or as
+// `clusterctl <command> ...`.
 
 #include <filesystem>
 #include <iostream>

@@ -1,31 +1,19 @@
 // clusterwsd: the HTTPS REST service (spec/interface.md) on a CAF actor system. The
-// composition root: reads the settings, builds every configuration struct from them, and
-// wires the store, policy, executor and dispatchers to the HTTP server.
+// composition root: reads the settings and lists the daemon's components (daemon/component.hpp)
+// in start order: the log, the database, the engines, the actors, the audit log, the server.
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/send.hpp>
-
-#include <fstream>
 #include <iostream>
 #include <sys/resource.h>
-#include <thread>
 
-#include "actors/dispatcher.hpp"
-#include "actors/events_actor.hpp"
-#include "actors/executor_actor.hpp"
-#include "actors/policy_actor.hpp"
-#include "actors/store_actor.hpp"
-#include "api/planner.hpp"
+#include "api/service_metrics.hpp"
 #include "api/settings.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
-#include "daemon/systemd.hpp"
-#include "http/io_scheduler.hpp"
-#include "http/server.hpp"
-#include "ipmi/engine.hpp"
+#include "base/metric_registry.hpp"
+#include "daemon/component.hpp"
+#include "daemon/components.hpp"
+#include "daemon/transports.hpp"
 #include "store/home.hpp"
-#include "virt/hypervisors.hpp"
 
 namespace {
 
@@ -53,25 +41,6 @@ void raise_file_limit() {
   }
 }
 
-actors::policy_config policy_settings(const base::settings& s) {
-  actors::policy_config pc;
-  pc.cache_ttl = std::chrono::seconds(s.number("auth_cache_seconds"));
-  pc.backoff_after = static_cast<unsigned>(s.number("login_backoff_after"));
-  pc.backoff_max = std::chrono::milliseconds(s.number("login_backoff_max_ms"));
-  pc.user_backoff_after = static_cast<unsigned>(s.number("login_backoff_user_after"));
-  pc.client_backoff_after = static_cast<unsigned>(s.number("login_backoff_client_after"));
-  return pc;
-}
-
-http::audit_limits audit_settings(const base::settings& s) {
-  http::audit_limits al;
-  al.max_field = s.number("audit_field_max");
-  al.summary_period = std::chrono::seconds(s.number("audit_summary_seconds"));
-  al.max_bytes = s.number("audit_log_max_bytes");
-  al.required = s.text("audit_required") == "true";
-  return al;
-}
-
 /// A refused start: one error line (the journal's, under systemd) and exit status 1.
 int refuse_start(const std::string& why) {
   base::log(base::log_level::error, "not started: " + why);
@@ -91,32 +60,28 @@ base::settings load_settings(const base::parsed_args& args, const store::home& h
   return settings;
 }
 
-/// SIGHUP: reads the configuration file again. `log_level` applies at once; any other change
-/// is reported and applies at the next restart (limits, threads and addresses are fixed
-/// while requests run on them). A file that is no longer valid changes nothing.
+/// SIGHUP: reads the configuration file again. Each component applies the settings it
+/// reloads (docs/configuration.md, "Reloading"); any other change is reported and applies at
+/// the next restart (limits, threads and addresses are fixed while requests run on them). A
+/// file that is no longer valid changes nothing.
 void reload_settings(const base::parsed_args& args, const store::home& home,
-                     base::settings& running) {
+                     base::settings& running, daemon::component_list& parts) {
   try {
     auto next = load_settings(args, home);
-    std::string later;
-    for (auto key : running.changed(next)) {
-      if (key == "log_level") {
-        // said under the old level or, if that one hides notices, under the new one
-        auto said = base::log_enabled(base::log_level::notice);
-        auto note = "log_level is now " + next.text("log_level");
-        base::log(base::log_level::notice, note);
-        base::set_log_level(*base::parse_log_level(next.text("log_level")));
-        running.set("log_level", next.text("log_level"));
-        if (!said) {
-          base::log(base::log_level::notice, note);
-        }
-      } else {
-        later += (later.empty() ? "" : ", ") + std::string{key};
+    auto done = parts.reload(running, next);
+    auto list = [](const std::vector<std::string_view>& keys) {
+      std::string out;
+      for (auto key : keys) {
+        out += (out.empty() ? "" : ", ") + std::string{key};
       }
+      return out;
+    };
+    if (!done.applied.empty()) {
+      base::log(base::log_level::notice, "settings reloaded: " + list(done.applied));
     }
-    if (!later.empty()) {
-      base::log(base::log_level::notice,
-                "changed in " + home.config().string() + ", applied at the next restart: " + later);
+    if (!done.later.empty()) {
+      base::log(base::log_level::notice, "changed in " + home.config().string()
+                                           + ", applied at the next restart: " + list(done.later));
     }
   } catch (const std::exception& e) {
     base::log(base::log_level::error,
@@ -128,138 +93,40 @@ int serve(const base::parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
   home.require_initialized();
   auto settings = load_settings(args, home);
-  base::set_log_level(*base::parse_log_level(settings.text("log_level")));
-  for (const auto* s : settings.retired_given()) {
-    base::log(base::log_level::warning,
-              home.config().string() + ": setting '" + std::string{s->key}
-                + "' is no longer used and is ignored: " + std::string{s->doc});
-  }
-  http::server_config cfg;
-  cfg.apply(settings);
-  cfg.cert = home.pki() / "server-cert.pem";
-  cfg.key = home.pki() / "server-key.pem";
-  // the local socket for non-root tools: the default path may be out of reach (a daemon
-  // that is not root), a configured one must work
-  const auto& local = settings.text("local_socket");
-  cfg.local_socket = local == "off"  ? std::filesystem::path{}
-                     : local.empty() ? home.local_socket()
-                                     : std::filesystem::path{local};
-  cfg.local_socket_required = !local.empty() && local != "off";
-
-  store::lmdb_options dbo;
-  dbo.defer_meta_sync = true; // the writer answers after its own sync (actors/store_actor.cpp)
-  auto db = std::make_shared<store::database>(home.db(), dbo);
-  // in the database, so the tools' commits drop old change sets by the same bound
-  auto keep = std::to_string(settings.number("change_log_keep"));
-  if (db->read().meta(store::write_txn::changes_kept_key) != keep) {
-    db->write([&](store::write_txn& t) { t.set_meta(store::write_txn::changes_kept_key, keep); });
-  }
   raise_file_limit();
-  auto drivers = std::make_shared<api::drivers>();
-  drivers->shell = api::shell_settings(settings, home.dir);
-  drivers->copy = api::copy_settings(settings, home.dir);
-  // before the actor system: libssh2's global init is not thread-safe
-  drivers->ssh = std::make_shared<ssh::engine>(api::engine_settings(settings, home.dir));
-  drivers->hardware = api::hardware_settings(settings);
-  drivers->ipmi = std::make_shared<ipmi::engine>(api::ipmi_settings(settings));
-  drivers->virt = std::make_shared<virt::hypervisors>(api::virt_settings(settings));
-  drivers->nodestat = api::nodestat_settings(settings);
-  drivers->probe = std::make_shared<probe::prober>();
-  actors::store_config sc;
-  sc.noderange = api::noderange_limits(settings);
-  sc.commit_wait = std::chrono::microseconds(settings.number("commit_wait_us"));
-  // one set of counters for every actor, read by the metrics page
-  auto metrics = std::make_shared<api::service_metrics>();
-  sc.metrics = metrics;
-  auto pc = policy_settings(settings);
-  pc.metrics = metrics;
-  actors::executor_config ec;
-  ec.metrics = metrics;
-  // the transports are the executor's: the store's reader binds a plan to them in its read
-  ec.bind = std::make_shared<actors::bind_fn>(
-    [drivers](const store::database& d, const api::api_call& call, const api::authorization& auth,
-              const store::noderange_options& opts, api::node_operation_ptr& out) {
-      return api::plan(d, call, auth, opts, *drivers, out);
-    });
-  ec.max_nodes = settings.number("max_nodes_in_flight");
-  ec.max_nodes_per_user = settings.number("max_nodes_in_flight_per_user");
+  // one set of counters for the actors (store, policy, executor), one registry for the page
+  auto counters = std::make_shared<api::service_metrics>();
+  auto registry = std::make_shared<base::metric_registry>();
 
-  caf::actor_system_config acfg;
-  // the io threads are the actors' workers too: a request stays on one thread
-  http::io_scheduler::install(acfg, static_cast<size_t>(settings.number("io_threads")));
-  caf::actor_system sys{acfg};
-  actors::events_config evc;
-  evc.poll = std::chrono::milliseconds(settings.number("events_poll_ms"));
-  auto events = actors::spawn_events(sys, db, evc);
-  sc.durable = evc.durable;
-  sc.events = events;
-  // moved: a handle left in `sc` (older than the actor system) would keep the feed alive
-  // past the system's end if the start fails below, and the end would wait for it forever
-  auto st = actors::spawn_store(sys, db, std::move(sc));
-  auto pol = actors::spawn_policy(sys, st, pc);
-  auto ex = actors::spawn_executor(sys, st, ec);
-  actors::jobs_config jc;
-  jc.output_max_bytes = settings.number("job_output_max_bytes");
-  jc.keep = std::chrono::seconds(settings.number("jobs_keep_s"));
-  jc.keep_max = settings.number("jobs_keep_max");
-  jc.db = db;
-  // job and power events on the event stream (live only: no number, not replayed)
-  jc.on_event = [events](const api::job_info& job, const char* what) {
-    auto a = std::make_shared<actors::activity>();
-    a->type = actors::activity::kind::job;
-    a->what = what;
-    a->job = job;
-    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
-  };
-  jc.on_power = [events](const std::string& node, const std::string& state) {
-    auto a = std::make_shared<actors::activity>();
-    a->type = actors::activity::kind::power;
-    a->node = node;
-    a->state = state;
-    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
-  };
-  auto jobs = actors::spawn_jobs(sys, ex, jc);
-  actors::dispatcher entry{sys, st, pol, ex, 2, events, jobs};
-  const auto& audit_path = settings.text("audit_log");
-  if (audit_path == "off" && settings.text("audit_required") == "true") {
-    throw std::runtime_error("audit_required = true needs an audit log; audit_log is off");
-  }
-  if (audit_path.empty()) {
-    std::filesystem::create_directories(home.log_dir); // /var/log/clusterws on a fresh install
-  }
-  http::audit_log audit{audit_path == "off"  ? std::filesystem::path{}
-                        : audit_path.empty() ? home.audit_log()
-                                             : std::filesystem::path{audit_path},
-                        audit_settings(settings)};
-  {
-    http::server srv{
-      cfg, http::io_scheduler::of(sys)->contexts(), entry, &audit, {metrics, db, drivers->ssh}};
-    auto ep = srv.start();
-    srv.handle_signals();
-    auto url
-      = "https://"
-        + (ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string())
-        + ':' + std::to_string(ep.port()) + "/clusterws";
-    base::log(base::log_level::notice, "listening on " + url + " (home " + home.dir.string() + ")");
-    if (auto pf = args.value("port-file"); !pf.empty()) {
-      std::ofstream{pf + ".tmp"} << ep.port() << '\n';
-      std::filesystem::rename(pf + ".tmp", pf); // readers never see a partial file
-    }
-    cws::daemon::systemd_notifier systemd; // after srv: its timer goes before srv's io_context
-    srv.on_stop([&systemd] { systemd.stopping(); });
-    srv.on_reload([&] { reload_settings(args, home, settings); });
-    systemd.start_watchdog(srv.main_context());
-    systemd.ready("listening on " + url);
-    srv.run();
-  }
-  entry.shutdown();
-  // before the executor: a job still running keeps its record `running` (read `interrupted`
-  // at the next start), not the executor's "stopping" failure
-  caf::anon_send_exit(jobs, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(ex, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(pol, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(st, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(events, caf::exit_reason::user_shutdown);
+  // The daemon, in start order (each built from the settings: a bad one refuses the start
+  // before anything runs); stopped in the reverse order.
+  daemon::component_list parts;
+  parts.add<daemon::log_component>(settings, home.config());
+  auto& db = parts.add<daemon::database_component>(settings, home);
+  // the engines before the actor system: libssh2's global init is not thread-safe
+  auto& ssh = parts.add<daemon::ssh_component>(settings, home.dir);
+  auto& ipmi = parts.add<daemon::ipmi_component>(settings);
+  auto& virt = parts.add<daemon::libvirt_component>(settings);
+  auto& probe = parts.add<daemon::probe_component>(settings);
+  auto& rt = parts.add<daemon::runtime_component>(settings);
+  auto& events = parts.add<daemon::events_component>(settings, rt, db);
+  auto& store = parts.add<daemon::store_component>(settings, rt, db, events, counters);
+  auto& policy = parts.add<daemon::policy_component>(settings, rt, store, counters);
+  auto& executor = parts.add<daemon::executor_component>(
+    settings, rt, store, daemon::transports{ssh, ipmi, virt, probe}, counters);
+  auto& jobs = parts.add<daemon::jobs_component>(settings, rt, db, events, executor);
+  // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
+  auto& entry = parts.add<daemon::dispatcher_component>(rt, store, policy, executor, events, jobs);
+  auto& audit = parts.add<daemon::audit_component>(settings, home);
+  auto& https = parts.add<daemon::https_component>(settings, home, args.value("port-file"), rt,
+                                                   entry, audit, registry);
+  parts.add<daemon::systemd_component>(https);
+
+  parts.register_metrics(*registry);
+  https.on_reload([&] { reload_settings(args, home, settings, parts); });
+  parts.start();
+  https.run(); // until SIGINT or SIGTERM
+  parts.stop();
   base::log(base::log_level::notice, "stopped");
   return 0;
 }

@@ -34,7 +34,7 @@ const char* now_text() {
 } // namespace
 
 audit_log::audit_log(const std::filesystem::path& path, audit_limits limits)
-    : path_(path), limits_(limits) {
+    : path_(path), limits_(limits), required_(limits.required), max_field_(limits.max_field) {
   if (!path_.empty() && !open()) {
     throw std::runtime_error("cannot open the audit log " + path_.string());
   }
@@ -166,7 +166,7 @@ bool audit_log::append(const std::string& line) {
 }
 
 bool audit_log::refuses_changes() {
-  if (path_.empty() || !limits_.required) {
+  if (path_.empty() || !required_.load(std::memory_order_relaxed)) {
     return false;
   }
   std::lock_guard<std::mutex> guard{mu_};
@@ -189,10 +189,18 @@ bool audit_log::refuses_changes() {
   return false;
 }
 
+void audit_log::set_limits(audit_limits limits) {
+  std::lock_guard<std::mutex> guard{mu_};
+  limits_ = limits;
+  required_ = limits.required;
+  max_field_ = limits.max_field;
+}
+
 bool audit_log::write(const audit_entry& e) {
   if (path_.empty()) {
     return true;
   }
+  auto max_field = max_field_.load(std::memory_order_relaxed);
   json_writer w;
   w.begin_object();
   w.key("time");
@@ -200,18 +208,18 @@ bool audit_log::write(const audit_entry& e) {
   w.key("client");
   w.value(e.client);
   w.key("user");
-  w.value(bounded(e.user, limits_.max_field));
+  w.value(bounded(e.user, max_field));
   w.key("method");
   w.value(e.method);
   w.key("path");
-  w.value(bounded(e.path, limits_.max_field));
+  w.value(bounded(e.path, max_field));
   if (!e.noderange.empty()) {
     w.key("noderange");
-    w.value(bounded(e.noderange, limits_.max_field));
+    w.value(bounded(e.noderange, max_field));
   }
   if (!e.command.empty()) {
     w.key("command");
-    w.value(bounded(e.command, limits_.max_field));
+    w.value(bounded(e.command, max_field));
   }
   w.key("status");
   w.number(e.status);

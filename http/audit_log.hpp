@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -76,6 +77,9 @@ class audit_log {
   /// each write then tries again.
   bool reopen();
 
+  /// Follows `limits` from now on (SIGHUP: the audit settings read again). Any thread.
+  void set_limits(audit_limits limits);
+
   /// `text` as the log keeps it: whole if short, else cut with its hash and length.
   static std::string bounded(const std::string& text, size_t max);
 
@@ -96,7 +100,10 @@ class audit_log {
   bool write_summary(std::chrono::steady_clock::time_point now, bool force);
 
   std::filesystem::path path_;
+  /// Read under `mu_`, but for the two read on every request without it (below).
   audit_limits limits_;
+  std::atomic<bool> required_;
+  std::atomic<size_t> max_field_;
   std::mutex mu_;
   int fd_ = -1;
   uint64_t bytes_ = 0;

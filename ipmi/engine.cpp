@@ -438,6 +438,7 @@ engine::~engine() = default;
 
 uint64_t engine::run(std::vector<job> jobs, size_t fanout, result_fn on_result,
                      std::function<void()> on_done) {
+  meter_->wrap(jobs.size(), on_result, on_done); // (counted: the metrics page)
   if (jobs.empty()) {
     on_done();
     return 0;

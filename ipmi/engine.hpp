@@ -10,6 +10,7 @@
 
 #include "base/node_errc.hpp"
 #include "base/node_result.hpp"
+#include "base/run_meter.hpp"
 #include "ipmi/rmcp.hpp"
 
 namespace cws::ipmi {
@@ -104,10 +105,16 @@ class engine {
   /// The counters so far.
   engine_stats stats() const;
 
+  /// Its runs counted (`clusterws_ipmi_runs_total` and the rest, docs/observability.md).
+  const base::run_meter& meter() const noexcept {
+    return *meter_;
+  }
+
   struct impl;
 
  private:
   std::unique_ptr<impl> impl_;
+  std::shared_ptr<base::run_meter> meter_ = std::make_shared<base::run_meter>();
 };
 
 } // namespace cws::ipmi

@@ -354,6 +354,10 @@ uint64_t prober::run(std::vector<target> targets, size_t fanout, std::chrono::mi
       throw std::invalid_argument("prober: more than 64 ports for one node");
     }
   }
+  // (counted: the metrics page; a node is `ok` once probed, whatever its ports said)
+  meter_->wrap(targets.size(), on_result, on_done, [](const outcome& o) {
+    return o.error.empty() ? std::string_view{"ok"} : std::string_view{o.error};
+  });
   auto b = std::make_shared<batch>();
   b->run = std::make_shared<probe_run>(targets.size(), fanout, std::move(on_result),
                                        std::move(on_done), failures(targets));

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/run_meter.hpp"
+
 namespace cws::probe {
 
 /// What a TCP connect to one port of a node found.
@@ -88,10 +90,16 @@ class prober {
   /// run that has ended is left alone.
   void cancel(uint64_t id);
 
+  /// Its runs counted (`clusterws_probe_runs_total` and the rest, docs/observability.md).
+  const base::run_meter& meter() const noexcept {
+    return *meter_;
+  }
+
   struct impl;
 
  private:
   std::unique_ptr<impl> impl_;
+  std::shared_ptr<base::run_meter> meter_ = std::make_shared<base::run_meter>();
 };
 
 } // namespace cws::probe

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/node_result.hpp"
+#include "base/run_meter.hpp"
 
 namespace cws::ssh {
 
@@ -104,10 +105,16 @@ class engine {
   /// Closes every pooled connection (on the engine's thread, before the next job starts).
   void clear_pool();
 
+  /// Its runs counted (`clusterws_ssh_runs_total` and the rest, docs/observability.md).
+  const base::run_meter& meter() const noexcept {
+    return *meter_;
+  }
+
   struct impl;
 
  private:
   std::unique_ptr<impl> impl_;
+  std::shared_ptr<base::run_meter> meter_ = std::make_shared<base::run_meter>();
 };
 
 } // namespace cws::ssh

@@ -463,6 +463,36 @@ read_txn database::read() const {
   return read_txn{*this, false};
 }
 
+database_stats database::stats() const {
+  MDB_env* env = env_->handle();
+  MDB_envinfo info{};
+  MDB_stat stat{};
+  check_lmdb(mdb_env_info(env, &info), "mdb_env_info");
+  check_lmdb(mdb_env_stat(env, &stat), "mdb_env_stat");
+  database_stats out;
+  out.map_size_bytes = info.me_mapsize;
+  out.map_used_bytes = (info.me_last_pgno + 1) * stat.ms_psize;
+  out.reader_slots_used = info.me_numreaders;
+  // mdb_reader_list writes one line per reader slot (pid, thread, txnid; '-' when idle)
+  mdb_reader_list(
+    env,
+    [](const char* line, void* ctx) -> int {
+      // a slot holding a snapshot ends with its transaction id; the header, idle slots ('-')
+      // and "(no active readers)" do not
+      std::string_view l{line};
+      while (!l.empty() && (l.back() == '\n' || l.back() == ' ')) {
+        l.remove_suffix(1);
+      }
+      auto last = l.substr(l.find_last_of(' ') + 1);
+      if (!last.empty() && last.find_first_not_of("0123456789") == std::string_view::npos) {
+        ++*static_cast<uint64_t*>(ctx);
+      }
+      return 0;
+    },
+    &out.readers_active);
+  return out;
+}
+
 void database::write(const std::function<void(write_txn&)>& fn) {
   std::vector<batch_op> ops{{fn, nullptr}};
   write_batch(ops);

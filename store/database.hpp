@@ -169,6 +169,18 @@ class write_txn : public read_txn {
                     std::string_view new_groups);
 };
 
+/// What the database shows of itself, for the metrics page: plain numbers from LMDB.
+struct database_stats {
+  /// The map's size (it grows by doubling).
+  uint64_t map_size_bytes = 0;
+  /// Bytes of the map in use: the pages up to the last one.
+  uint64_t map_used_bytes = 0;
+  /// Read snapshots open now, of every process on the database.
+  uint64_t readers_active = 0;
+  /// Reader slots ever taken (of `lmdb_options::max_readers`).
+  uint64_t reader_slots_used = 0;
+};
+
 /// The cluster object database: one LMDB environment under `<home>/db`.
 class database {
  public:
@@ -207,6 +219,10 @@ class database {
   lmdb_env& env() const noexcept {
     return *env_;
   }
+
+  /// Its size and readers now (a few system calls and a walk of the reader table; no
+  /// transaction). Any thread. @throws cws::store::error if LMDB cannot tell.
+  database_stats stats() const;
 
  private:
   friend class read_txn;

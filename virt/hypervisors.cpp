@@ -367,6 +367,7 @@ hypervisors::~hypervisors() {
 
 uint64_t hypervisors::run(std::vector<vm_job> jobs, size_t fanout, result_fn on_result,
                           std::function<void()> on_done) {
+  meter_->wrap(jobs.size(), on_result, on_done); // (counted: the metrics page)
   if (jobs.empty()) {
     on_done();
     return 0;

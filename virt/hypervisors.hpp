@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/node_result.hpp"
+#include "base/run_meter.hpp"
 
 namespace cws::virt {
 
@@ -83,10 +84,16 @@ class hypervisors {
   /// Hypervisor connections open now.
   size_t connections() const;
 
+  /// Its runs counted (`clusterws_libvirt_runs_total` and the rest, docs/observability.md).
+  const base::run_meter& meter() const noexcept {
+    return *meter_;
+  }
+
   struct impl;
 
  private:
   std::shared_ptr<impl> impl_;
+  std::shared_ptr<base::run_meter> meter_ = std::make_shared<base::run_meter>();
 };
 
 } // namespace cws::virt

@@ -10,7 +10,7 @@ namespace {
 
 using cws::base::task_thread;
 
-TEST(TaskThread, RunsTasksInOrderOnItsOwnThread) {
+TEST(task_thread, runs_tasks_in_order_on_its_own_thread) {
   task_thread t;
   std::vector<int> seen; // touched by the task thread only until the promise is set
   std::thread::id where;
@@ -30,7 +30,7 @@ TEST(TaskThread, RunsTasksInOrderOnItsOwnThread) {
   EXPECT_NE(where, std::this_thread::get_id());
 }
 
-TEST(TaskThread, StopRunsWhatWasPostedAndRefusesTheRest) {
+TEST(task_thread, stop_runs_what_was_posted_and_refuses_the_rest) {
   std::vector<int> seen;
   {
     task_thread t;

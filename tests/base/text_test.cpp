@@ -6,7 +6,7 @@ namespace {
 
 using sv = std::string_view;
 
-TEST(Text, SplitWordsDropsEmptyWordsBetweenAnySeparator) {
+TEST(text, split_words_drops_empty_words_between_any_separator) {
   EXPECT_EQ(cws::base::split_words("temp, volt;;fan  ", " ,;"),
             (std::vector<sv>{"temp", "volt", "fan"}));
   EXPECT_TRUE(cws::base::split_words("", " ,;").empty());

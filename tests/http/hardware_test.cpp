@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "../support/farm_suite.hpp"
+#include "../support/metrics_sample.hpp"
 
 namespace {
 
@@ -127,6 +129,40 @@ TEST_F(hardware_test, kvm_nodes_power_through_libvirt_beside_bmcs_in_one_request
   EXPECT_NE(cli.out.find("vmoff: off\n"), std::string::npos) << cli.out;
   EXPECT_NE(cli.out.find("vmon: on\n"), std::string::npos) << cli.out;
   run_tool(d_->home(), "rmdef nomgt");
+}
+
+TEST_F(hardware_test, the_ipmi_and_libvirt_engines_count_runs_results_and_pools) {
+  auto metrics = [] {
+    return call("GET", "/metrics").body;
+  };
+  auto before = metrics();
+  auto r = call("GET", "/nodes/bmc0,deadbmc,wrongpw,vmon,vmgone/power", {}, "&format=detail");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  auto after = metrics();
+  using cws::test::metric_growth;
+  using cws::test::metric_sample;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ipmi_runs_total"), 1) << after;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ipmi_nodes_total{result=\"ok\"}"), 1);
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ipmi_nodes_total{result=\"timeout\"}"), 1);
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ipmi_nodes_total{result=\"auth\"}"), 1);
+  EXPECT_EQ(metric_sample(after, "clusterws_ipmi_nodes_in_flight"), 0);
+  EXPECT_GE(metric_sample(after, "clusterws_ipmi_sessions_total"), 1);
+  EXPECT_GE(metric_sample(after, "clusterws_ipmi_pool_sessions"), 1); // bmc0's, kept
+  EXPECT_EQ(metric_growth(before, after, "clusterws_libvirt_runs_total"), 1) << after;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_libvirt_nodes_total{result=\"ok\"}"), 1);
+  EXPECT_EQ(metric_growth(before, after, "clusterws_libvirt_nodes_total{result=\"not-found\"}"), 1);
+  EXPECT_EQ(metric_sample(after, "clusterws_libvirt_nodes_in_flight"), 0);
+  EXPECT_GE(metric_sample(after, "clusterws_libvirt_connections"), 1);
+  // a run ends (on_done) after its last result: at the latest just after the answer
+  for (int i = 0; i < 50
+                  && (metric_sample(after, "clusterws_ipmi_runs_in_flight") != 0
+                      || metric_sample(after, "clusterws_libvirt_runs_in_flight") != 0);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    after = metrics();
+  }
+  EXPECT_EQ(metric_sample(after, "clusterws_ipmi_runs_in_flight"), 0);
+  EXPECT_EQ(metric_sample(after, "clusterws_libvirt_runs_in_flight"), 0);
 }
 
 TEST_F(hardware_test, nextboot_sets_and_reads_the_boot_device) {

@@ -15,6 +15,7 @@
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
 #include "../support/https_client.hpp"
+#include "../support/metrics_sample.hpp"
 #include "../support/sshd.hpp"
 
 namespace {
@@ -153,6 +154,20 @@ TEST_F(nodeshell_test, dead_nodes_fail_alone) {
   EXPECT_EQ(r.status, 403u);
   EXPECT_NE(r.body.find("deadrefused: ssh: connect to host deadrefused port"), std::string::npos);
   EXPECT_NE(r.body.find("\"errorcode\":\"1\""), std::string::npos);
+}
+
+TEST_F(nodeshell_test, the_ssh_engine_counts_its_runs_and_nodes_by_result) {
+  auto before = client.get(d_->url("/metrics")).body;
+  auto r = shell("node005,node006,deadrefused", "exit 3", "&format=detail");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  auto after = client.get(d_->url("/metrics")).body;
+  using cws::test::metric_growth;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ssh_runs_total"), 1) << after;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ssh_nodes_total{result=\"nonzero\"}"), 2)
+    << after;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_ssh_nodes_total{result=\"refused\"}"), 1)
+    << after;
+  EXPECT_EQ(cws::test::metric_sample(after, "clusterws_ssh_nodes_in_flight"), 0) << after;
 }
 
 TEST_F(nodeshell_test, command_timeout_ends_the_remote_command) {

@@ -12,6 +12,7 @@
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
 #include "../support/https_client.hpp"
+#include "../support/metrics_sample.hpp"
 #include "../support/silent_port.hpp"
 #include "../support/sshd.hpp"
 
@@ -158,6 +159,18 @@ TEST_F(nodestat_test, rest_answers_with_xcats_actionout) {
   EXPECT_NE(r.body.find("Invalid nodes and/or groups in noderange: nosuch"), std::string::npos);
   r = client.request("POST", d_->url("/nodes/up01/nodestat"), "{}");
   EXPECT_EQ(r.status, 405u);
+}
+
+TEST_F(nodestat_test, the_prober_counts_its_runs_and_nodes) {
+  auto before = client.get(d_->url("/metrics")).body;
+  auto r = client.request("GET", d_->url("/nodes/up01,dead01,ping01/nodestat"), "");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  auto after = client.get(d_->url("/metrics")).body;
+  using cws::test::metric_growth;
+  EXPECT_EQ(metric_growth(before, after, "clusterws_probe_runs_total"), 1) << after;
+  // probed is ok, whatever the ports said (noping too)
+  EXPECT_EQ(metric_growth(before, after, "clusterws_probe_nodes_total{result=\"ok\"}"), 3) << after;
+  EXPECT_EQ(cws::test::metric_sample(after, "clusterws_probe_nodes_in_flight"), 0) << after;
 }
 
 TEST_F(nodestat_test, rest_needs_a_policy_row_naming_nodestat) {

@@ -259,6 +259,63 @@ TEST_F(observability_test, sighup_reads_the_settings_again_log_level_at_once) {
   EXPECT_EQ(d.stop(), 0);
 }
 
+TEST_F(observability_test, sighup_applies_audit_required_at_once) {
+  cws::test::temp_dir dir;
+  cws::test::daemon d{dir.path / "home", "pw"};
+  auto conf = d.home() / "clusterws.conf";
+  auto original = slurp(conf);
+  auto rewrite = [&](const std::string& lines) {
+    std::ofstream{conf, std::ios::trunc} << original << lines;
+    ::kill(d.pid(), SIGHUP);
+  };
+  // an audit log that can never be written: changes go on unrecorded until it is required
+  std::ofstream{conf, std::ios::app} << "audit_log = /dev/full\n";
+  d.start();
+  cws::test::https_client c{d.ca(), d.port()};
+  auto put = [&](const std::string& name) {
+    return c.request("PUT", d.url("/nodes/" + name), R"({"groups":"all"})").status;
+  };
+  EXPECT_EQ(put("n1"), 200u);
+  rewrite("audit_log = /dev/full\naudit_required = true\n");
+  ASSERT_TRUE(log_shows(d, "notice: settings reloaded: audit_required")) << slurp(d.log());
+  auto r = c.request("PUT", d.url("/nodes/n2"), R"({"groups":"all"})");
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_NE(r.body.find("audit_required is set"), std::string::npos) << r.body;
+  EXPECT_NE(c.get(d.url("/nodes/n2")).status, 200u); // not applied
+  // and off again, without a restart
+  rewrite("audit_log = /dev/full\n");
+  unsigned status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    status = put("n2");
+  }
+  EXPECT_EQ(status, 200u) << slurp(d.log());
+  EXPECT_EQ(d.stop(), 0);
+}
+
+TEST_F(observability_test, sighup_refuses_audit_required_without_an_audit_log) {
+  cws::test::temp_dir dir;
+  cws::test::daemon d{dir.path / "home", "pw"};
+  auto conf = d.home() / "clusterws.conf";
+  auto original = slurp(conf);
+  std::ofstream{conf, std::ios::app} << "audit_log = off\n";
+  d.start();
+  std::ofstream{conf, std::ios::trunc} << original
+                                       << "audit_log = off\naudit_required = true\nlog_level "
+                                          "= notice\n";
+  ::kill(d.pid(), SIGHUP);
+  // refused, as a start would be; the rest of the file applies
+  EXPECT_TRUE(log_shows(d, "error: audit: settings not reloaded (the ones in use stay): "
+                           "audit_required = true needs an audit log; audit_log is off"))
+    << slurp(d.log());
+  EXPECT_TRUE(log_shows(d, "notice: log_level is now notice")) << slurp(d.log());
+  auto log = slurp(d.log());
+  EXPECT_EQ(log.find("applied at the next restart: audit_required"), std::string::npos) << log;
+  cws::test::https_client c{d.ca(), d.port()};
+  EXPECT_EQ(c.request("PUT", d.url("/nodes/n1"), R"({"groups":"all"})").status, 200u);
+  EXPECT_EQ(d.stop(), 0);
+}
+
 TEST_F(observability_test, the_python_example_lists_nodes_and_runs_nodeshell) {
   cws::test::sshd node{dir_->path / "sshd"};
   node.authorize("root", d_->home() / "ssh" / "root" / "id_ed25519.pub");

@@ -372,3 +372,31 @@ TEST(database, format_version_is_written_and_a_newer_one_refused) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(database, stats_tell_the_map_in_use_and_the_read_snapshots_open) {
+  cws::test::temp_dir dir;
+  database db{dir.path};
+  auto empty = db.stats();
+  EXPECT_GT(empty.map_used_bytes, 0u);
+  EXPECT_GE(empty.map_size_bytes, empty.map_used_bytes);
+  EXPECT_EQ(empty.readers_active, 0u);
+  db.write([](write_txn& t) {
+    for (int i = 0; i < 2000; ++i) {
+      t.put(object_type::node, "n" + std::to_string(i), {{"groups", std::string(100, 'g')}});
+    }
+  });
+  {
+    auto snapshot = db.read();
+    auto st = db.stats();
+    EXPECT_GT(st.map_used_bytes, empty.map_used_bytes);
+    EXPECT_EQ(st.readers_active, 1u);
+    EXPECT_GE(st.reader_slots_used, 1u);
+    auto second = db.read();
+    EXPECT_EQ(db.stats().readers_active, 2u);
+  }
+  EXPECT_EQ(db.stats().readers_active, 0u);
+}
+
+} // namespace

@@ -9,7 +9,7 @@ namespace {
 
 using cws::virt::inventory_text;
 
-TEST(VirtInventory, PrintsUuidCpusMemoryDisksAndMacs) {
+TEST(virt_inventory, prints_uuid_cpus_memory_disks_and_macs) {
   const char* xml = R"(<domain type='kvm' id='3'>
   <name>vm1</name>
   <uuid>4dea22b3-1d52-d8f3-2516-782e98ab3fa0</uuid>
@@ -47,7 +47,7 @@ TEST(VirtInventory, PrintsUuidCpusMemoryDisksAndMacs) {
                                  "Network adapter 2: 52:54:00:ab:cd:ef");
 }
 
-TEST(VirtInventory, MemoryUnitsAndBrokenXml) {
+TEST(virt_inventory, memory_units_and_broken_xml) {
   EXPECT_EQ(inventory_text("<domain><memory unit='GiB'>2</memory></domain>"), "Memory: 2048 MB");
   EXPECT_EQ(inventory_text("<domain><memory>65536</memory></domain>"), "Memory: 64 MB");
   EXPECT_EQ(inventory_text(""), "");

@@ -1,0 +1,351 @@
+#pragma once
+
+// The daemon's components besides the engines (daemon/transports.hpp), in the order
+// daemon/main.cpp starts them: the error log, the database, the actor system and its actors,
+// the audit log, the HTTPS server, systemd.
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/dispatcher.hpp"
+#include "actors/events_actor.hpp"
+#include "actors/executor_actor.hpp"
+#include "actors/jobs_actor.hpp"
+#include "actors/policy_actor.hpp"
+#include "actors/store_actor.hpp"
+#include "api/service_metrics.hpp"
+#include "base/log.hpp"
+#include "daemon/component.hpp"
+#include "daemon/systemd.hpp"
+#include "daemon/transports.hpp"
+#include "http/audit_log.hpp"
+#include "http/server.hpp"
+#include "store/database.hpp"
+#include "store/home.hpp"
+
+namespace cws::daemon {
+
+/// The error log: its level (`log_level`, reloaded), and the warning for retired settings.
+class log_component : public component {
+ public:
+  log_component(const base::settings& s, const std::filesystem::path& config);
+  std::string_view name() const override {
+    return "log";
+  }
+  void start() override;
+  void stop() override {
+    // nop
+  }
+  std::vector<std::string_view> reloadable() const override {
+    return {"log_level"};
+  }
+  void reload(const base::settings& next) override;
+
+ private:
+  base::log_level level_;
+  std::vector<std::string> retired_;
+};
+
+/// The LMDB database (`change_log_keep`), measured from its environment.
+class database_component : public component {
+ public:
+  database_component(const base::settings& s, const store::home& home);
+  std::string_view name() const override {
+    return "database";
+  }
+  void start() override;
+  void stop() override;
+  void metrics(base::metric_writer& out) const override;
+
+  /// The open database (null before start and after stop).
+  const std::shared_ptr<store::database>& get() const noexcept {
+    return db_;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::string keep_;
+  std::shared_ptr<store::database> db_;
+};
+
+/// The actor system, whose workers are the io threads (`io_threads`; http/io_scheduler).
+class runtime_component : public component {
+ public:
+  explicit runtime_component(const base::settings& s);
+  std::string_view name() const override {
+    return "runtime";
+  }
+  void start() override;
+  /// Waits for every actor to end: the actor components before it sent them their exits.
+  void stop() override;
+
+  caf::actor_system& system() const noexcept {
+    return *sys_;
+  }
+
+  /// The io threads' contexts (the HTTPS server serves on them).
+  const std::vector<http::net::io_context*>& contexts() const;
+
+ private:
+  size_t threads_;
+  /// (The system keeps a reference to its configuration: it lives as long.)
+  std::unique_ptr<caf::actor_system_config> cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+};
+
+/// The change feed (`events_poll_ms`).
+class events_component : public component {
+ public:
+  events_component(const base::settings& s, const runtime_component& rt,
+                   const database_component& db);
+  std::string_view name() const override {
+    return "events";
+  }
+  void start() override;
+  void stop() override;
+
+  const actors::events_actor& handle() const noexcept {
+    return handle_;
+  }
+
+  /// What the store's writer shares with the feed.
+  const std::shared_ptr<actors::durable_mark>& durable() const noexcept {
+    return cfg_.durable;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const database_component& db_;
+  actors::events_config cfg_;
+  actors::events_actor handle_;
+};
+
+/// The store actor: readers and the group-committing writer (`commit_wait_us`,
+/// `noderange_*`); fan-out calls are planned on its readers (bound to the executor's engines).
+class store_component : public component {
+ public:
+  store_component(const base::settings& s, const runtime_component& rt,
+                  const database_component& db, const events_component& events,
+                  std::shared_ptr<api::service_metrics> metrics);
+  std::string_view name() const override {
+    return "store";
+  }
+  void start() override;
+  void stop() override;
+  /// Commits, their failures, batch sizes, commit times.
+  void metrics(base::metric_writer& out) const override;
+
+  const actors::store_actor& handle() const noexcept {
+    return handle_;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const database_component& db_;
+  const events_component& events_;
+  actors::store_config cfg_;
+  actors::store_actor handle_;
+};
+
+/// Authentication and policy (`auth_cache_seconds`, `login_backoff_*`).
+class policy_component : public component {
+ public:
+  policy_component(const base::settings& s, const runtime_component& rt,
+                   const store_component& store, std::shared_ptr<api::service_metrics> metrics);
+  std::string_view name() const override {
+    return "policy";
+  }
+  void start() override;
+  void stop() override;
+  /// Credentials refused, throttled, hashed, cached; policy expansions.
+  void metrics(base::metric_writer& out) const override;
+
+  const actors::policy_actor& handle() const noexcept {
+    return handle_;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const store_component& store_;
+  actors::policy_config cfg_;
+  actors::policy_actor handle_;
+};
+
+/// The fan-out executor (`max_nodes_in_flight`, `max_nodes_in_flight_per_user`): the
+/// engines in `engines` are its transports.
+class executor_component : public component {
+ public:
+  executor_component(const base::settings& s, const runtime_component& rt,
+                     const store_component& store, transports engines,
+                     std::shared_ptr<api::service_metrics> metrics);
+  std::string_view name() const override {
+    return "executor";
+  }
+  void start() override;
+  void stop() override;
+  /// Nodes in flight, finished nodes by result.
+  void metrics(base::metric_writer& out) const override;
+
+  const actors::executor_actor& handle() const noexcept {
+    return handle_;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const store_component& store_;
+  transports engines_;
+  actors::executor_config cfg_;
+  actors::executor_actor handle_;
+};
+
+/// The jobs (`job_output_max_bytes`, `jobs_keep_s`, `jobs_keep_max`): every fan-out call runs
+/// as one, on the executor; job and power events go to the change feed.
+class jobs_component : public component {
+ public:
+  jobs_component(const base::settings& s, const runtime_component& rt, const database_component& db,
+                 const events_component& events, const executor_component& executor);
+  std::string_view name() const override {
+    return "jobs";
+  }
+  void start() override;
+  /// Before the executor (the list's reverse order): a job still running keeps its record
+  /// `running` (read `interrupted` at the next start), not the executor's "stopping" failure.
+  void stop() override;
+
+  const actors::jobs_actor& handle() const noexcept {
+    return handle_;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const database_component& db_;
+  const events_component& events_;
+  const executor_component& executor_;
+  actors::jobs_config cfg_;
+  actors::jobs_actor handle_;
+};
+
+/// The entry the HTTP sessions hand calls to: authorize, then store or executor.
+class dispatcher_component : public component {
+ public:
+  dispatcher_component(const runtime_component& rt, const store_component& store,
+                       const policy_component& policy, const executor_component& executor,
+                       const events_component& events, const jobs_component& jobs);
+  std::string_view name() const override {
+    return "dispatcher";
+  }
+  void start() override;
+  void stop() override;
+
+  const actors::dispatcher& get() const noexcept {
+    return *entry_;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const store_component& store_;
+  const policy_component& policy_;
+  const executor_component& executor_;
+  const events_component& events_;
+  const jobs_component& jobs_;
+  std::unique_ptr<actors::dispatcher> entry_;
+};
+
+/// The audit log (`audit_log`; `audit_required`, `audit_field_max`, `audit_summary_seconds`
+/// and `audit_log_max_bytes` reloaded).
+class audit_component : public component {
+ public:
+  /// @throws std::runtime_error for `audit_required = true` with `audit_log = off`.
+  audit_component(const base::settings& s, const store::home& home);
+  std::string_view name() const override {
+    return "audit";
+  }
+  void start() override;
+  void stop() override;
+  std::vector<std::string_view> reloadable() const override {
+    return {"audit_field_max", "audit_summary_seconds", "audit_log_max_bytes", "audit_required"};
+  }
+  void reload(const base::settings& next) override;
+
+  /// The log (one that writes nothing when off; null before start and after stop).
+  http::audit_log* get() const noexcept {
+    return log_.get();
+  }
+
+ private:
+  std::filesystem::path path_;
+  /// The default directory, made at start (/var/log/clusterws on a fresh install).
+  std::filesystem::path make_dir_;
+  http::audit_limits limits_;
+  std::unique_ptr<http::audit_log> log_;
+};
+
+/// The HTTPS server and the local socket (`listen`, `max_*`, timeouts, `local_socket`, ...):
+/// its start binds and announces the address; `run` serves until a signal stops it.
+class https_component : public component {
+ public:
+  /// `port_file`: where the bound port is written once listening (empty: nowhere).
+  https_component(const base::settings& s, const store::home& home, std::string port_file,
+                  const runtime_component& rt, const dispatcher_component& entry,
+                  const audit_component& audit,
+                  std::shared_ptr<const base::metric_registry> registry);
+  std::string_view name() const override {
+    return "https";
+  }
+  void start() override;
+  void stop() override;
+
+  /// Serves until SIGINT, SIGTERM or a stop.
+  void run();
+
+  /// `fn` runs on the first io thread at each SIGHUP (after the audit log and the certificate
+  /// were loaded again). Set before start.
+  void on_reload(std::function<void()> fn) {
+    on_reload_ = std::move(fn);
+  }
+
+  /// The running server (after start).
+  http::server& server() const noexcept {
+    return *srv_;
+  }
+
+  /// `https://ADDR:PORT/clusterws` (after start).
+  const std::string& url() const noexcept {
+    return url_;
+  }
+
+ private:
+  http::server_config cfg_;
+  std::string home_;
+  std::string port_file_;
+  const runtime_component& rt_;
+  const dispatcher_component& entry_;
+  const audit_component& audit_;
+  std::shared_ptr<const base::metric_registry> registry_;
+  std::function<void()> on_reload_;
+  std::unique_ptr<http::server> srv_;
+  std::string url_;
+};
+
+/// systemd's notifications (READY, STOPPING, the watchdog; daemon/systemd.hpp).
+class systemd_component : public component {
+ public:
+  explicit systemd_component(https_component& https);
+  std::string_view name() const override {
+    return "systemd";
+  }
+  void start() override;
+  void stop() override;
+
+ private:
+  https_component& https_;
+  /// Shared with the server's stop hook, which may run after this component stopped.
+  std::shared_ptr<systemd_notifier> notifier_;
+};
+
+} // namespace cws::daemon
