@@ -17,7 +17,7 @@
 
 namespace cws::api {
 
-/// The operations of the API.
+/// The operations of the API. Each has a row in api/operation_traits.cpp.
 enum class operation : uint8_t {
   list,          ///< names of every object of a type
   show,          ///< objects as lsdef shows them (optionally some attributes)
@@ -50,6 +50,7 @@ enum class operation : uint8_t {
   vitals,            ///< rvitals: the keywords (all, temp, ...) in `command`, space-separated
   inventory,         ///< rinv: the keywords (all, model, ...) in `command`, space-separated
   nodestat,          ///< probe the nodes of a noderange (api/nodestat.hpp)
+  count_,            ///< not an operation: how many there are (new ones go above)
 };
 
 /// Sources copied to one target (a synclist line; a plain xdcp has one).
@@ -75,10 +76,10 @@ struct copy_request {
   bool confined = false;
 };
 
-/// True for operations that write the database.
+/// True for operations that write the database (api/operation_traits.hpp).
 bool is_write(operation op);
 
-/// True for operations the fan-out executor runs node by node.
+/// True for operations the fan-out executor runs node by node (api/operation_traits.hpp).
 bool is_fan_out(operation op);
 
 /// What the client presented to prove who it is.
