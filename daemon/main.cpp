@@ -16,6 +16,7 @@
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
+#include "actors/type_ids.hpp"
 #include "api/settings.hpp"
 #include "base/args.hpp"
 #include "base/log.hpp"
@@ -181,6 +182,7 @@ int serve(const base::parsed_args& args) {
   caf::actor_system_config acfg;
   // the io threads are the actors' workers too: a request stays on one thread
   http::io_scheduler::install(acfg, static_cast<size_t>(settings.number("io_threads")));
+  actors::add_wire_types(acfg); // the messages that may leave the process (api/wire.hpp)
   caf::actor_system sys{acfg};
   actors::events_config evc;
   evc.poll = std::chrono::milliseconds(settings.number("events_poll_ms"));
