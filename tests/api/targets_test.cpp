@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "../store/temp_home.hpp"
+#include "api/hardware.hpp"
 #include "api/targets.hpp"
 #include "store/database.hpp"
 
@@ -130,6 +131,33 @@ TEST_F(targets_test, a_bad_site_number_is_an_error_naming_key_value_and_range) {
                                     + "': it must be a whole number from 1 to 3600 (unset: 2); "
                                       "nothing was run.");
   }
+}
+
+TEST_F(targets_test, hardware_planning_refuses_a_bad_site_value_or_bmcport_and_sends_nothing) {
+  put(object_type::node, "n1", {{"groups", "all"}, {"mgt", "ipmi"}, {"bmc", "127.0.0.1"}});
+  api::api_call call;
+  call.op = api::operation::power;
+  call.command = "stat";
+  call.target = "n1";
+  api::node_operation_ptr out;
+  // no driver at all: a plan that got past the checks would fail as "not enabled"
+  put(object_type::site, "clustersite", {{"ipmiretries", "three"}});
+  auto r = api::plan_hardware(*db, call, {}, {}, {}, {}, out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.messages.front(), "site.ipmiretries is 'three': it must be a whole number from 1 "
+                                "to 100 (unset: 3); nothing was run.");
+  put(object_type::site, "clustersite", {{"ipmiretries", "2"}});
+  put(object_type::node, "n1",
+      {{"groups", "all"}, {"mgt", "ipmi"}, {"bmc", "127.0.0.1"}, {"bmcport", "70000"}});
+  r = api::plan_hardware(*db, call, {}, {}, {}, {}, out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.messages.front(), "Node n1: bmcport '70000' is not a port (a whole number from 1 "
+                                "to 65535); nothing was run.");
+  put(object_type::node, "n1",
+      {{"groups", "all"}, {"mgt", "ipmi"}, {"bmc", "127.0.0.1"}, {"bmcport", "6230"}});
+  r = api::plan_hardware(*db, call, {}, {}, {}, {}, out);
+  EXPECT_EQ(r.error, api::errc::unavailable); // past the checks: no ipmi engine here
+  EXPECT_EQ(out, nullptr);
 }
 
 TEST(effective_fanout, the_request_else_the_default_within_the_most_and_at_least_one) {
