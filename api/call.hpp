@@ -17,7 +17,7 @@
 
 namespace cws::api {
 
-/// The operations of the API.
+/// The operations of the API. Each has a row in api/operation_traits.cpp.
 enum class operation : uint8_t {
   list,          ///< names of every object of a type
   show,          ///< objects as lsdef shows them (optionally some attributes)
@@ -54,6 +54,7 @@ enum class operation : uint8_t {
   job_list,   ///< GET /jobs
   job_show,   ///< GET /jobs/{id} (with `sink`: its nodes streamed, then live)
   job_cancel, ///< DELETE /jobs/{id}
+  count_,            ///< not an operation: how many there are (new ones go above)
 };
 
 /// True for the operations on jobs (job_list, job_show, job_cancel).
@@ -82,10 +83,10 @@ struct copy_request {
   bool confined = false;
 };
 
-/// True for operations that write the database.
+/// True for operations that write the database (api/operation_traits.hpp).
 bool is_write(operation op);
 
-/// True for operations the fan-out executor runs node by node.
+/// True for operations the fan-out executor runs node by node (api/operation_traits.hpp).
 bool is_fan_out(operation op);
 
 /// What the client presented to prove who it is.

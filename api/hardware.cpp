@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "api/operations.hpp"
+#include "api/targets.hpp"
 #include "ipmi/beacon.hpp"
 #include "ipmi/chassis.hpp"
 #include "ipmi/fru.hpp"
@@ -16,25 +17,6 @@
 namespace cws::api {
 
 namespace {
-
-/// The site value `key` as a whole number within [lo, hi], else `fallback` (xCAT's default).
-long site_number(const store::read_txn& txn, const char* key, long fallback, long lo, long hi) {
-  auto site = txn.get(store::object_type::site, "clustersite");
-  if (!site) {
-    return fallback;
-  }
-  auto v = site->find(key);
-  if (!v || v->empty()) {
-    return fallback;
-  }
-  char* end = nullptr;
-  std::string text{*v};
-  long n = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || n < lo || n > hi) {
-    return fallback;
-  }
-  return n;
-}
 
 /// One node's plan: its BMC or virtual machine job, or why it has none.
 struct planned_node {
@@ -206,29 +188,33 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
       return api_result::failure(errc::stale, "authorization is stale");
     }
     store::cluster_view view{txn};
-    store::noderange_result x;
-    if (auth.nodes) {
-      for (const auto& n : *auth.nodes) {
-        (view.exists(store::object_type::node, n) ? x.nodes : x.missing).push_back(n);
-      }
-    } else {
-      x = store::expand_noderange(call.target, view,
-                                  noderange_options_for(view, caller_options(opts, auth)));
-    }
-    if (!x.missing.empty()) {
-      return api_result::failure({store::missing_nodes_message(x.missing)});
+    std::vector<std::string> names;
+    if (auto r = verified_nodes(view, call, auth, caller_options(opts, auth), names); !r.ok()) {
+      return r;
     }
     // site.ipmitimeout (seconds per try) and site.ipmiretries, xCAT's defaults 2 and 3
-    auto timeout = std::chrono::seconds(site_number(txn, "ipmitimeout", 2, 1, 3600));
-    int retries = static_cast<int>(site_number(txn, "ipmiretries", 3, 1, 100));
+    long timeout_s = 0;
+    long retries = 0;
+    if (auto r = read_site_number(txn, {"ipmitimeout", 2, 1, 3600}, timeout_s); !r.ok()) {
+      return r;
+    }
+    if (auto r = read_site_number(txn, {"ipmiretries", 3, 1, 100}, retries); !r.ok()) {
+      return r;
+    }
+    auto timeout = std::chrono::seconds(timeout_s);
     // staged power-on (xCAT's ipmi.pm): on, reset and boot go to syspowermaxnodes BMCs at a
     // time, each group syspowerinterval seconds after the one before
     long interval = 0;
     long per_stage = 0;
     if (call.op == operation::power
         && (call.command == "on" || call.command == "reset" || call.command == "boot")) {
-      interval = site_number(txn, "syspowerinterval", 0, 0, 86400);
-      per_stage = site_number(txn, "syspowermaxnodes", 0, 0, 100000000);
+      if (auto r = read_site_number(txn, {"syspowerinterval", 0, 0, 86400}, interval); !r.ok()) {
+        return r;
+      }
+      if (auto r = read_site_number(txn, {"syspowermaxnodes", 0, 0, 100000000}, per_stage);
+          !r.ok()) {
+        return r;
+      }
       if (interval > 0 && per_stage == 0) {
         return api_result::failure(
           {"IPMI plugin requires syspowermaxnodes be defined if syspowerinterval is defined"});
@@ -245,8 +231,8 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
     std::vector<virt::vm_job> vm_jobs;
     auto vm_action = call.op == operation::inventory ? std::optional{virt::power_action::inventory}
                                                      : virt::parse_power_action(call.command);
-    nodes.reserve(x.nodes.size());
-    for (auto& n : x.nodes) {
+    nodes.reserve(names.size());
+    for (auto& n : names) {
       planned_node p;
       p.name = n;
       auto mgt = view.attribute(n, "mgt");
@@ -275,14 +261,16 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         ipmi::job j;
         j.node = n;
         j.address = bmc.substr(0, bmc.find(',')); // a multi-BMC node: its first, as xCAT
-        auto port = std::atoi(view.attribute(n, "bmcport").c_str());
-        j.port = port > 0 && port < 65536 ? static_cast<uint16_t>(port) : cfg.port;
+        if (auto r = node_port(view, n, "bmcport", j.port); !r.ok()) {
+          return r;
+        }
+        j.port = j.port != 0 ? j.port : cfg.port;
         auto user = view.attribute(n, "bmcusername");
         auto password = view.attribute(n, "bmcpassword");
         j.user = user.empty() ? fallback_user : user;
         j.password = password.empty() ? fallback_password : password;
         j.timeout = timeout;
-        j.retries = retries;
+        j.retries = static_cast<int>(retries);
         j.work = make_action(call.op, call.command, cfg, j.address + ":" + std::to_string(j.port));
         if (interval > 0) {
           j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
@@ -296,8 +284,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
       return api_result::failure(errc::unavailable,
                                  "Hardware control is not enabled on this service.");
     }
-    auto fanout
-      = std::max<size_t>(1, std::min(call.fanout > 0 ? call.fanout : cfg.fanout, cfg.fanout));
+    auto fanout = effective_fanout(call.fanout, cfg.fanout, cfg.fanout);
     out = std::make_shared<hardware_operation>(drivers, std::move(nodes), std::move(jobs),
                                                std::move(vm_jobs), fanout);
     return {};

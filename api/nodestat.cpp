@@ -200,22 +200,26 @@ api_result plan_nodestat(const store::database& db, const api_call& call, const 
                          const store::noderange_options& opts, const nodestat_config& cfg,
                          std::shared_ptr<probe::prober> prober,
                          std::shared_ptr<nodestat_operation>& out) {
-  std::vector<node_target> found;
-  if (auto r = find_targets(db, call, auth, opts, found); !r.ok()) {
-    return r;
-  }
   auto p = std::make_shared<nodestat_operation::plan>();
   p->prober = std::move(prober);
-  p->fanout = call.fanout > 0 ? std::min(call.fanout, cfg.fanout) : cfg.fanout;
+  p->fanout = effective_fanout(call.fanout, cfg.fanout, cfg.fanout);
   p->timeout = cfg.timeout;
   auto& rd = *p->r;
   rd.apps.push_back("sshd");
   for (const auto& a : cfg.apps) {
     rd.apps.push_back(a.name);
   }
+  std::vector<node_target> found;
   try {
+    // one read: the targets and their boot states from the same snapshot
     auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      return api_result::failure(errc::stale, "authorization is stale");
+    }
     store::cluster_view view{txn};
+    if (auto r = node_targets(view, call, auth, caller_options(opts, auth), found); !r.ok()) {
+      return r;
+    }
     for (auto& t : found) {
       rd.currstate.push_back(view.attribute(t.name, "currstate"));
     }

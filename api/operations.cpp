@@ -1,7 +1,6 @@
 #include "api/operations.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <ctime>
 
 #include "api/makenetworks.hpp"
@@ -199,36 +198,6 @@ store::policy_request policy_request_for(const api_call& call, const std::string
   return req;
 }
 
-bool reads_secrets(const authorization& auth) {
-  return !auth.stamped || auth.user == "root";
-}
-
-store::noderange_options caller_options(store::noderange_options opts, const authorization& auth) {
-  opts.hide_secrets = !reads_secrets(auth);
-  return opts;
-}
-
-store::noderange_options noderange_options_for(const store::cluster_view& view,
-                                               store::noderange_options opts) {
-  if (auto site = view.txn().get(object_type::site, "clustersite")) {
-    opts.exclude = std::string{site->find("excludenodes").value_or("")};
-  }
-  return opts;
-}
-
-std::vector<std::string> target_names(const store::cluster_view& view, store::object_type t,
-                                      std::string_view spec, const store::noderange_options& opts) {
-  if (t == object_type::site) {
-    return {"clustersite"};
-  }
-  if (t != object_type::node) {
-    return base::split_list(spec);
-  }
-  auto o = noderange_options_for(view, opts);
-  o.verify = false;
-  return store::expand_noderange(spec, view, o).nodes;
-}
-
 std::vector<std::string> expand_nodes(const store::database& db, std::string_view range,
                                       const store::noderange_options& opts) {
   auto txn = db.read();
@@ -418,28 +387,7 @@ api_result find_targets(const store::database& db, const api_call& call, const a
       return stale();
     }
     store::cluster_view view{txn};
-    store::noderange_result x;
-    if (auth.nodes) {
-      // expanded by policy already: only verified here, in this transaction
-      for (const auto& n : *auth.nodes) {
-        (view.exists(object_type::node, n) ? x.nodes : x.missing).push_back(n);
-      }
-    } else {
-      x = store::expand_noderange(call.target, view, noderange_options_for(view, opts));
-    }
-    if (!x.missing.empty()) {
-      return api_result::failure({store::missing_nodes_message(x.missing)});
-    }
-    out.reserve(x.nodes.size());
-    for (auto& n : x.nodes) {
-      node_target t;
-      t.address = view.attribute(n, "ip");
-      auto port = std::atoi(view.attribute(n, "sshport").c_str());
-      t.port = port > 0 && port < 65536 ? static_cast<uint16_t>(port) : 0;
-      t.name = std::move(n);
-      out.push_back(std::move(t));
-    }
-    return {};
+    return node_targets(view, call, auth, opts, out);
   } catch (const store::error& e) {
     return api_result::failure(from_store(e.code()), e.what());
   }

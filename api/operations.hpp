@@ -11,30 +11,12 @@
 #include "api/auth.hpp"
 #include "api/call.hpp"
 #include "api/result.hpp"
+#include "api/targets.hpp"
 #include "store/cluster_view.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
 
 namespace cws::api {
-
-/// The noderange options of a request: the configured limits plus `site.excludenodes`,
-/// which xCAT's noderange() removes from every expansion (the CLI's and the API's alike).
-store::noderange_options noderange_options_for(const store::cluster_view& view,
-                                               store::noderange_options opts);
-
-/// True if the caller of `auth` may read masked attributes (store/schema.hpp
-/// is_masked_attribute; passwd.password): root, and calls made in-process (the CLI on root's
-/// store). Everyone else sees "********" and may not test them (docs/security.md N1).
-bool reads_secrets(const authorization& auth);
-
-/// `opts` for the caller of `auth`: hide_secrets set unless they may read masked attributes.
-store::noderange_options caller_options(store::noderange_options opts, const authorization& auth);
-
-/// The object names `spec` targets for type `t`: `clustersite` for the site, a noderange
-/// (unverified, `site.excludenodes` removed) for nodes, else a comma list.
-/// @throws store::error for a malformed or oversized noderange.
-std::vector<std::string> target_names(const store::cluster_view& view, store::object_type t,
-                                      std::string_view spec, const store::noderange_options& opts);
 
 /// The nodes of noderange `range` as policy sees them (unverified, sorted).
 /// @throws store::error for a malformed or oversized noderange.
@@ -52,16 +34,8 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
 api_result run_write(store::write_txn& t, const api_call& call, const authorization& auth,
                      const store::noderange_options& opts);
 
-/// Where a node's per-node work goes: its address and port (`ip`, `sshport`, inherited).
-struct node_target {
-  std::string name;
-  std::string address;
-  uint16_t port = 0;
-};
-
-/// The nodes of the call's verified noderange with their `ip` and `sshport`, expanded once:
-/// the nodes policy expanded (auth.nodes) are used as they are.
-/// @returns a failure (stale, missing nodes, bad noderange) or the targets.
+/// node_targets (api/targets.hpp) in one read of `db`, refused when the authorization is stale.
+/// @returns a failure (stale, missing nodes, bad noderange, bad sshport) or the targets.
 api_result find_targets(const store::database& db, const api_call& call, const authorization& auth,
                         const store::noderange_options& opts, std::vector<node_target>& out);
 

@@ -41,4 +41,7 @@ struct drivers {
 api_result plan(const store::database& db, const api_call& call, const authorization& auth,
                 const store::noderange_options& opts, const drivers& d, node_operation_ptr& out);
 
+/// True if `op` has a planner here (every fan-out operation has: a unit test checks).
+bool has_planner(operation op);
+
 } // namespace cws::api

@@ -1,5 +1,7 @@
 #include "api/shell.hpp"
 
+#include "api/targets.hpp"
+
 namespace cws::api {
 
 namespace {
@@ -81,7 +83,7 @@ api_result plan_shell(const api_call& call, const std::string& user,
     j.copy = copy;
     jobs.push_back(std::move(j));
   }
-  auto fanout = std::min(call.fanout > 0 ? call.fanout : cfg.fanout, cfg.fanout_max);
+  auto fanout = effective_fanout(call.fanout, cfg.fanout, cfg.fanout_max);
   out = std::make_shared<shell_operation>(std::move(engine), std::move(jobs), fanout);
   return {};
 }

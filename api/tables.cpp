@@ -1,6 +1,6 @@
 #include "api/tables.hpp"
 
-#include "api/operations.hpp"
+#include "api/targets.hpp"
 #include "base/text.hpp"
 #include "store/tables.hpp"
 

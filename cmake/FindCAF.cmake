@@ -19,3 +19,11 @@ if(CAF_FOUND AND NOT TARGET CAF::core)
     INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES Threads::Threads)
 endif()
+# CAF's network layer (BASP over TCP): the wire types' test between two actor systems.
+find_library(CAF_IO_LIBRARY caf_io)
+if(CAF_FOUND AND CAF_IO_LIBRARY AND NOT TARGET CAF::io)
+  add_library(CAF::io UNKNOWN IMPORTED)
+  set_target_properties(CAF::io PROPERTIES
+    IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
+    INTERFACE_LINK_LIBRARIES CAF::core)
+endif()

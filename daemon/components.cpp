@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "actors/type_ids.hpp"
 #include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "http/io_scheduler.hpp"
@@ -125,6 +126,7 @@ void runtime_component::start() {
   cfg_ = std::make_unique<caf::actor_system_config>();
   // the io threads are the actors' workers too: a request stays on one thread
   http::io_scheduler::install(*cfg_, threads_);
+  actors::add_wire_types(*cfg_); // the messages that may leave the process (api/wire.hpp)
   sys_ = std::make_unique<caf::actor_system>(*cfg_);
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "api/operation_traits.hpp"
 #include "base/text.hpp"
 #include "http/json_writer.hpp"
 #include "http/openapi.hpp"
@@ -234,7 +235,7 @@ response_text render_action(const routed& req, const api::api_result& res) {
       w.end_object();
       return {403, finish(w, pretty)};
     }
-    bool answers = readings || (lines ? req.call->command != "clear" : req.call->command == "stat");
+    bool answers = !api::changes_state(*req.call); // a stat or a reading: what it found
     if (!answers) {
       return {200, {}}; // a PUT (DELETE): xCAT's CGI has no output handler for it
     }
@@ -466,16 +467,7 @@ std::string stream_line(const base::node_result& node, std::string_view value_ke
 }
 
 const char* action_key(api::operation op) {
-  switch (op) {
-    case api::operation::power: return "power";
-    case api::operation::nextboot: return "nextboot";
-    case api::operation::eventlog: return "eventlog";
-    case api::operation::beacon: return "beacon";
-    case api::operation::vitals: return "vitals";
-    case api::operation::inventory: return "inventory";
-    default: break;
-  }
-  return "";
+  return api::traits(op).result_key.data(); // (the row's literal: NUL-terminated)
 }
 
 std::string stream_summary(const api::api_result& res) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/operation_traits.hpp"
 #include "base/text.hpp"
 #include "http/credentials.hpp"
 #include "http/query.hpp"
@@ -123,7 +124,6 @@ bool read_fanout(routed& r, const query_params& query) {
 void build_nodeshell(routed& r, const query_params& query, const fields& attrs) {
   auto& call = *r.call;
   call.op = operation::nodeshell;
-  call.policy_command = "xdsh";
   r.out = output::nodeshell;
   r.stream = query.flag("stream");
   if (!read_fanout(r, query)) {
@@ -150,7 +150,6 @@ void build_nodeshell(routed& r, const query_params& query, const fields& attrs) 
 void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
   auto& call = *r.call;
   call.op = operation::nodecopy;
-  call.policy_command = "xdcp";
   r.out = output::nodecopy;
   if (!read_fanout(r, query)) {
     return;
@@ -194,7 +193,6 @@ void build_hardware(routed& r, const resource& res, const std::string& m, const 
     // GET /vitals[/{a;b}]: `rvitals nr a b` (all without keywords); /inventory: `rinv`
     bool vitals = res.kind == resource_kind::vitals;
     call.op = vitals ? operation::vitals : operation::inventory;
-    call.policy_command = vitals ? "rvitals" : "rinv";
     r.out = output::action;
     r.stream = query.flag("stream");
     for (const auto& a : res.attrs) {
@@ -207,19 +205,16 @@ void build_hardware(routed& r, const resource& res, const std::string& m, const 
   }
   bool power = res.kind == resource_kind::power;
   call.op = power ? operation::power : operation::nextboot;
-  call.policy_command = power ? "rpower" : "rsetboot";
   r.out = output::action;
   r.stream = query.flag("stream");
   if (res.kind == resource_kind::eventlog) {
     // GET: `reventlog nr all`; DELETE: `reventlog nr clear` (xcatws.cgi)
     call.op = operation::eventlog;
-    call.policy_command = "reventlog";
     call.command = m == "DELETE" ? "clear" : "all";
     return;
   }
   if (res.kind == resource_kind::beacon) {
     call.op = operation::beacon;
-    call.policy_command = "rbeacon";
     power = true; // PUT's body key is `action`, as for power
   }
   if (m == "GET") {
@@ -254,7 +249,6 @@ void build_table(routed& r, const resource& res, const std::string& m, const fie
       return;
     }
     call.op = operation::table_set_nodes;
-    call.policy_command = "setNodesAttribs";
     for (const auto& [k, v] : attrs) {
       auto table = k.substr(0, k.find('.'));
       if (std::find(res.tables.begin(), res.tables.end(), table) == res.tables.end()
@@ -275,7 +269,6 @@ void build_table(routed& r, const resource& res, const std::string& m, const fie
     return;
   } else {
     call.op = m == "PUT" ? operation::table_set_rows : operation::table_delete_rows;
-    call.policy_command = m == "PUT" ? "setAttribs" : "delEntries";
     if (res.tables.size() > 1) {
       refuse(r, errc::bad_request, "currently you can only specify keys for a single table.");
       return;
@@ -325,7 +318,6 @@ bool take_options(routed& r, const request_body& body, const resource& res, cons
 void build_definition(routed& r, const resource& res, const std::string& m, fields attrs) {
   auto& call = *r.call;
   if (m == "GET") {
-    call.policy_command = res.kind == resource_kind::nodels ? "nodels" : "lsdef";
     switch (res.kind) {
       case resource_kind::collection: call.op = operation::list; break;
       case resource_kind::nodels: call.op = operation::nodels; break;
@@ -340,7 +332,6 @@ void build_definition(routed& r, const resource& res, const std::string& m, fiel
   r.out = output::none;
   if (res.kind == resource_kind::site_attrs) {
     call.op = operation::change;
-    call.policy_command = "chdef";
     if (m == "DELETE") {
       // each named key is cleared, which deletes it
       attrs.clear();
@@ -350,20 +341,16 @@ void build_definition(routed& r, const resource& res, const std::string& m, fiel
     }
   } else if (m == "DELETE") {
     call.op = operation::remove;
-    call.policy_command = "rmdef";
     if (call.detail && res.type == object_type::node) {
       r.out = output::per_node;
     }
   } else if (res.kind == resource_kind::collection) { // POST /networks (xcatws.cgi)
     call.op = operation::make_networks;
-    call.policy_command = "makenetworks";
     return;
   } else if (m == "PUT" || res.type == object_type::policy) {
     call.op = operation::change; // POST on policy is chdef in xCAT too
-    call.policy_command = "chdef";
   } else {
     call.op = operation::make;
-    call.policy_command = "mkdef";
   }
   for (auto& [k, v] : attrs) {
     call.changes.push_back({std::move(k), std::move(v)});
@@ -422,9 +409,8 @@ routed& as_job(routed& r, const query_params& query) {
   return r;
 }
 
-} // namespace
-
-routed route(const http_input& in, const router_limits& limits) {
+/// The request as a call; its policy command where the operation's own is not the one.
+routed route_request(const http_input& in, const router_limits& limits) {
   routed r;
   auto qpos = in.target.find('?');
   query_params query;
@@ -550,21 +536,18 @@ routed route(const http_input& in, const router_limits& limits) {
     // xcatws.cgi: lsdef --template [NAMES] (objects), lsdef --template -a (names)
     bool names = res->kind == resource_kind::template_names;
     call.op = names ? operation::template_list : operation::template_show;
-    call.policy_command = "lsdef";
     r.out = names ? output::names : output::objects;
     return r;
   }
   if (res->kind == resource_kind::nodestat) {
     // xcatws.cgi: nodestat {noderange}, rendered as actionout
     call.op = operation::nodestat;
-    call.policy_command = "nodestat";
     r.out = output::nodestat;
     return as_job(r, query);
   }
   if (res->kind == resource_kind::rename) {
     // xcatws.cgi: chdef -t node -o {node} -n <body.newNode>; the info lines as an array
     call.op = operation::rename;
-    call.policy_command = "chdef";
     r.out = output::names;
     auto it
       = std::find_if(body.begin(), body.end(), [](const auto& f) { return f.first == "newNode"; });
@@ -598,6 +581,16 @@ routed route(const http_input& in, const router_limits& limits) {
     call.page_objects = limits.page_objects; // (xcoll merges across the whole listing)
   }
   return as_job(r, query);
+}
+
+} // namespace
+
+routed route(const http_input& in, const router_limits& limits) {
+  auto r = route_request(in, limits);
+  if (r.call->policy_command.empty()) {
+    r.call->policy_command = api::policy_command(r.call->op); // api/operation_traits.cpp
+  }
+  return r;
 }
 
 } // namespace cws::http

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "api/copy.hpp"
+#include "api/operation_traits.hpp"
 #include "base/log.hpp"
 #include "http/date.hpp"
 #include "http/framing.hpp"
@@ -530,16 +531,7 @@ bool basic_session<NextLayer>::audited(const api::api_result& res) const {
 
 template<class NextLayer>
 bool basic_session<NextLayer>::audited_call() const {
-  const auto& call = *pending_.call;
-  bool change = api::is_write(call.op)
-                || (api::is_fan_out(call.op)
-                    && !((call.op == api::operation::power || call.op == api::operation::nextboot
-                          || call.op == api::operation::beacon)
-                         && call.command == "stat")
-                    && !(call.op == api::operation::eventlog && call.command != "clear")
-                    && call.op != api::operation::vitals
-                    && call.op != api::operation::inventory); // the action, never a BMC password
-  return change && call.op != api::operation::token_create;
+  return api::changes_state(*pending_.call); // api/operation_traits.cpp: each operation's rule
 }
 
 template<class NextLayer>

@@ -1,0 +1,100 @@
+#include "api/wire.hpp"
+
+#include "api/operation_traits.hpp"
+
+namespace cws::api::wire {
+
+job_request make_request(uint64_t id, const api_call& call, std::vector<target> targets) {
+  job_request r;
+  r.id = id;
+  r.operation = std::string{traits(call.op).name};
+  r.command = call.command;
+  r.timeout_ms = call.timeout_ms;
+  r.fanout = static_cast<uint32_t>(std::min<size_t>(call.fanout, UINT32_MAX));
+  if (call.copy) {
+    for (const auto& e : call.copy->entries) {
+      r.copy.push_back({e.sources, e.target});
+    }
+    r.recursive = call.copy->recursive;
+    r.preserve = call.copy->preserve;
+    r.pull = call.copy->pull;
+    r.execute = call.copy->execute;
+  }
+  r.targets = std::move(targets);
+  return r;
+}
+
+std::string check(const job_request& r, const request_limits& limits) {
+  if (r.version != version) {
+    return "wire version " + std::to_string(r.version) + " is not this service's ("
+           + std::to_string(version) + ")";
+  }
+  const auto* op = find_operation(r.operation);
+  if (op == nullptr || !op->fan_out) {
+    return "'" + r.operation.substr(0, 64) + "' is not an operation that runs on nodes";
+  }
+  if (r.targets.size() > limits.max_targets) {
+    return std::to_string(r.targets.size()) + " targets: at most "
+           + std::to_string(limits.max_targets) + " in one request";
+  }
+  auto too_long = [&](const std::string& s) {
+    return s.size() > limits.max_field_bytes;
+  };
+  if (too_long(r.command)) {
+    return "the command is longer than " + std::to_string(limits.max_field_bytes) + " bytes";
+  }
+  for (const auto& c : r.copy) {
+    for (const auto& s : c.sources) {
+      if (too_long(s)) {
+        return "a copy source is longer than " + std::to_string(limits.max_field_bytes) + " bytes";
+      }
+    }
+    if (too_long(c.target)) {
+      return "a copy target is longer than " + std::to_string(limits.max_field_bytes) + " bytes";
+    }
+  }
+  std::vector<bool> seen(r.targets.size(), false);
+  for (const auto& t : r.targets) {
+    if (t.index >= r.targets.size() || seen[t.index]) {
+      return "target index " + std::to_string(t.index) + " is out of range or repeated";
+    }
+    seen[t.index] = true;
+    if (t.name.empty() || too_long(t.name) || too_long(t.address) || too_long(t.user)) {
+      return "target " + std::to_string(t.index) + " has no name or a field past "
+             + std::to_string(limits.max_field_bytes) + " bytes";
+    }
+  }
+  return {};
+}
+
+node_result to_wire(uint32_t index, const base::node_result& r, int64_t started_us,
+                    int64_t elapsed_us) {
+  node_result w;
+  w.index = index;
+  w.name = r.name;
+  w.rc = r.rc;
+  w.out = r.out;
+  w.err = r.err;
+  w.truncated = r.truncated;
+  w.error = r.error;
+  w.message = r.message;
+  w.reused = r.reused;
+  w.started_us = started_us;
+  w.elapsed_us = elapsed_us;
+  return w;
+}
+
+base::node_result from_wire(node_result r) {
+  base::node_result n;
+  n.name = std::move(r.name);
+  n.rc = r.rc;
+  n.out = std::move(r.out);
+  n.err = std::move(r.err);
+  n.truncated = r.truncated;
+  n.error = std::move(r.error);
+  n.message = std::move(r.message);
+  n.reused = r.reused;
+  return n;
+}
+
+} // namespace cws::api::wire

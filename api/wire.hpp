@@ -1,0 +1,160 @@
+#pragma once
+
+// The messages a service node will exchange with the head (notes: scaleout), as plain
+// types: a job request with its targets resolved, per-node results in batches, credits and a
+// cancel. No callback, pointer or handle is inside any of them, so each can cross a process
+// boundary. Each has an `inspect()` (CAF 0.17's form, written without CAF: api/ stays
+// CAF-free); actors/type_ids.hpp registers them with an actor system.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/call.hpp"
+#include "base/node_result.hpp"
+
+namespace cws::api::wire {
+
+/// The version of these messages: a peer refuses a request of another.
+constexpr uint32_t version = 1;
+
+/// One node of a job: where its work goes and as whom.
+struct target {
+  /// The node's index in the job (its result carries it back).
+  uint32_t index = 0;
+  std::string name;
+  /// Empty: the service node resolves `name`.
+  std::string address;
+  /// 0: the transport's default port.
+  uint16_t port = 0;
+  /// The authenticated API user the work runs as (never a client's choice).
+  std::string user;
+};
+
+/// One line of a copy: sources to one target (api::copy_entry).
+struct copy_item {
+  std::vector<std::string> sources;
+  std::string target;
+};
+
+/// A fan-out job with its targets resolved: all a service node needs, with no store.
+struct job_request {
+  uint32_t version = wire::version;
+  /// The head's id of the job (results, credits and cancel name it).
+  uint64_t id = 0;
+  /// The operation's name (api/operation_traits.hpp), never its enum value: the enum's
+  /// order is no wire format.
+  std::string operation;
+  /// The call's parameters: the command line or action, the command timeout (-1:
+  /// configured; 0: none), the fanout (0: configured).
+  std::string command;
+  int64_t timeout_ms = -1;
+  uint32_t fanout = 0;
+  /// nodecopy and xdsh -e: what is copied, and how (api::copy_request).
+  std::vector<copy_item> copy;
+  bool recursive = false;
+  bool preserve = false;
+  bool pull = false;
+  bool execute = false;
+  std::vector<target> targets;
+};
+
+/// How one node's part ended (base::node_result, with its index and timings).
+struct node_result {
+  uint32_t index = 0;
+  std::string name;
+  int32_t rc = -1;
+  std::string out;
+  std::string err;
+  bool truncated = false;
+  /// The per-node error code ("" on success; docs/api.md lists them).
+  std::string error;
+  std::string message;
+  bool reused = false;
+  /// When the node's work started (microseconds since the epoch; 0: it never did) and how
+  /// long it ran.
+  int64_t started_us = 0;
+  int64_t elapsed_us = 0;
+};
+
+/// Results as they come, in order within a job: `seq` counts the job's batches from 0.
+struct result_batch {
+  uint64_t id = 0;
+  uint32_t seq = 0;
+  std::vector<node_result> results;
+};
+
+/// Progress back to the sender: batch `seq` of job `id` is consumed (a credit: the sender
+/// keeps a few batches in flight, never more).
+struct credit {
+  uint64_t id = 0;
+  uint32_t seq = 0;
+};
+
+/// End job `id`: each node not yet reported ends `cancelled` with `reason`.
+struct cancel {
+  uint64_t id = 0;
+  std::string reason;
+};
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, target& x) {
+  return f(x.index, x.name, x.address, x.port, x.user);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_item& x) {
+  return f(x.sources, x.target);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_request& x) {
+  return f(x.version, x.id, x.operation, x.command, x.timeout_ms, x.fanout, x.copy, x.recursive,
+           x.preserve, x.pull, x.execute, x.targets);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_result& x) {
+  return f(x.index, x.name, x.rc, x.out, x.err, x.truncated, x.error, x.message, x.reused,
+           x.started_us, x.elapsed_us);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, result_batch& x) {
+  return f(x.id, x.seq, x.results);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, credit& x) {
+  return f(x.id, x.seq);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel& x) {
+  return f(x.id, x.reason);
+}
+
+/// The bounds a received request is checked against.
+struct request_limits {
+  /// Targets in one request at most.
+  size_t max_targets = 100000;
+  /// Bytes of one string field at most (a command line, a name, a path).
+  size_t max_field_bytes = 1 << 20;
+};
+
+/// The request of fan-out call `call` on `targets` (indexes as given).
+job_request make_request(uint64_t id, const api_call& call, std::vector<target> targets);
+
+/// Why `r` cannot be run: another version, an operation that is unknown or does not run on
+/// nodes, too many targets, an index out of range or repeated, a field past its bound.
+/// @returns "" for a request that can be run.
+std::string check(const job_request& r, const request_limits& limits = {});
+
+/// Node `index`'s result on the wire.
+node_result to_wire(uint32_t index, const base::node_result& r, int64_t started_us = 0,
+                    int64_t elapsed_us = 0);
+
+/// The node's result as the layers above the wire take it.
+base::node_result from_wire(node_result r);
+
+} // namespace cws::api::wire
