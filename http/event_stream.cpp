@@ -45,7 +45,7 @@ std::optional<std::string> parse_event_types(std::string_view list, event_filter
   return std::nullopt;
 }
 
-std::string sse_changes(const store::change_set& set, const event_filter& f) {
+std::string changes_json(const store::change_set& set, const event_filter& f) {
   json_writer w;
   w.begin_object();
   w.key("seq");
@@ -75,14 +75,19 @@ std::string sse_changes(const store::change_set& set, const event_filter& f) {
   }
   w.end_array();
   w.end_object();
-  if (!any) {
+  return any ? w.str() : std::string{};
+}
+
+std::string sse_changes(const store::change_set& set, const event_filter& f) {
+  auto data = changes_json(set, f);
+  if (data.empty()) {
     return {};
   }
   // JSON text has no line break (json_writer escapes them), so one data line holds it
-  return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + w.str() + "\n\n";
+  return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + data + "\n\n";
 }
 
-std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
+std::string reset_json(std::optional<uint64_t> seq, std::string_view why) {
   json_writer w;
   w.begin_object();
   if (seq) {
@@ -92,8 +97,37 @@ std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
   w.key("reason");
   w.value(why);
   w.end_object();
+  return w.str();
+}
+
+std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
   auto id = seq ? "id: " + std::to_string(*seq) + "\n" : std::string{};
-  return id + "event: reset\ndata: " + w.str() + "\n\n";
+  return id + "event: reset\ndata: " + reset_json(seq, why) + "\n\n";
+}
+
+std::string ws_event(std::optional<uint64_t> id, std::string_view event, std::string_view data) {
+  // data is JSON text already: written as it is
+  std::string out = "{";
+  if (id) {
+    out += "\"id\":" + std::to_string(*id) + ",";
+  }
+  out += "\"event\":\"";
+  out += event;
+  out += "\",\"data\":";
+  out += data;
+  out += "}";
+  return out;
+}
+
+event_filter allowed_filter(event_request& req, const std::string& user,
+                            const std::vector<std::string>& names) {
+  auto f = std::move(req.filter);
+  f.sees_users = user == "root";
+  if (f.nodes_only) {
+    f.nodes = names; // the noderange as it expanded now
+    std::sort(f.nodes.begin(), f.nodes.end());
+  }
+  return f;
 }
 
 std::string_view sse_heartbeat() {

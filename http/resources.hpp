@@ -38,6 +38,13 @@ enum class resource_kind {
   events,         ///< /events: the change feed as Server-Sent Events (http/event_stream.hpp)
 };
 
+/// Who answers a resource row: a new kind of answer is a column value, not a branch.
+enum class handler_kind {
+  call,    ///< a call through policy to the actors, rendered by http/render (most rows)
+  local,   ///< answered by the service itself, not the store (openapi, metrics; static files)
+  upgrade, ///< a GET that may also switch protocols (WebSocket, http/ws_session.hpp): events
+};
+
 /// A path matched against the resource table.
 struct resource {
   resource_kind kind = resource_kind::collection;
@@ -52,6 +59,7 @@ struct resource {
   std::string_view methods;
   /// Its row of the resource table (an index of `routes()`).
   size_t route = 0;
+  handler_kind handler = handler_kind::call;
 
   bool allows(std::string_view method) const;
 };
