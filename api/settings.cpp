@@ -74,6 +74,13 @@ const base::settings_schema& settings_schema() {
      "seconds between an event stream's heartbeats when nothing else is sent"},
     {"events_buffer_bytes", num, "1048576", 4096, 1073741824,
      "an event stream's bytes its client has not taken; past this it is cut off"},
+    {"ws_max_message_bytes", num, "1024", 125, 1048576,
+     "longest message a client may send on an events WebSocket (it sends none): past it, close "
+     "1009"},
+    {"ws_handshake_timeout_s", num, "10", 1, 3600,
+     "seconds for a WebSocket's 101 answer and for its closing handshake"},
+    {"ws_idle_timeout_s", num, "60", 2, 86400,
+     "seconds a WebSocket client may send nothing, not even the pong of a heartbeat ping"},
     // -- authentication
     {"auth_cache_seconds", num, "60", 0, day, "seconds a verified password is remembered"},
     {"login_backoff_after", num, "3", 0, 1000000,

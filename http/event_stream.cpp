@@ -57,7 +57,7 @@ std::optional<std::string> parse_event_types(std::string_view list, event_filter
   return std::nullopt;
 }
 
-std::string sse_changes(const store::change_set& set, const event_filter& f) {
+std::string changes_json(const store::change_set& set, const event_filter& f) {
   json_writer w;
   w.begin_object();
   w.key("seq");
@@ -87,11 +87,16 @@ std::string sse_changes(const store::change_set& set, const event_filter& f) {
   }
   w.end_array();
   w.end_object();
-  if (!any) {
+  return any ? w.str() : std::string{};
+}
+
+std::string sse_changes(const store::change_set& set, const event_filter& f) {
+  auto data = changes_json(set, f);
+  if (data.empty()) {
     return {};
   }
   // JSON text has no line break (json_writer escapes them), so one data line holds it
-  return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + w.str() + "\n\n";
+  return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + data + "\n\n";
 }
 
 std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& set,
@@ -115,7 +120,7 @@ std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& s
   return last.text;
 }
 
-std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f) {
+std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f) {
   if (!f.jobs || (f.user != "root" && f.user != job.user)) {
     return {};
   }
@@ -138,10 +143,15 @@ std::string sse_job(const api::job_info& job, std::string_view what, const event
   w.key("failed");
   w.number(static_cast<long long>(job.failed));
   w.end_object();
-  return "event: job\ndata: " + w.str() + "\n\n";
+  return w.str();
 }
 
-std::string sse_power(const std::string& node, const std::string& state, const event_filter& f) {
+std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f) {
+  auto data = job_json(job, what, f);
+  return data.empty() ? data : "event: job\ndata: " + data + "\n\n";
+}
+
+std::string power_json(const std::string& node, const std::string& state, const event_filter& f) {
   if (!f.power || (f.nodes_only && !std::binary_search(f.nodes.begin(), f.nodes.end(), node))) {
     return {};
   }
@@ -152,10 +162,15 @@ std::string sse_power(const std::string& node, const std::string& state, const e
   w.key("power");
   w.value(state);
   w.end_object();
-  return "event: power\ndata: " + w.str() + "\n\n";
+  return w.str();
 }
 
-std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
+std::string sse_power(const std::string& node, const std::string& state, const event_filter& f) {
+  auto data = power_json(node, state, f);
+  return data.empty() ? data : "event: power\ndata: " + data + "\n\n";
+}
+
+std::string reset_json(std::optional<uint64_t> seq, std::string_view why) {
   json_writer w;
   w.begin_object();
   if (seq) {
@@ -165,8 +180,38 @@ std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
   w.key("reason");
   w.value(why);
   w.end_object();
+  return w.str();
+}
+
+std::string sse_reset(std::optional<uint64_t> seq, std::string_view why) {
   auto id = seq ? "id: " + std::to_string(*seq) + "\n" : std::string{};
-  return id + "event: reset\ndata: " + w.str() + "\n\n";
+  return id + "event: reset\ndata: " + reset_json(seq, why) + "\n\n";
+}
+
+std::string ws_event(std::optional<uint64_t> id, std::string_view event, std::string_view data) {
+  // data is JSON text already: written as it is
+  std::string out = "{";
+  if (id) {
+    out += "\"id\":" + std::to_string(*id) + ",";
+  }
+  out += "\"event\":\"";
+  out += event;
+  out += "\",\"data\":";
+  out += data;
+  out += "}";
+  return out;
+}
+
+event_filter allowed_filter(event_request& req, const std::string& user,
+                            const std::vector<std::string>& names) {
+  auto f = std::move(req.filter);
+  f.sees_users = user == "root";
+  f.user = user; // job events of that user's jobs only
+  if (f.nodes_only) {
+    f.nodes = names; // the noderange as it expanded now
+    std::sort(f.nodes.begin(), f.nodes.end());
+  }
+  return f;
 }
 
 std::string_view sse_heartbeat() {

@@ -41,6 +41,14 @@ struct event_request {
 /// power) into `f`; the error message for an unknown name, nullopt when all are known.
 std::optional<std::string> parse_event_types(std::string_view list, event_filter& f);
 
+/// What `f` lets through of one change set, as JSON:
+/// {"seq":N,"changes":[{"type":..,"name":..,"change":..,"attributes":[..]}]}; "" when nothing
+/// passes. The `data` of both the SSE and the WebSocket event.
+std::string changes_json(const store::change_set& set, const event_filter& f);
+
+/// The `data` of a reset event: {"seq":N,"reason":".."} (no `seq` for a client cut off).
+std::string reset_json(std::optional<uint64_t> seq, std::string_view why);
+
 /// One change set as a Server-Sent Event (`id: <seq>`, `event: changes`, one `data:` line of
 /// JSON: {"seq":N,"changes":[{"type":..,"name":..,"change":..,"attributes":[..]}]}), holding
 /// what `f` lets through; "" when nothing passes.
@@ -57,14 +65,27 @@ std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& s
 /// (no `seq`: no id, so a client that reconnects resumes after the last event it received).
 std::string sse_reset(std::optional<uint64_t> seq, std::string_view why);
 
-/// A job event (`event: job`, no id: job and power events are live only, never replayed;
-/// data {"job":id,"event":created|progress|ended,"user","operation","state","targets",
-/// "finished","failed"}), or "" when `f` does not let it through (another user's job).
+/// A job event's data {"job":id,"event":created|progress|ended,"user","operation","state",
+/// "targets","finished","failed"}, or "" when `f` does not let it through (another user's
+/// job). Job and power events have no id: they are live only, never replayed.
+std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f);
+/// The same as a Server-Sent Event (`event: job`).
 std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f);
 
-/// A power event (`event: power`, no id; data {"node":..,"power":"on"|"off"}), or "" when `f`
-/// does not let it through (not a node of the stream's noderange).
+/// A power event's data {"node":..,"power":"on"|"off"}, or "" when `f` does not let it
+/// through (not a node of the stream's noderange).
+std::string power_json(const std::string& node, const std::string& state, const event_filter& f);
+/// The same as a Server-Sent Event (`event: power`).
 std::string sse_power(const std::string& node, const std::string& state, const event_filter& f);
+
+/// One event as a WebSocket text frame: {"id":N,"event":"changes","data":{..}}, the SSE
+/// event's id, event and data as JSON (`data` is JSON text; no `id` when `id` is none).
+std::string ws_event(std::optional<uint64_t> id, std::string_view event, std::string_view data);
+
+/// The filter of a stream policy allowed, taken from `req`: users' names for root only, and
+/// with a noderange the nodes it expanded to (`names`, the answer of the authorizing call).
+event_filter allowed_filter(event_request& req, const std::string& user,
+                            const std::vector<std::string>& names);
 
 /// A comment line that keeps idle proxies and clients from closing the stream.
 std::string_view sse_heartbeat();

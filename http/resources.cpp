@@ -19,6 +19,7 @@ struct route_row {
   const char* pattern;
   resource_kind kind;
   const char* methods;
+  handler_kind handler = handler_kind::call;
 };
 
 // xcatws.cgi's resources (xcat-compat.md §1). POST on a group is refused as in xCAT (groups
@@ -66,9 +67,9 @@ constexpr route_row table[] = {
    "GET PUT DELETE"},
   {"tables", object_type::site, "{tables}/rows/{name}/{attrs}", resource_kind::table_rows, "GET"},
   // clusterws's own: not xCAT resources, nor listed by GET /clusterws
-  {"metrics", object_type::site, "", resource_kind::metrics, "GET"},
-  {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET"},
-  {"events", object_type::node, "", resource_kind::events, "GET"},
+  {"metrics", object_type::site, "", resource_kind::metrics, "GET", handler_kind::local},
+  {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET", handler_kind::local},
+  {"events", object_type::node, "", resource_kind::events, "GET", handler_kind::upgrade},
   {"jobs", object_type::site, "", resource_kind::jobs, "GET"},
   {"jobs", object_type::site, "{name}", resource_kind::job, "GET DELETE"},
 };
@@ -167,6 +168,7 @@ std::optional<resource> match_resource(const std::vector<std::string>& segments)
       r.type = row.type;
       r.methods = row.methods;
       r.route = i;
+      r.handler = row.handler;
       return r;
     }
   }

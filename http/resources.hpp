@@ -40,6 +40,13 @@ enum class resource_kind {
   job,            ///< /jobs/{id}: one job (stream=1: its nodes as NDJSON); DELETE cancels
 };
 
+/// Who answers a resource row: a new kind of answer is a column value, not a branch.
+enum class handler_kind {
+  call,    ///< a call through policy to the actors, rendered by http/render (most rows)
+  local,   ///< answered by the service itself, not the store (openapi, metrics; static files)
+  upgrade, ///< a GET that may also switch protocols (WebSocket, http/ws_session.hpp): events
+};
+
 /// A path matched against the resource table.
 struct resource {
   resource_kind kind = resource_kind::collection;
@@ -54,6 +61,7 @@ struct resource {
   std::string_view methods;
   /// Its row of the resource table (an index of `routes()`).
   size_t route = 0;
+  handler_kind handler = handler_kind::call;
 
   bool allows(std::string_view method) const;
 };

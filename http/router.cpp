@@ -444,6 +444,7 @@ routed route_request(const http_input& in, const router_limits& limits) {
     return refuse(r, errc::not_found, "Unsupported resource.");
   }
   r.route = res->route;
+  r.upgrade = res->handler == handler_kind::upgrade;
   if (!res->allows(m)) {
     return refuse(r, errc::not_allowed,
                   "request method '" + m + "' is not supported on resource '" + rest->text + "'");

@@ -87,6 +87,9 @@ struct routed {
   bool cacheable = false;
   /// GET /events: what the stream sends once policy allows it.
   std::optional<event_request> events;
+  /// The row may switch protocols (handler_kind::upgrade): a WebSocket upgrade request is
+  /// handed to http/ws_session once its call is allowed.
+  bool upgrade = false;
 };
 
 /// Limits the router enforces.

@@ -223,6 +223,7 @@ void server::stop() {
       summary_timer_->cancel(); // (its handler writes the last summaries)
     }
     ctx_->draining = true;
+    ctx_->upgraded.stop_all(); // each WebSocket sends its close; the drain waits for those
     drain_timer_ = std::make_unique<steady_timer>(iocs_.front()->get_executor());
     drain(50);
   });

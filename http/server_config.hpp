@@ -42,6 +42,12 @@ struct server_config {
   /// An event stream's bytes not yet taken by its client: past this it is cut off, with a
   /// last event saying so (a slow consumer never slows a writer).
   size_t events_buffer = 1024 * 1024;
+  /// An events WebSocket (http/ws_session.hpp): the longest message a client may send (it
+  /// sends none; control frames are smaller), the time for the 101 and the closing
+  /// handshake, and the time the client may send nothing at all (not even a heartbeat's pong).
+  size_t ws_max_message = 1024;
+  std::chrono::seconds ws_handshake_timeout{10};
+  std::chrono::seconds ws_idle_timeout{60};
   /// Bursts of failures (TLS handshakes, 503s, commits) are logged as one summary line per
   /// period at most.
   std::chrono::seconds log_summary{60};

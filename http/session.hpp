@@ -18,6 +18,7 @@
 #include "http/render.hpp"
 #include "http/router.hpp"
 #include "http/server_config.hpp"
+#include "http/stop_list.hpp"
 
 namespace cws::http {
 
@@ -45,6 +46,8 @@ struct session_context {
   monitor mon;
   /// What the metrics page reads besides `mon`.
   metrics_sources sources;
+  /// The WebSocket sessions (http/ws_session.hpp): a stop closes each (1001).
+  stop_list upgraded;
 };
 
 template<class Session>
@@ -91,6 +94,16 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
     peer_key_ = std::move(key);
   }
 
+  auto get_executor() {
+    return stream_.get_executor();
+  }
+
+  /// An SSE stream's feed (http/event_feed.hpp), on the io thread.
+  void on_changes(const actors::change_set_ptr& set);
+  void on_activity(const actors::activity& a);
+  void on_reset(uint64_t seq);
+  void on_heartbeat();
+
  private:
   void on_run();
   void on_detect(beast::error_code ec, bool tls);
@@ -135,6 +148,9 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   void start_stream(unsigned status, const char* content_type);
   /// GET /events allowed: the change feed as Server-Sent Events until the client leaves.
   void start_events(const api::api_result& res);
+  /// GET /events allowed for a WebSocket upgrade request: the connection goes to a
+  /// ws_session (http/ws_session.hpp), which answers 101; this session ends.
+  void hand_over(const api::api_result& res);
   /// One event's text for the stream; once cfg.events_buffer bytes wait for the client, the
   /// stream ends with a reset event saying so (memory: the buffer and one event at most).
   void queue_event(std::string text);
@@ -185,6 +201,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// stream=1: raw HTTP text (head, chunks) waiting to be written, one write at a time.
   std::deque<std::string> stream_queue_;
   bool stream_started_ = false;
+  /// A WebSocket upgrade request on a row that may upgrade, kept for the 101 (null: none).
+  std::unique_ptr<bhttp::request<bhttp::string_body>> upgrade_;
   /// GET /events: the subscription, what passes, and the bytes queued (head included).
   std::unique_ptr<actors::event_subscription> events_;
   std::unique_ptr<event_filter> events_filter_;

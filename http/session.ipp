@@ -13,10 +13,12 @@
 #include "api/operation_traits.hpp"
 #include "base/log.hpp"
 #include "http/date.hpp"
+#include "http/event_feed.hpp"
 #include "http/framing.hpp"
 #include "http/query.hpp"
 #include "http/render.hpp"
 #include "http/session.hpp"
+#include "http/ws_session.ipp"
 
 namespace cws::http {
 
@@ -270,6 +272,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     return;
   }
   auto req = parser_->release();
+  upgrade_.reset();
   keep_alive_ = req.keep_alive() && !ctx_->draining;
   http_input in;
   in.method = std::string{req.method_string()};
@@ -290,6 +293,10 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     in, router_limits{ctx_->cfg.max_json_depth, version_ == 10 ? 0 : ctx_->cfg.page_objects});
   route_ = pending_.route;
   cacheable_ = pending_.cacheable;
+  if (pending_.upgrade && !pending_.answer && websocket::is_upgrade(req)) {
+    // (elsewhere an Upgrade header is ignored, as HTTP/1.1 lets a server do)
+    upgrade_ = std::make_unique<bhttp::request<bhttp::string_body>>(std::move(req));
+  }
   if (pending_.answer) {
     auto out = render(pending_, *pending_.answer);
     send(out.status, std::move(out.body), keep_alive_, out.content_type);
@@ -451,7 +458,11 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     return;
   }
   if (res.ok() && pending_.out == output::events) {
-    start_events(res);
+    if (upgrade_) {
+      hand_over(res);
+    } else {
+      start_events(res);
+    }
     return;
   }
   if (res.ok() && res.pages) {
@@ -570,49 +581,45 @@ void basic_session<NextLayer>::start_stream(unsigned status, const char* content
 }
 
 template<class NextLayer>
+void basic_session<NextLayer>::hand_over(const api::api_result& res) {
+  using ws_type = ws_session<typename session_transport<NextLayer>::stream>;
+  auto& req = *pending_.events;
+  auto ws = std::make_shared<ws_type>(std::move(stream_), ctx_, client_,
+                                      std::exchange(peer_key_, {}), !tls_);
+  count(101);
+  ws->run_events(std::move(*upgrade_), allowed_filter(req, res.user, res.names), req.after);
+  upgrade_.reset();
+  pending_ = {};
+  // this session ends here: no operation of its own is pending on the stream it gave away
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_changes(const actors::change_set_ptr& set) {
+  queue_event(sse_changes_shared(set, *events_filter_));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_activity(const actors::activity& a) {
+  queue_event(a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
+                                                    : sse_power(a.node, a.state, *events_filter_));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_reset(uint64_t seq) {
+  queue_event(sse_reset(seq, missed_changes_reason));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::on_heartbeat() {
+  queue_event(std::string{sse_heartbeat()});
+}
+
+template<class NextLayer>
 void basic_session<NextLayer>::start_events(const api::api_result& res) {
   auto& req = *pending_.events;
-  events_filter_ = std::make_unique<event_filter>(std::move(req.filter));
-  events_filter_->sees_users = res.user == "root";
-  events_filter_->user = res.user;
-  if (events_filter_->nodes_only) {
-    events_filter_->nodes = res.names; // the noderange as it expanded now
-    std::sort(events_filter_->nodes.begin(), events_filter_->nodes.end());
-  }
-  handoff(); // before anything can be handed over
-  auto weak = this->weak_from_this();
-  // each on an actor thread: posted to the session's own
-  auto on_io = [weak](auto f) {
-    if (auto s = weak.lock()) {
-      auto& ex = *s->handoff_;
-      net::post(ex, [s = std::move(s), f = std::move(f)] { f(*s); });
-    }
-  };
-  actors::event_handlers h;
-  h.on_changes = [on_io](actors::change_set_ptr set) {
-    on_io([set](basic_session& s) { s.queue_event(sse_changes_shared(set, *s.events_filter_)); });
-  };
-  h.on_reset = [on_io](uint64_t seq) {
-    on_io([seq](basic_session& s) {
-      s.queue_event(sse_reset(seq, "changes were missed: the change log no longer holds them; "
-                                   "read the state again"));
-    });
-  };
-  h.on_activity = [on_io](actors::activity_ptr a) {
-    on_io([a](basic_session& s) {
-      auto text = a->type == actors::activity::kind::job
-                    ? sse_job(a->job, a->what, *s.events_filter_)
-                    : sse_power(a->node, a->state, *s.events_filter_);
-      if (!text.empty()) {
-        s.queue_event(std::move(text));
-      }
-    });
-  };
-  h.on_heartbeat = [on_io] {
-    on_io([](basic_session& s) { s.queue_event(std::string{sse_heartbeat()}); });
-  };
-  h.heartbeat = ctx_->cfg.events_heartbeat;
-  events_ = ctx_->svc->subscribe(req.after.value_or(actors::from_now), std::move(h));
+  events_filter_ = std::make_unique<event_filter>(allowed_filter(req, res.user, res.names));
+  events_ = subscribe_events(*ctx_->svc, req.after.value_or(actors::from_now),
+                             ctx_->cfg.events_heartbeat, this->shared_from_this());
   if (!events_) {
     send(503,
          render(pending_, api::api_result::failure(api::errc::unavailable,

@@ -121,4 +121,29 @@ TEST(event_stream, a_set_rendered_once_still_answers_each_filter_as_its_own) {
   EXPECT_NE(http::sse_changes_shared(other, user).find("cn9"), std::string::npos);
 }
 
+TEST(event_stream, a_websocket_frame_holds_the_sse_events_id_event_and_data) {
+  http::event_filter f;
+  f.types = {object_type::network};
+  EXPECT_EQ(http::ws_event(42, "changes", http::changes_json(sample(), f)),
+            "{\"id\":42,\"event\":\"changes\",\"data\":{\"seq\":42,\"changes\":["
+            "{\"type\":\"network\",\"name\":\"net1\",\"change\":\"removed\","
+            "\"attributes\":[\"net\"]}]}}");
+  EXPECT_EQ(http::ws_event(std::nullopt, "reset", http::reset_json(std::nullopt, "slow \"x\"")),
+            "{\"event\":\"reset\",\"data\":{\"reason\":\"slow \\\"x\\\"\"}}");
+  f.types = {object_type::osimage};
+  EXPECT_EQ(http::changes_json(sample(), f), ""); // nothing passes: no frame
+}
+
+TEST(event_stream, an_allowed_filter_sees_users_for_root_and_the_nodes_policy_expanded) {
+  http::event_request req;
+  req.filter.nodes_only = true;
+  auto f = http::allowed_filter(req, "alice", {"cn2", "cn1"});
+  EXPECT_FALSE(f.sees_users);
+  EXPECT_EQ(f.nodes, (std::vector<std::string>{"cn1", "cn2"}));
+  auto text = http::changes_json(sample(), f);
+  EXPECT_NE(text.find("cn1"), std::string::npos) << text;
+  http::event_request all;
+  EXPECT_TRUE(http::allowed_filter(all, "root", {}).sees_users);
+}
+
 } // namespace

@@ -13,6 +13,7 @@
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
 #include "actors/dispatcher.hpp"
+#include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/store_actor.hpp"
@@ -245,6 +246,89 @@ TEST_F(session_test, a_header_over_the_limit_is_refused_with_431_and_the_connect
   EXPECT_EQ(res.result_int(), 431);
   EXPECT_NE(res.body().find("larger than 1024 bytes"), std::string::npos) << res.body();
   EXPECT_FALSE(res.keep_alive());
+}
+
+/// A WebSocket client over the session test's TLS client stream.
+using test_ws = websocket::stream<beast::ssl_stream<test_stream>&>;
+
+TEST_F(session_test, an_allowed_websocket_upgrade_is_handed_over_and_a_stop_closes_it_with_1001) {
+  // the events actor of this test only
+  auto evs = actors::spawn_events(sys, db, {});
+  actors::dispatcher with_events{sys, st, pol, ex, 1, evs};
+  ctx->svc = &with_events;
+  ctx->cfg.events_heartbeat = std::chrono::seconds(3600);
+  open();
+  std::weak_ptr<test_session> weak = session;
+  session.reset();
+  test_ws ws{*client};
+  websocket::response_type res;
+  bool done = false;
+  ws.async_handshake(res, "x", "/clusterws/events?userName=root&userPW=rootpw&types=node",
+                     [&](beast::error_code ec) {
+                       EXPECT_FALSE(ec) << ec.message();
+                       done = true;
+                     });
+  run_until(done);
+  EXPECT_EQ(res.result_int(), 101);
+  EXPECT_EQ(res[bhttp::field::server], "clusterws");
+  EXPECT_TRUE(weak.expired()) << "the HTTP session outlived its hand-over";
+  EXPECT_EQ(ctx->connections.load(), 1u); // the ws_session counts it now
+  // (the events themselves: websocket_test, against the daemon)
+  // a stop closes it with 1001
+  ctx->upgraded.stop_all();
+  beast::flat_buffer in;
+  done = false;
+  beast::error_code got;
+  ws.async_read(in, [&](beast::error_code ec, size_t) {
+    got = ec;
+    done = true;
+  });
+  run_until(done);
+  EXPECT_EQ(got, websocket::error::closed) << got.message();
+  EXPECT_EQ(ws.reason().code, 1001);
+  // its closing handshake done, the ws_session ends (and leaves the feed)
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ctx->connections.load() > 0 && std::chrono::steady_clock::now() < until) {
+    ioc.run_one_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ctx->connections.load(), 0u);
+  ctx->svc = &entry;
+  with_events.shutdown();
+  caf::anon_send_exit(evs, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(session_test, a_refused_upgrade_is_answered_401_in_http_before_any_upgrade) {
+  open();
+  test_ws ws{*client};
+  websocket::response_type res;
+  bool done = false;
+  beast::error_code got;
+  ws.async_handshake(res, "x", "/clusterws/events?userName=root&userPW=wrong",
+                     [&](beast::error_code ec) {
+                       got = ec;
+                       done = true;
+                     });
+  run_until(done);
+  EXPECT_EQ(got, websocket::error::upgrade_declined) << got.message();
+  EXPECT_EQ(res.result_int(), 401);
+  EXPECT_EQ(ctx->connections.load(), 1u);
+}
+
+TEST_F(session_test, an_upgrade_request_on_a_resource_that_cannot_upgrade_is_plain_http) {
+  open();
+  test_ws ws{*client};
+  websocket::response_type res;
+  bool done = false;
+  beast::error_code got;
+  ws.async_handshake(res, "x", "/clusterws/nodes/cn01/attrs/mgt?userName=root&userPW=rootpw",
+                     [&](beast::error_code ec) {
+                       got = ec;
+                       done = true;
+                     });
+  run_until(done);
+  EXPECT_EQ(got, websocket::error::upgrade_declined) << got.message();
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res.body(), "{\"cn01\":{\"mgt\":\"kvm\"}}\n");
 }
 
 } // namespace
