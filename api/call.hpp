@@ -54,7 +54,7 @@ enum class operation : uint8_t {
   job_list,   ///< GET /jobs
   job_show,   ///< GET /jobs/{id} (with `sink`: its nodes streamed, then live)
   job_cancel, ///< DELETE /jobs/{id}
-  count_,            ///< not an operation: how many there are (new ones go above)
+  count_,     ///< not an operation: how many there are (new ones go above)
 };
 
 /// True for the operations on jobs (job_list, job_show, job_cancel).
