@@ -9,6 +9,10 @@ namespace cws::daemon {
 
 component_list::~component_list() {
   stop();
+  // destroyed in the reverse order too: a component may hold what an earlier one made
+  while (!parts_.empty()) {
+    parts_.pop_back();
+  }
 }
 
 void component_list::register_metrics(base::metric_registry& r) const {

@@ -383,7 +383,15 @@ void https_component::start() {
   srv_ = std::make_unique<http::server>(cfg_, rt_.contexts(), entry_.get(), audit_.get(),
                                         http::metrics_sources{registry_});
   srv_->on_reload(on_reload_);
-  auto ep = srv_->start();
+  http::tcp::endpoint ep;
+  try {
+    ep = srv_->start();
+  } catch (...) {
+    // a start that failed is not stopped by the list: the server goes now, while the io
+    // threads it stops on still run (later, its destructor would wait for them forever)
+    srv_.reset();
+    throw;
+  }
   srv_->handle_signals();
   url_ = "https://"
          + (ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string())

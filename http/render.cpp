@@ -667,6 +667,7 @@ response_text render(const routed& req, const api::api_result& res) {
       return {status, finish(w, pretty)};
     }
     case output::metrics: return {status, {}}; // (written by the session: http/metrics_page)
+    case output::events: return {status, {}};  // (streamed by the session: http/event_stream)
     case output::openapi: return {status, std::string{openapi_text()}, "application/yaml"};
     case output::jobs: {
       w.begin_object();

@@ -16,6 +16,7 @@
 #include "http/monitor.hpp"
 #include "http/peer_limit.hpp"
 #include "http/render.hpp"
+#include "http/response_stream.hpp"
 #include "http/router.hpp"
 #include "http/server_config.hpp"
 #include "http/stop_list.hpp"
@@ -198,23 +199,19 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   bool drain_ = false;
   /// Allocated only for a lingering close: thousands of idle sessions must stay small.
   std::unique_ptr<std::array<char, 16384>> discard_;
-  /// stream=1: raw HTTP text (head, chunks) waiting to be written, one write at a time.
-  std::deque<std::string> stream_queue_;
-  bool stream_started_ = false;
+  /// A streamed answer (stream=1, GET /events, a paged listing): what waits for the socket.
+  response_stream stream_out_;
   /// A WebSocket upgrade request on a row that may upgrade, kept for the 101 (null: none).
   std::unique_ptr<bhttp::request<bhttp::string_body>> upgrade_;
-  /// GET /events: the subscription, what passes, and the bytes queued (head included).
+  /// GET /events: the subscription and what passes.
   std::unique_ptr<actors::event_subscription> events_;
   std::unique_ptr<event_filter> events_filter_;
-  size_t events_queued_ = 0;
   /// A large listing being sent in pages (api_result::pages) and how it is rendered.
   api::object_pages_ptr pages_;
   std::unique_ptr<listing_writer> listing_;
   /// A paged listing holds its snapshot until the last page: done by then (call_timeout).
   steady_timer::time_point listing_deadline_;
   bool page_requested_ = false;
-  bool stream_writing_ = false;
-  bool stream_ended_ = false;
   /// One timer for the session's deadlines: a call in the actor system (call_timeout; a late
   /// result is dropped) and, once the handshake is done, each read and write (the stream's
   /// own timer would cost a timer operation per read and per write).
@@ -234,11 +231,10 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   bool idle_ = false;
   unsigned version_ = 11;
   /// The request being answered: when it arrived, its route (metrics label), whether its
-  /// answer may be cached, and a streamed answer's status.
+  /// answer may be cached.
   steady_timer::time_point started_;
   size_t route_ = no_route();
   bool cacheable_ = false;
-  unsigned stream_status_ = 200;
 };
 
 /// A session over TCP: what the daemon runs.

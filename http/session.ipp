@@ -378,7 +378,7 @@ void basic_session<NextLayer>::watch(steady_timer::time_point deadline) {
                             + std::to_string(self->ctx_->cfg.call_timeout.count())
                             + " seconds); ended.");
       self->call_deadline_ = now + std::chrono::seconds(5);
-    } else if (self->waiting_ && now >= self->call_deadline_ && self->stream_started_) {
+    } else if (self->waiting_ && now >= self->call_deadline_ && self->stream_out_.started()) {
       self->waiting_ = false; // its status went out already: an unfinished stream is all
       self->ctx_->mon.in_flight.add(-1);
       detail::close(beast::get_lowest_layer(self->stream_));
@@ -444,17 +444,17 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     }
     keep_alive_ = false;
   }
-  if (pending_.stream && (stream_started_ || (res.ok() && res.created))) {
+  if (pending_.stream && (stream_out_.started() || (res.ok() && res.created))) {
     if (audited(res)) {
       // rendered for its status only: the nodes' output went out in the stream
       audit(res, render(pending_, res).status);
     }
     // a node may have been reported before any stream started: start it now
-    if (!stream_started_) {
+    if (!stream_out_.started()) {
       queue_stream({});
     }
-    stream_ended_ = true;
-    queue_stream(detail::chunk(stream_summary(res)) + "0\r\n\r\n");
+    stream_out_.finish(detail::chunk(stream_summary(res)) + "0\r\n\r\n");
+    pump_stream();
     return;
   }
   if (res.ok() && pending_.out == output::events) {
@@ -494,7 +494,7 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
 template<class NextLayer>
 void basic_session<NextLayer>::request_page() {
   // at most two pages between the store and the socket: one written, one being read
-  if (!pages_ || page_requested_ || stream_ended_ || stream_queue_.size() > 1) {
+  if (!pages_ || page_requested_ || stream_out_.ended() || stream_out_.in_flight() > 1) {
     return;
   }
   page_requested_ = true;
@@ -521,14 +521,14 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
     // the status line went out already: end the connection without the last chunk, so the
     // client sees the answer is incomplete
     pages_.reset();
-    stream_queue_.clear();
+    stream_out_.drop();
     do_close();
     return;
   }
   if (res.objects.empty()) {
     pages_.reset(); // the snapshot's reader slot goes back now, not with the connection
-    stream_ended_ = true;
-    queue_stream(detail::chunk(listing_->end()) + "0\r\n\r\n");
+    stream_out_.finish(detail::chunk(listing_->end()) + "0\r\n\r\n");
+    pump_stream();
     return;
   }
   queue_stream(detail::chunk(listing_->page(res.objects)));
@@ -565,7 +565,7 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
-  if (!stream_ended_) {
+  if (!stream_out_.ended()) {
     auto op = pending_.call->op;
     queue_stream(detail::chunk(stream_line(out, action_key(op))));
   }
@@ -573,11 +573,9 @@ void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::start_stream(unsigned status, const char* content_type) {
-  stream_started_ = true;
-  stream_status_ = status;
   std::string head;
   response_head(head, status, content_type, std::nullopt, keep_alive_);
-  stream_queue_.push_back(std::move(head));
+  stream_out_.start(status, std::move(head));
 }
 
 template<class NextLayer>
@@ -634,14 +632,13 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
   idle_ = true;
   ++ctx_->idle;
   start_stream(200, "text/event-stream");
-  events_queued_ = stream_queue_.back().size();
   queue_event(std::string{sse_heartbeat()}); // the head goes out now, not at the first event
   // The client only listens: its end (or anything it sends) ends the stream at once. This
   // read is also what holds the session while no event is being written.
   stream_.async_read_some(buffer_.prepare(1),
                           [self = this->shared_from_this()](beast::error_code, std::size_t) {
                             self->events_.reset();
-                            self->stream_ended_ = true;
+                            self->stream_out_.end();
                             detail::close(beast::get_lowest_layer(self->stream_));
                           });
 }
@@ -652,49 +649,41 @@ void basic_session<NextLayer>::queue_event(std::string text) {
     do_close();
     return;
   }
-  if (text.empty() || stream_ended_) {
+  if (text.empty() || stream_out_.ended()) {
     return;
   }
-  text = detail::chunk(text);
-  if (events_queued_ >= ctx_->cfg.events_buffer) {
-    // the client does not keep up: what it has not taken goes (all but a write under way),
-    // and a last event tells it why; the feed is left at once
-    while (stream_queue_.size() > (stream_writing_ ? 1 : 0)) {
-      stream_queue_.pop_back();
-    }
+  // the client does not keep up: what it has not taken goes (all but a write under way),
+  // and a last event tells it why; the feed is left at once
+  if (!stream_out_.push_within(
+        detail::chunk(text), ctx_->cfg.events_buffer,
+        detail::chunk(sse_reset(std::nullopt, "the client did not take the events fast enough ("
+                                                + std::to_string(ctx_->cfg.events_buffer)
+                                                + " bytes waiting): the stream ends"))
+          + "0\r\n\r\n")) {
     events_.reset();
-    stream_ended_ = true;
-    text = detail::chunk(sse_reset(std::nullopt, "the client did not take the events fast enough ("
-                                                   + std::to_string(ctx_->cfg.events_buffer)
-                                                   + " bytes waiting): the stream ends"))
-           + "0\r\n\r\n";
   }
-  events_queued_ += text.size();
-  stream_queue_.push_back(std::move(text));
   pump_stream();
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::queue_stream(std::string text) {
-  if (!stream_started_) {
+  if (!stream_out_.started()) {
     start_stream(201, "application/x-ndjson"); // a nodeshell's first node
   }
-  if (!text.empty()) {
-    stream_queue_.push_back(std::move(text));
-  }
+  stream_out_.push(std::move(text));
   pump_stream();
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::pump_stream() {
-  if (stream_writing_) {
+  if (stream_out_.writing()) {
     return;
   }
-  if (stream_queue_.empty()) {
-    if (stream_ended_) {
-      // the response is complete
-      count(stream_status_);
-      stream_started_ = stream_ended_ = false;
+  const auto* text = stream_out_.begin_write();
+  if (text == nullptr) {
+    if (stream_out_.complete()) {
+      count(stream_out_.status());
+      stream_out_.reset();
       pending_ = {};
       listing_.reset();
       if (keep_alive_) {
@@ -705,17 +694,16 @@ void basic_session<NextLayer>::pump_stream() {
     }
     return;
   }
-  stream_writing_ = true;
   auto expiry = steady_timer::clock_type::now() + ctx_->cfg.request_timeout;
   // a slow client must not hold a listing's snapshot (and its reader slot) for long
   io_by(pages_ ? std::min(expiry, listing_deadline_) : expiry);
-  net::async_write(stream_, net::buffer(stream_queue_.front()),
+  net::async_write(stream_, net::buffer(*text),
                    [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                     self->stream_writing_ = false;
+                     self->stream_out_.write_done();
                      // between nodes the stream may rest as long as the command takes
                      self->io_deadline_ = steady_timer::time_point::max();
                      if (ec) {
-                       self->stream_queue_.clear();
+                       self->stream_out_.drop();
                        self->pages_.reset();
                        if (self->cancel_) { // the client went away: so does its call's work
                          self->cancel_->cancel("The client closed the connection; ended.");
@@ -723,10 +711,6 @@ void basic_session<NextLayer>::pump_stream() {
                        self->do_close();
                        return;
                      }
-                     if (self->events_) {
-                       self->events_queued_ -= self->stream_queue_.front().size();
-                     }
-                     self->stream_queue_.pop_front();
                      self->request_page();
                      self->pump_stream();
                    });

@@ -24,7 +24,7 @@ using namespace std::chrono_literals;
 using cws::base::node_result;
 using namespace cws::ipmi;
 
-class IpmiEngine : public ::testing::Test {
+class ipmi_engine : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cws::test::have_ipmi_sim()) {
@@ -66,7 +66,7 @@ class IpmiEngine : public ::testing::Test {
   std::unique_ptr<cws::test::bmc_farm> farm_;
 };
 
-TEST_F(IpmiEngine, PowerStatOnOffAsTheChassisRecordsThem) {
+TEST_F(ipmi_engine, power_stat_on_off_as_the_chassis_records_them) {
   engine e{{}};
   farm_->set_power(1, true);
   auto r = run(e, {make(0, power_action(power_op::stat)), make(1, power_action(power_op::stat))});
@@ -101,7 +101,7 @@ TEST_F(IpmiEngine, PowerStatOnOffAsTheChassisRecordsThem) {
   EXPECT_NE(farm_->log(0).find("set shutdown 1"), std::string::npos);
 }
 
-TEST_F(IpmiEngine, BootDeviceIsSetAndReadBack) {
+TEST_F(ipmi_engine, boot_device_is_set_and_read_back) {
   engine e{{}};
   auto r = run(e, {make(0, boot_action(boot_op::net)), make(1, boot_action(boot_op::cd)),
                    make(2, boot_action(boot_op::hd))});
@@ -116,7 +116,7 @@ TEST_F(IpmiEngine, BootDeviceIsSetAndReadBack) {
   EXPECT_EQ(farm_->boot(0), "none");
 }
 
-TEST_F(IpmiEngine, SessionsArePooledAndReused) {
+TEST_F(ipmi_engine, sessions_are_pooled_and_reused) {
   engine e{{}};
   run(e, {make(0, power_action(power_op::stat)), make(1, power_action(power_op::stat))});
   EXPECT_EQ(e.stats().sessions, 2u);
@@ -135,7 +135,7 @@ TEST_F(IpmiEngine, SessionsArePooledAndReused) {
   EXPECT_EQ(e.stats().sessions, 3u);
 }
 
-TEST_F(IpmiEngine, PoolIdleExpiryAndLimit) {
+TEST_F(ipmi_engine, pool_idle_expiry_and_limit) {
   engine_config cfg;
   cfg.pool_idle = 300ms;
   cfg.max_pooled = 1;
@@ -148,7 +148,7 @@ TEST_F(IpmiEngine, PoolIdleExpiryAndLimit) {
   EXPECT_EQ(e.stats().pooled, 0u);
 }
 
-TEST_F(IpmiEngine, WrongPasswordIsRefusedAtSetUp) {
+TEST_F(ipmi_engine, wrong_password_is_refused_at_set_up) {
   engine e{{}};
   auto r
     = run(e, {make(0, power_action(power_op::on), "wrong"), make(1, power_action(power_op::stat))});
@@ -163,7 +163,7 @@ TEST_F(IpmiEngine, WrongPasswordIsRefusedAtSetUp) {
   EXPECT_FALSE(r[0].message.empty());
 }
 
-TEST_F(IpmiEngine, NothingListeningCostsItsDeadline) {
+TEST_F(ipmi_engine, nothing_listening_costs_its_deadline) {
   engine e{{}};
   farm_->stop(2);
   auto dead = make(2, power_action(power_op::stat));
@@ -184,7 +184,7 @@ TEST_F(IpmiEngine, NothingListeningCostsItsDeadline) {
   EXPECT_EQ(r[0].error, "resolve");
 }
 
-TEST_F(IpmiEngine, APooledSessionOfADeadBmcCostsOnlyItsDeadline) {
+TEST_F(ipmi_engine, a_pooled_session_of_a_dead_bmc_costs_only_its_deadline) {
   engine e{{}};
   run(e, {make(2, power_action(power_op::stat))});
   ASSERT_EQ(e.stats().pooled, 1u);
@@ -200,7 +200,7 @@ TEST_F(IpmiEngine, APooledSessionOfADeadBmcCostsOnlyItsDeadline) {
   EXPECT_LT(took, 800ms); // 3 tries in all: the pooled one counts
 }
 
-TEST_F(IpmiEngine, DelayedJobsStartAfterTheirDelay) {
+TEST_F(ipmi_engine, delayed_jobs_start_after_their_delay) {
   engine e{{}};
   auto later = make(1, power_action(power_op::on));
   later.delay = 600ms;
@@ -228,7 +228,7 @@ TEST_F(IpmiEngine, DelayedJobsStartAfterTheirDelay) {
   EXPECT_EQ(farm_->power(1), "1");
 }
 
-TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
+TEST_F(ipmi_engine, bmc_killed_in_the_middle_of_a_call) {
   engine e{{}};
   farm_->set_delay(1, 1.5); // the chassis script holds the BMC in its answer
   auto slow = make(1, power_action(power_op::on));
@@ -244,7 +244,7 @@ TEST_F(IpmiEngine, BmcKilledInTheMiddleOfACall) {
   EXPECT_EQ(r[1].out, "off");
 }
 
-TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
+TEST_F(ipmi_engine, cancel_ends_running_and_waiting_jobs) {
   engine e{{}};
   cws::test::job_run run{e, slow_first_of_three(), 1};
   std::this_thread::sleep_for(200ms);
@@ -263,7 +263,7 @@ TEST_F(IpmiEngine, CancelEndsRunningAndWaitingJobs) {
   EXPECT_EQ(r[2].name, "n2");
 }
 
-TEST_F(IpmiEngine, AnEngineEndingMidRunGivesEveryNodeItsResult) {
+TEST_F(ipmi_engine, an_engine_ending_mid_run_gives_every_node_its_result) {
   // at once (the batch still in its lookups) and with the first job running, two waiting
   for (auto wait : {0ms, 200ms}) {
     auto e = std::make_unique<engine>(engine_config{});
@@ -297,7 +297,7 @@ class endless_action : public action {
   std::atomic<int> answers{0};
 };
 
-TEST_F(IpmiEngine, AConversationEndsAtTheNodeTimeoutThoughEveryAnswerCameInTime) {
+TEST_F(ipmi_engine, a_conversation_ends_at_the_node_timeout_though_every_answer_came_in_time) {
   engine_config cfg;
   cfg.node_timeout = 1500ms;
   engine e{cfg};

@@ -61,7 +61,7 @@ std::string text(const std::vector<uint8_t>& r, int64_t offset = 0) {
   return t ? *t : "(none)";
 }
 
-class SelRecord : public ::testing::Test {
+class sel_record : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* tz = std::getenv("TZ");
@@ -82,7 +82,7 @@ class SelRecord : public ::testing::Test {
   bool had_ = false;
 };
 
-TEST_F(SelRecord, ThresholdEventInXcatsWords) {
+TEST_F(sel_record, threshold_event_in_xcats_words) {
   // 1600000000 is 09/13/2020 12:26:40 UTC; threshold event (type 01h), offset 9
   auto r = event(1600000000, 0x01, 0x30, 0x01, 0x59, 0x50, 0x60);
   EXPECT_EQ(text(r), "09/13/2020 12:26:40 Temperature, Upper Critical - going high (Sensor 0x30)");
@@ -91,7 +91,7 @@ TEST_F(SelRecord, ThresholdEventInXcatsWords) {
                      " - Recovered");
 }
 
-TEST_F(SelRecord, TheBmcClockOffsetIsTakenOff) {
+TEST_F(sel_record, the_bmc_clock_offset_is_taken_off) {
   auto offset = sel_clock_offset(1600000100, 1600000000);
   EXPECT_EQ(offset, 100);
   EXPECT_EQ(text(event(1600000100, 0x01, 0x30, 0x01, 0x59), offset).substr(0, 19),
@@ -100,12 +100,12 @@ TEST_F(SelRecord, TheBmcClockOffsetIsTakenOff) {
   EXPECT_EQ(sel_clock_offset(5000, 1600000000), 0);
 }
 
-TEST_F(SelRecord, PreInitTimestampsAreBmcUptime) {
+TEST_F(sel_record, pre_init_timestamps_are_bmc_uptime) {
   EXPECT_EQ(sel_time_text(33807, 0), "BMC Uptime  33807 s");
   EXPECT_EQ(sel_time_text(0x1fffffff, 12345), "BMC Uptime 536870911 s");
 }
 
-TEST_F(SelRecord, SensorSpecificEventsAndTheirExtraData) {
+TEST_F(sel_record, sensor_specific_events_and_their_extra_data) {
   EXPECT_EQ(text(event(33807, 0x0c, 0x05, 0x6f, 0x00, 0xff, 0x02)),
             "BMC Uptime  33807 s Memory, Correctable ECC Memory module 2 (Sensor 0x05)");
   EXPECT_EQ(text(event(33807, 0x10, 0x07, 0x6f, 0x02)),
@@ -123,7 +123,7 @@ TEST_F(SelRecord, SensorSpecificEventsAndTheirExtraData) {
             "BMC Uptime  33807 s Cooling Device, OEM Sensor Event 3 (Sensor 0x01)");
 }
 
-TEST_F(SelRecord, UnknownCodesSayNoMappings) {
+TEST_F(sel_record, unknown_codes_say_no_mappings) {
   EXPECT_EQ(text(event(33807, 0xc0, 0x09, 0x6f, 0x03)),
             "BMC Uptime  33807 s No Mappings found (C0h), No Mappings found (03h) (Sensor 0x09)");
   EXPECT_EQ(text(event(33807, 0x02, 0x09, 0x02, 0x07)),
@@ -133,7 +133,7 @@ TEST_F(SelRecord, UnknownCodesSayNoMappings) {
   EXPECT_EQ(generic_event_text(0x07, 2), "transition to Critical from Less Severe");
 }
 
-TEST_F(SelRecord, OemRecords) {
+TEST_F(sel_record, oem_records) {
   std::vector<uint8_t> r{2, 0, 0xc1, 0x00, 0xe1, 0xf5, 0x5e, 'A', 'B', 0, 1, 2, 3, 4, 5, '_'};
   EXPECT_EQ(text(r), "06/26/2020 11:50:24 Unknown OEM SEL Type c1: 41 42 00 01 02 03 04 05 5f "
                      "(AB      _)");
@@ -141,13 +141,13 @@ TEST_F(SelRecord, OemRecords) {
   EXPECT_EQ(text(r), "SEL Type e0: 00 e1 f5 5e 41 42 00 01 02 03 04 05 5f (    AB      _)");
 }
 
-TEST_F(SelRecord, ShortRecordsAreNothing) {
+TEST_F(sel_record, short_records_are_nothing) {
   std::vector<uint8_t> r(15, 2);
   EXPECT_FALSE(sel_record_text(r.data(), r.size(), 0));
   EXPECT_FALSE(sel_record_text(nullptr, 16, 0));
 }
 
-TEST(SelWords, ReventlogArguments) {
+TEST(sel_words, reventlog_arguments) {
   auto all = parse_eventlog("all");
   ASSERT_TRUE(all);
   EXPECT_FALSE(all->clear);
@@ -168,7 +168,7 @@ TEST(SelWords, ReventlogArguments) {
   }
 }
 
-TEST(BeaconWords, RbeaconArgumentsAndTheIdentifyState) {
+TEST(beacon_words, rbeacon_arguments_and_the_identify_state) {
   EXPECT_EQ(parse_beacon("on"), beacon_op::on);
   EXPECT_EQ(parse_beacon("off"), beacon_op::off);
   EXPECT_EQ(parse_beacon("blink"), beacon_op::blink);
@@ -310,7 +310,7 @@ class udp_relay {
   std::thread thread_;
 };
 
-class IpmiSel : public ::testing::Test {
+class ipmi_sel : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cws::test::have_ipmi_sim()) {
@@ -368,7 +368,7 @@ class IpmiSel : public ::testing::Test {
   std::unique_ptr<cws::test::bmc_farm> farm_;
 };
 
-TEST_F(IpmiSel, ListsTheEntriesInOrderACountLimitsThemAndClearEmptiesTheLog) {
+TEST_F(ipmi_sel, lists_the_entries_in_order_a_count_limits_them_and_clear_empties_the_log) {
   engine e{{}};
   auto empty = eventlog(e, 0, "all");
   EXPECT_EQ(empty.error, "") << empty.message;
@@ -400,7 +400,7 @@ TEST_F(IpmiSel, ListsTheEntriesInOrderACountLimitsThemAndClearEmptiesTheLog) {
   EXPECT_EQ(after.out, "no SEL entries");
 }
 
-TEST_F(IpmiSel, TheWalkIsBoundedByMaxEntries) {
+TEST_F(ipmi_sel, the_walk_is_bounded_by_max_entries) {
   engine e{{}};
   for (int s = 0x40; s < 0x45; ++s) {
     add_event(0, s);
@@ -415,7 +415,7 @@ TEST_F(IpmiSel, TheWalkIsBoundedByMaxEntries) {
     << r.out;
 }
 
-TEST_F(IpmiSel, ADeadBmcAndAWrongPasswordFailAlone) {
+TEST_F(ipmi_sel, a_dead_bmc_and_a_wrong_password_fail_alone) {
   engine e{{}};
   add_event(1, 0x30);
   farm_->stop(0);
@@ -429,7 +429,7 @@ TEST_F(IpmiSel, ADeadBmcAndAWrongPasswordFailAlone) {
   EXPECT_EQ(sensors(eventlog(e, 1, "all").out), (std::vector<int>{0x30}));
 }
 
-TEST_F(IpmiSel, ABmcKilledInTheMiddleOfAWalkCostsOnlyItsDeadline) {
+TEST_F(ipmi_sel, a_bmc_killed_in_the_middle_of_a_walk_costs_only_its_deadline) {
   engine e{{}};
   for (int s = 0x50; s < 0x5c; ++s) {
     add_event(0, s);
@@ -446,7 +446,7 @@ TEST_F(IpmiSel, ABmcKilledInTheMiddleOfAWalkCostsOnlyItsDeadline) {
   EXPECT_EQ(run_one(e, make(1, eventlog_action(*parse_eventlog("all"), {}))).out, "no SEL entries");
 }
 
-TEST_F(IpmiSel, BeaconOnBlinkOffReachTheBmc) {
+TEST_F(ipmi_sel, beacon_on_blink_off_reach_the_bmc) {
   engine e{{}};
   auto on = run_one(e, make(0, beacon_action(beacon_op::on)));
   ASSERT_EQ(on.error, "") << on.message;
@@ -472,7 +472,7 @@ TEST_F(IpmiSel, BeaconOnBlinkOffReachTheBmc) {
   EXPECT_EQ(stat.message, "please specify on or off for ipmi nodes (stat impossible)");
 }
 
-TEST_F(IpmiSel, ABmcWithoutTheCipherSuiteQueryServesEveryConversation) {
+TEST_F(ipmi_sel, a_bmc_without_the_cipher_suite_query_serves_every_conversation) {
   engine e{{}};
   // ipmi_sim answers Get Channel Cipher Suites (channel 1, then suite records) ...
   auto q = run_one(e, make(0, std::make_shared<cipher_suites>()));

@@ -11,7 +11,7 @@ namespace {
 using namespace cws::ipmi;
 using cws::test::fru_builder;
 
-TEST(Fru, FieldEncodings) {
+TEST(fru, field_encodings) {
   const uint8_t text[] = {'A', ' ', ' ', 'B', 0x01, 'C', ' '};
   EXPECT_EQ(fru_field_text(0xc7, text, sizeof text), "A B C"); // xCAT's getascii
   const uint8_t packed[] = {0x91, 0x64, 0x03};                 // "12V" in 6-bit ASCII
@@ -22,7 +22,7 @@ TEST(Fru, FieldEncodings) {
   EXPECT_EQ(fru_field_text(0x02, binary, sizeof binary), "01 ab ");
 }
 
-TEST(Fru, ParsesTheThreeAreas) {
+TEST(fru, parses_the_three_areas) {
   fru_builder b;
   b.chassis({"CH-PART", "CH-SER"}, 23);
   b.board(12345, {"Board Maker", "Board Name", "BRD-SER", "BRD-PART", "", "extra board"});
@@ -67,7 +67,7 @@ TEST(Fru, ParsesTheThreeAreas) {
   EXPECT_TRUE(date);
 }
 
-TEST(Fru, BrokenDataIsSaidAsXcatSaysIt) {
+TEST(fru, broken_data_is_said_as_xcat_says_it) {
   const uint8_t empty[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
   EXPECT_EQ(parse_fru(empty, sizeof empty).error, "clear");
   const uint8_t other[8] = {2, 0, 0, 0, 0, 0, 0, 0};
@@ -81,7 +81,7 @@ TEST(Fru, BrokenDataIsSaidAsXcatSaysIt) {
   EXPECT_FALSE(p.info->product_maker);
 }
 
-TEST(Fru, InventoryKeywords) {
+TEST(fru, inventory_keywords) {
   EXPECT_TRUE(parse_inventory("")->model);
   auto vpd = parse_inventory("vpd");
   EXPECT_TRUE(vpd->model && vpd->serial && vpd->deviceid && vpd->mprom);

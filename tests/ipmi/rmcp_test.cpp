@@ -23,7 +23,7 @@ handshake sample() {
   return h;
 }
 
-TEST(Rmcp, RequestHasChecksumsAndParsesAsResponseWhenTurnedAround) {
+TEST(rmcp, request_has_checksums_and_parses_as_response_when_turned_around) {
   auto b = encode_request(request{0x00, 0x01, {}}, 5);
   ASSERT_EQ(b.size(), 7u);
   EXPECT_EQ(b[0], 0x20);
@@ -48,7 +48,7 @@ TEST(Rmcp, RequestHasChecksumsAndParsesAsResponseWhenTurnedAround) {
   EXPECT_FALSE(parse_response(r.data(), r.size()));
 }
 
-TEST(Rmcp, SessionDatagramRoundTripsAndTamperingIsRefused) {
+TEST(rmcp, session_datagram_round_trips_and_tampering_is_refused) {
   auto keys = derive_keys(sample());
   bytes msg = encode_request(request{0x00, 0x02, {0x01}}, 9);
   auto packet = wrap_session(0x55667788, 7, keys, msg);
@@ -76,7 +76,7 @@ TEST(Rmcp, SessionDatagramRoundTripsAndTamperingIsRefused) {
   EXPECT_TRUE(!wrong || *wrong != msg);
 }
 
-TEST(Rmcp, ShortAndForeignDatagramsAreRefused) {
+TEST(rmcp, short_and_foreign_datagrams_are_refused) {
   bytes none;
   EXPECT_FALSE(parse_datagram(none.data(), 0, nullptr));
   auto plain = wrap_plain(payload::open_response, bytes(36, 0));
@@ -88,7 +88,7 @@ TEST(Rmcp, ShortAndForeignDatagramsAreRefused) {
   EXPECT_FALSE(parse_datagram(asf.data(), asf.size(), nullptr));
 }
 
-TEST(Rmcp, RakpCodesDependOnThePassword) {
+TEST(rmcp, rakp_codes_depend_on_the_password) {
   auto h = sample();
   // the BMC's RAKP 2 code is HMAC(password, SIDc SIDm Rc Rm GUID role ulen user); a console
   // with the right password accepts it, one with another password does not
@@ -105,7 +105,7 @@ TEST(Rmcp, RakpCodesDependOnThePassword) {
   EXPECT_FALSE(rakp4_valid(h, keys, bytes(12, 0)));
 }
 
-TEST(Rmcp, OpenSessionMessagesHaveTheSpecLayout) {
+TEST(rmcp, open_session_messages_have_the_spec_layout) {
   auto req = open_session_request(0, 0xaabbccdd, privilege_admin);
   ASSERT_EQ(req.size(), 32u);
   EXPECT_EQ(req[1], privilege_admin);
@@ -123,7 +123,7 @@ TEST(Rmcp, OpenSessionMessagesHaveTheSpecLayout) {
   EXPECT_FALSE(parse_open_session_response(bytes(4, 0)));
 }
 
-TEST(Chassis, ActionsAndBootTexts) {
+TEST(chassis, actions_and_boot_texts) {
   EXPECT_EQ(parse_power("state"), power_op::stat);
   EXPECT_EQ(parse_power("softoff"), power_op::softoff);
   EXPECT_FALSE(parse_power("cycle"));

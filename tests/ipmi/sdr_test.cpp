@@ -23,7 +23,7 @@ sensor_record full(int m, int b, int r_exp, int b_exp, uint8_t unit, uint8_t for
   return r;
 }
 
-TEST(Sdr, LinearConversionUsesMBAndBothExponents) {
+TEST(sdr, linear_conversion_uses_mb_and_both_exponents) {
   EXPECT_DOUBLE_EQ(*sensor_value(full(1, 0, 0, 0, 1), 45), 45);
   EXPECT_DOUBLE_EQ(*sensor_value(full(6, 0, -2, 0, 4), 201), 12.06);
   // (M x + B 10^Bexp) 10^Rexp = (2 * 100 + 5 * 10) * 10^-1
@@ -32,13 +32,13 @@ TEST(Sdr, LinearConversionUsesMBAndBothExponents) {
   EXPECT_DOUBLE_EQ(*sensor_value(full(50, 0, 0, 0, 18), 60), 3000);
 }
 
-TEST(Sdr, SignedAnalogFormats) {
+TEST(sdr, signed_analog_formats) {
   EXPECT_DOUBLE_EQ(*sensor_value(full(1, 0, 0, 0, 1, 2), 0xf6), -10); // 2's complement
   EXPECT_DOUBLE_EQ(*sensor_value(full(1, 0, 0, 0, 1, 1), 0xf5), -10); // 1's complement
   EXPECT_DOUBLE_EQ(*sensor_value(full(1, 0, 0, 0, 1, 0), 0xf6), 246); // unsigned
 }
 
-TEST(Sdr, NonLinearIsSaidSoAndCompactRecordsAreRaw) {
+TEST(sdr, non_linear_is_said_so_and_compact_records_are_raw) {
   auto r = full(1, 0, 0, 0, 4);
   r.linearization = 7;
   EXPECT_FALSE(sensor_value(r, 10));
@@ -49,7 +49,7 @@ TEST(Sdr, NonLinearIsSaidSoAndCompactRecordsAreRaw) {
   EXPECT_DOUBLE_EQ(*sensor_value(c, 3), 3);
 }
 
-TEST(Sdr, ReadingTextIsXcats) {
+TEST(sdr, reading_text_is_xcats) {
   EXPECT_EQ(reading_text(full(1, 0, 0, 0, 1), 45), "45 C (113 F)");
   EXPECT_EQ(reading_text(full(6, 0, -2, 0, 4), 201), "12.06 Volts");
   EXPECT_EQ(reading_text(full(1, 0, 0, 0, 2), 212), "212 F (100 C)");
@@ -60,7 +60,7 @@ TEST(Sdr, ReadingTextIsXcats) {
   EXPECT_EQ(unit_name(250), "");
 }
 
-TEST(Sdr, IdStrings) {
+TEST(sdr, id_strings) {
   const uint8_t ascii[] = {'C', 'P', 'U', 0, 'x'};
   EXPECT_EQ(decode_id(0xc5, ascii, sizeof ascii), "CPU");
   // sdrcomp packs "12V" as 91 64 03 (6-bit ASCII, least significant bits first)
@@ -71,7 +71,7 @@ TEST(Sdr, IdStrings) {
   EXPECT_EQ(decode_id(0x02, bcd, 2), "unicode unsupported");
 }
 
-TEST(Sdr, ParsesFullAndCompactRecordsAndSkipsOthers) {
+TEST(sdr, parses_full_and_compact_records_and_skips_others) {
   // what sdrcomp makes of a temperature sensor named "CPU Temp" and a 6-bit named voltage
   const uint8_t temp[]
     = {0x01, 0x00, 0x51, 0x01, 0x33, 0x20, 0x00, 0x01, 0x03, 0x01, 0x00, 0x00, 0x01, 0x01,
@@ -117,7 +117,7 @@ TEST(Sdr, ParsesFullAndCompactRecordsAndSkipsOthers) {
   EXPECT_FALSE(parse_sdr(temp, 3));
 }
 
-TEST(Sdr, StatesAsXcatWordsThem) {
+TEST(sdr, states_as_xcat_words_them) {
   sensor_record t;
   t.event_type = 0x01;
   EXPECT_EQ(state_text(t, 0x18), "At or above upper critical threshold");
@@ -131,7 +131,7 @@ TEST(Sdr, StatesAsXcatWordsThem) {
   EXPECT_EQ(state_text(ps, 0x01), "xCAT needs to add support for 153");
 }
 
-TEST(Sdr, ChassisLines) {
+TEST(sdr, chassis_lines) {
   auto t = chassis_lines({0x21, 0x10, 0x40});
   EXPECT_NE(t.find("Power Status: on\n"), std::string::npos);
   EXPECT_NE(t.find("Power Restore Policy: Last State\n"), std::string::npos);
@@ -140,7 +140,7 @@ TEST(Sdr, ChassisLines) {
   EXPECT_EQ(chassis_lines({0x00}), "Power Status: off");
 }
 
-TEST(Sdr, VitalsKeywordsMatchAsXcatDoes) {
+TEST(sdr, vitals_keywords_match_as_xcat_does) {
   auto all = parse_vitals("");
   ASSERT_TRUE(all);
   EXPECT_TRUE(all->all && all->chassis && all->leds);
@@ -153,7 +153,7 @@ TEST(Sdr, VitalsKeywordsMatchAsXcatDoes) {
   EXPECT_TRUE(parse_vitals("bogus temp")); // xCAT ignores unknown words next to known ones
 }
 
-TEST(Sdr, CacheIsKeyedByTheRepositoryTimestamps) {
+TEST(sdr, cache_is_keyed_by_the_repository_timestamps) {
   sdr_cache cache{2};
   auto repo = std::make_shared<sdr_repository>();
   repo->added = 100;

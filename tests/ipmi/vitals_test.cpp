@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 using cws::base::node_result;
 using namespace cws::ipmi;
 
-class IpmiVitals : public ::testing::Test {
+class ipmi_vitals : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cws::test::have_ipmi_sim() || ::access("/usr/bin/sdrcomp", X_OK) != 0) {
@@ -59,7 +59,7 @@ class IpmiVitals : public ::testing::Test {
   engine engine_{{}};
 };
 
-TEST_F(IpmiVitals, ReadingsAreTheValuesSetConvertedInXcatsOrder) {
+TEST_F(ipmi_vitals, readings_are_the_values_set_converted_in_xcats_order) {
   auto r = run({make(0, vitals("all"))});
   ASSERT_FALSE(r[0].failed()) << r[0].message;
   const auto& out = r[0].out;
@@ -82,7 +82,7 @@ TEST_F(IpmiVitals, ReadingsAreTheValuesSetConvertedInXcatsOrder) {
   EXPECT_EQ(r[0].out.find("CPU Temp"), std::string::npos);
 }
 
-TEST_F(IpmiVitals, SecondCallReadsOnlyTheSensors) {
+TEST_F(ipmi_vitals, second_call_reads_only_the_sensors) {
   auto r = run({make(0, vitals("temp"))});
   ASSERT_EQ(r[0].out, "CPU Temp: 45 C (113 F)") << r[0].message;
   auto first = cache_->stats();
@@ -105,7 +105,7 @@ TEST_F(IpmiVitals, SecondCallReadsOnlyTheSensors) {
   EXPECT_EQ(cache_->stats().records, 7u);
 }
 
-TEST_F(IpmiVitals, InventoryHasTheFruFieldsPutIn) {
+TEST_F(ipmi_vitals, inventory_has_the_fru_fields_put_in) {
   auto r = run({make(0, inventory_action(*parse_inventory("all"), 4096))});
   ASSERT_FALSE(r[0].failed()) << r[0].message;
   EXPECT_EQ(r[0].out, "System Manufacturer: Prod Maker\n"
@@ -136,7 +136,7 @@ TEST_F(IpmiVitals, InventoryHasTheFruFieldsPutIn) {
   EXPECT_EQ(r[2].out, "Chassis Part Number: CH-PART") << r[2].message;
 }
 
-TEST_F(IpmiVitals, BmcWithoutSdrsOrFru) {
+TEST_F(ipmi_vitals, bmc_without_sdrs_or_fru) {
   auto r = run({make(1, vitals("temp", 1)), make(1, vitals("all", 1)),
                 make(1, inventory_action(*parse_inventory("model"), 4096))});
   EXPECT_EQ(r[0].out, "SDR repository is empty") << r[0].message;
@@ -146,7 +146,7 @@ TEST_F(IpmiVitals, BmcWithoutSdrsOrFru) {
   EXPECT_EQ(r[2].out, "Unable to read (Invalid data field in request)") << r[2].message;
 }
 
-TEST_F(IpmiVitals, DeadBmcCostsItsDeadlineAndTooManyRecordsFail) {
+TEST_F(ipmi_vitals, dead_bmc_costs_its_deadline_and_too_many_records_fail) {
   farm_->stop(2);
   auto start = std::chrono::steady_clock::now();
   // the last one without the cache: the second may have filled it already
