@@ -58,6 +58,11 @@ std::string encode_job_record(const job_info& job) {
   m["created"] = std::to_string(job.created_ms);
   m["started"] = std::to_string(job.started_ms);
   m["ended"] = std::to_string(job.ended_ms);
+  // the counts of a job that ended, so a restart still tells how it went (its nodes' output
+  // is never kept)
+  m["finished"] = std::to_string(job.finished);
+  m["failed"] = std::to_string(job.failed);
+  m["truncated"] = std::to_string(job.truncated);
   return store::encode(m);
 }
 
@@ -97,6 +102,11 @@ bool decode_job_record(std::string_view text, job_info& out) {
   j.created_ms = static_cast<int64_t>(created);
   j.started_ms = static_cast<int64_t>(started);
   j.ended_ms = static_cast<int64_t>(ended);
+  // (absent from records written before they were kept: 0)
+  uint64_t n = 0;
+  j.finished = parse_number(m, "finished", n) && n <= targets ? n : 0;
+  j.failed = parse_number(m, "failed", n) && n <= j.finished ? n : 0;
+  j.truncated = parse_number(m, "truncated", n) && n <= j.finished ? n : 0;
   out = std::move(j);
   return true;
 }

@@ -359,8 +359,14 @@ TEST(job_record, a_record_reads_back_as_written_and_a_damaged_one_is_refused) {
   j.created_ms = 1;
   j.started_ms = 2;
   j.ended_ms = 3;
+  j.finished = 5;
+  j.failed = 2;
+  j.truncated = 1;
   job_info back;
   ASSERT_TRUE(decode_job_record(encode_job_record(j), back));
+  EXPECT_EQ(back.finished, 5u); // a restart still tells how the job went
+  EXPECT_EQ(back.failed, 2u);
+  EXPECT_EQ(back.truncated, 1u);
   EXPECT_EQ(back.id, j.id);
   EXPECT_EQ(back.op, operation::power);
   EXPECT_EQ(back.state, job_state::cancelled);

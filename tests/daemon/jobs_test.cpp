@@ -330,6 +330,8 @@ TEST_F(jobs_test, clusterctl_events_types_job_shows_a_jobs_life) {
 TEST_F(jobs_test, a_restart_leaves_a_running_job_interrupted) {
   auto id = start("jb04", "sleep 30.5");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // still running when the daemon stops (else the node failed at once: its record says why)
+  ASSERT_EQ(field(job(id).body, "state"), "running") << job(id).body;
   EXPECT_EQ(d_->stop(), 0);
   d_->start();
   cws::test::https_client again{d_->ca(), d_->port()};
