@@ -127,8 +127,15 @@ void sshd::start() {
           static_cast<char*>(nullptr));
     _exit(127);
   }
+  // ours listens once its log says so: a connect alone may reach another program that took
+  // the port between free_port() and sshd's bind (then sshd exits, and the nodes' SSH would
+  // fail at once for reasons no test looks for)
+  auto listening = "Server listening on 127.0.0.1 port " + std::to_string(port_) + ".";
   for (int i = 0; i < 500; ++i) {
-    if (can_connect(port_)) {
+    std::ifstream log{dir_ / "sshd.log"};
+    std::stringstream text;
+    text << log.rdbuf();
+    if (text.str().find(listening) != std::string::npos && can_connect(port_)) {
       return;
     }
     int status = 0;
