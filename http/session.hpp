@@ -164,12 +164,12 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   static constexpr bool tls_ = session_transport<NextLayer>::tls;
   typename session_transport<NextLayer>::stream stream_;
   using executor_type = decltype(std::declval<decltype(stream_)&>().get_executor());
-  /// What other threads hand to the session (a call's end, streamed nodes, events) goes
+  /// What other threads hand to the session (a call's end, a streamed call's nodes) goes
   /// through this strand: in the order it was handed over. A plain post is not ordered
   /// across threads: from an io thread it waits in that thread's private queue until its
   /// handler ends, so a later post from another thread overtook it (an event stream's ids
-  /// went backwards under load, bench/events.sh). Made when a call is submitted: idle
-  /// sessions stay small.
+  /// went backwards under load, bench/events.sh; events have their own strand,
+  /// event_feed.hpp). Made when a call is submitted: idle sessions stay small.
   std::optional<net::strand<executor_type>> handoff_;
   /// The handoff strand, made on first use (on the session's thread, before any handoff).
   net::strand<executor_type>& handoff() {
