@@ -169,7 +169,7 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// across threads: from an io thread it waits in that thread's private queue until its
   /// handler ends, so a later post from another thread overtook it (an event stream's ids
   /// went backwards under load, bench/events.sh; events have their own strand,
-  /// event_feed.hpp). Made when a call is submitted: idle sessions stay small.
+  /// event_feed.hpp). Made when a streamed call is submitted: idle sessions stay small.
   std::optional<net::strand<executor_type>> handoff_;
   /// The handoff strand, made on first use (on the session's thread, before any handoff).
   net::strand<executor_type>& handoff() {

@@ -330,16 +330,25 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
     cancel_.reset();
     watch(call_deadline_);
   }
-  handoff(); // before anything can be handed over
+  if (pending_.stream) {
+    handoff(); // before any node is handed over
+  }
   ctx_->svc->submit(pending_.call, [self](api::api_result res) mutable {
-    // on the session's io thread only, through the handoff strand even when the actor ran
-    // there: a streamed call's nodes were handed over before (stream_sink), and its end must
-    // come after them. The reference moves along, so the session is never destroyed on
-    // another thread.
-    auto& ex = *self->handoff_;
-    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+    // on the session's io thread only, posted even when the actor ran there. A streamed
+    // call's nodes were handed over before (stream_sink) and its end must come after them:
+    // through the same strand. Any other call hands over this one answer only: a plain post
+    // (the GET path pays no strand). The reference moves along, so the session is never
+    // destroyed on another thread.
+    auto* strand = self->handoff_ ? &*self->handoff_ : nullptr;
+    auto ex = self->stream_.get_executor();
+    auto run = [self = std::move(self), res = std::move(res)]() mutable {
       self->on_result(std::move(res));
-    });
+    };
+    if (strand != nullptr) {
+      net::post(*strand, std::move(run));
+    } else {
+      net::post(ex, std::move(run));
+    }
   });
 }
 
