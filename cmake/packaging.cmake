@@ -19,8 +19,8 @@ foreach(tool IN LISTS CLUSTERWS_TOOLS)
 endforeach()
 install(FILES config/clusterws.conf DESTINATION /etc/clusterws)
 install(FILES config/clusterws.logrotate DESTINATION /etc/logrotate.d RENAME clusterws)
-install(DIRECTORY DESTINATION /var/log/clusterws
-        DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE)
+# /var/log/clusterws (0750) is not a file of the package: postinst makes it (a 0750 directory
+# in the archive is lintian's non-standard-dir-perm) and the unit's LogsDirectory= too
 pkg_get_variable(CLUSTERWS_UNIT_DIR systemd systemdsystemunitdir)
 if(NOT CLUSTERWS_UNIT_DIR)
   set(CLUSTERWS_UNIT_DIR /lib/systemd/system)
@@ -33,29 +33,40 @@ foreach(tool IN LISTS CLUSTERWS_TOOLS)
   install(CODE "file(CREATE_LINK clusterctl
     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${completions}/${tool}\" SYMBOLIC)")
 endforeach()
+# the Debian documentation every package carries: a DEP-5 copyright file and the changelog
+# (native package: changelog.gz), compressed reproducibly (gzip -n) like the man pages
+set(CLUSTERWS_DEB_DOCS ${CMAKE_BINARY_DIR}/deb-doc/changelog.gz)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/deb-doc/changelog.gz
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/deb-doc
+  COMMAND sh -c "gzip -9nc '${CMAKE_SOURCE_DIR}/packaging/deb/changelog' >'${CMAKE_BINARY_DIR}/deb-doc/changelog.gz'"
+  DEPENDS packaging/deb/changelog COMMENT "changelog.gz" VERBATIM)
+install(FILES ${CLUSTERWS_DEB_DOCS} OPTIONAL DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES packaging/deb/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES README.md docs/operations.md docs/configuration.md docs/cli.md docs/api.md
         docs/openapi.yaml docs/security.md docs/compatibility.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # -- man pages: help2man from each tool's --help plus docs/man/<name>.h2m --------------------
 # help2man runs packaging/man-help under the tool's name, which puts the xCAT-style usage
-# lines into the form it takes for a SYNOPSIS.
+# lines into the form it takes for a SYNOPSIS. Installed compressed (Debian policy 12.1;
+# `gzip -9n`: no name or time stamp, so the package is reproducible).
 find_program(HELP2MAN help2man)
 set(CLUSTERWS_MAN_PAGES)
 function(cws_man_page name section target)
   set(out ${CMAKE_BINARY_DIR}/man/${name}.${section})
   set(link ${CMAKE_BINARY_DIR}/man/bin/${name})
-  add_custom_command(OUTPUT ${out}
+  add_custom_command(OUTPUT ${out}.gz
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man/bin
     COMMAND ${CMAKE_COMMAND} -E create_symlink ${CMAKE_SOURCE_DIR}/packaging/man-help ${link}
     COMMAND ${CMAKE_COMMAND} -E env CLUSTERWS_BIN=${CMAKE_BINARY_DIR}/bin
             ${HELP2MAN} --no-info --section=${section} --version-string=${PROJECT_VERSION}
             --source=clusterws --include=${CMAKE_SOURCE_DIR}/docs/man/${name}.h2m
             --include=${CMAKE_SOURCE_DIR}/docs/man/common.h2m --output=${out} ${link}
+    COMMAND gzip -9nf ${out}
     DEPENDS ${target} packaging/man-help docs/man/${name}.h2m docs/man/common.h2m
     COMMENT "man page ${name}(${section})" VERBATIM)
-  install(FILES ${out} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section} OPTIONAL)
-  set(CLUSTERWS_MAN_PAGES ${CLUSTERWS_MAN_PAGES} ${out} PARENT_SCOPE)
+  install(FILES ${out}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section} OPTIONAL)
+  set(CLUSTERWS_MAN_PAGES ${CLUSTERWS_MAN_PAGES} ${out}.gz PARENT_SCOPE)
 endfunction()
 cws_man_page(clusterwsd 8 clusterwsd)
 cws_man_page(clusterctl 8 clusterctl)
@@ -68,19 +79,29 @@ add_custom_target(man DEPENDS ${CLUSTERWS_MAN_PAGES})
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME clusterws)
 set(CPACK_PACKAGE_VENDOR clusterws)
-set(CPACK_PACKAGE_CONTACT "clusterws maintainers <root@localhost>")
+# The Maintainer field: who answers for this build of the package (a site that builds its own
+# sets -DCLUSTERWS_DEB_MAINTAINER="Name <address>"); the project's address by default.
+set(CLUSTERWS_DEB_MAINTAINER
+    "clusterws maintainers <maintainers@users.noreply.a-seed-2b260636.example>"
+    CACHE STRING "the Maintainer field of the Debian package (Name <address>)")
+set(CPACK_PACKAGE_CONTACT "${CLUSTERWS_DEB_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CLUSTERWS_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "cluster management REST service and xCAT definition tools")
-set(CPACK_PACKAGE_DESCRIPTION
-    "clusterwsd serves the cluster's object database (nodes, groups, networks, osimages,\n"
-    "policy) over HTTPS at /clusterws and /xcatws; lsdef, nodels, mkdef, chdef, rmdef, xdsh\n"
-    "and the xCAT table tools work on the same store.")
+# one string (a CMake list would put its ';' into the control file), lines under 80 columns;
+# CPack puts the summary above it
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "clusterwsd serves the cluster's object database (nodes, groups, networks,
+osimages, policy) over HTTPS at /clusterws and /xcatws; lsdef, nodels, mkdef,
+chdef, rmdef, xdsh and the xCAT table tools work on the same store.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/packages)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# the maintainer scripts call deb-systemd-helper and deb-systemd-invoke (as debhelper's
+# dh_installsystemd does), from this version on
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "init-system-helpers (>= 1.54~)")
 # init makes root's nodeshell key with ssh-keygen; the audit log is rotated by logrotate
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openssh-client, logrotate")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
@@ -91,6 +112,6 @@ include(CPack)
 
 add_custom_target(deb
   COMMAND cpack -G DEB --config ${CMAKE_BINARY_DIR}/CPackConfig.cmake
-  DEPENDS clusterwsd clusterctl man
+  DEPENDS clusterwsd clusterctl man ${CLUSTERWS_DEB_DOCS}
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
   COMMENT "Debian package in ${CMAKE_BINARY_DIR}/packages" VERBATIM)

@@ -16,13 +16,14 @@ fail() {
 inside() {
   local root=$1 tmp=$2
   for d in usr etc var; do
-    mkdir -p "$tmp/upper-$d" "$tmp/work-$d"
+    mkdir -p "$root/$d" "$tmp/upper-$d" "$tmp/work-$d" # (the package ships nothing in /var)
     mount -t overlay overlay \
       -o "lowerdir=$root/$d:/$d,upperdir=$tmp/upper-$d,workdir=$tmp/work-$d" "/$d"
   done
   # a clusterws already on this machine would be taken for ours
   [[ -e /var/lib/clusterws ]] && mount -t tmpfs tmpfs /var/lib/clusterws
   unset CLUSTERWS_HOME
+  install -d -m 0750 /var/log/clusterws # (postinst's part)
   export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
   local conf_before
@@ -133,7 +134,17 @@ done
 dpkg-deb --ctrl-tarfile "$deb" | tar -x -C "$tmp" ./conffiles ./postinst ./prerm ./postrm
 [[ $(cat "$tmp/conffiles") == $'/etc/clusterws/clusterws.conf\n/etc/logrotate.d/clusterws' ]] ||
   fail "conffiles: $(cat "$tmp/conffiles")"
-! grep -q 'rm -' "$tmp/postrm" || fail "postrm removes files (the data must stay)"
+# remove keeps the cluster's state, purge removes it (docs/operations.md)
+awk '/"\$1" = purge/ { p = 1 } /rm -rf/ && !p { exit 1 }' "$tmp/postrm" ||
+  fail "postrm removes files outside purge (the data must stay on remove)"
+grep -q 'rm -rf /var/lib/clusterws /var/log/clusterws' "$tmp/postrm" ||
+  fail "postrm does not remove the state on purge"
+
+# lintian: no error and no warning (docs/operations.md, "Package")
+if command -v lintian >/dev/null; then
+  lintian --fail-on error,warning "$deb" >"$tmp/lintian.out" 2>&1 ||
+    fail "lintian: $(grep -v 'root privileges' "$tmp/lintian.out")"
+fi
 
 # paths and modes: "mode path" for files and directories, "link path -> target" for links
 dpkg-deb -c "$deb" | awk '{ p = $6; sub(/^\./, "", p);
@@ -146,29 +157,34 @@ expect "-rwxr-xr-x /usr/bin/clusterctl"
 for t in lsdef nodels mkdef chdef rmdef xdsh tabdump gettab chtab tabch nodech nodeadd noderm \
   tabrestore tabprune makenetworks; do
   expect "link /usr/bin/$t -> clusterctl"
-  expect "-rw-r--r-- /usr/share/man/man1/$t.1"
+  expect "-rw-r--r-- /usr/share/man/man1/$t.1.gz"
   expect "link /usr/share/bash-completion/completions/$t -> clusterctl"
 done
-expect "-rw-r--r-- /usr/share/man/man8/clusterwsd.8"
-expect "-rw-r--r-- /usr/share/man/man8/clusterctl.8"
+expect "-rw-r--r-- /usr/share/man/man8/clusterwsd.8.gz"
+expect "-rw-r--r-- /usr/share/man/man8/clusterctl.8.gz"
+expect "-rw-r--r-- /usr/share/doc/clusterws/copyright"
+expect "-rw-r--r-- /usr/share/doc/clusterws/changelog.gz"
 expect "-rw-r--r-- /usr/share/bash-completion/completions/clusterctl"
 expect "-rw-r--r-- /etc/clusterws/clusterws.conf"
 expect "-rw-r--r-- /etc/logrotate.d/clusterws"
 expect "-rw-r--r-- /lib/systemd/system/clusterwsd.service"
-expect "drwxr-x--- /var/log/clusterws/"
+! grep -q ' /var/log' "$tmp/files" || fail "the package ships /var/log (postinst makes it)"
 expect "-rw-r--r-- /usr/share/doc/clusterws/operations.md"
 ! grep -q ' /var/lib/clusterws' "$tmp/files" || fail "the package must not own /var/lib/clusterws"
 ! grep -q ' /usr/local' "$tmp/files" || fail "files under /usr/local"
 
 mkdir "$tmp/root"
 dpkg-deb -x "$deb" "$tmp/root"
-grep -q '^lsdef \\- list object definitions' "$tmp/root/usr/share/man/man1/lsdef.1" ||
+zcat "$tmp/root/usr/share/man/man1/lsdef.1.gz" | grep -q '^lsdef \\- list object definitions' ||
   fail "lsdef.1 has no NAME line"
-grep -A12 '^\.SH SYNOPSIS' "$tmp/root/usr/share/man/man1/mkdef.1" | grep -q 'template' ||
+zcat "$tmp/root/usr/share/man/man1/mkdef.1.gz" | grep -A12 '^\.SH SYNOPSIS' | grep -q 'template' ||
   fail "mkdef.1's SYNOPSIS lacks its alternative forms"
 unit=$tmp/root/lib/systemd/system/clusterwsd.service
 grep -qx 'Type=notify' "$unit" && grep -qx 'ExecStart=/usr/sbin/clusterwsd' "$unit" ||
   fail "unit: Type=notify, ExecStart"
+# a minimal Debian has no /bin/kill (procps, not a dependency): the shell's kill
+grep -qxF "ExecReload=/bin/sh -c 'kill -HUP \"\$MAINPID\"'" "$unit" ||
+  fail "unit: ExecReload $(grep ExecReload "$unit")"
 if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify --man=no "$unit" 2>&1 | grep -v 'is not executable' >&2 || true
   score=$(systemd-analyze security --offline=true "$unit" 2>/dev/null |
