@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test test-sanitize fuzz fuzz-build run bench deps clean format format-check config deb
+.PHONY: all build test test-system test-sanitize fuzz fuzz-build run bench deps clean format format-check config deb
 
 all: build
 
@@ -30,6 +30,14 @@ fuzz: fuzz-build
 	cmake -S . -B $(BUILD)-fuzz -DCLUSTERWS_FUZZ_SECONDS=$(FUZZ_SECONDS)
 	cd $(BUILD)-fuzz && ctest --output-on-failure -j$(JOBS) -L fuzz
 	cmake -S . -B $(BUILD)-fuzz -DCLUSTERWS_FUZZ_SECONDS=20
+
+# The package on a minimal Debian 12 booted under systemd-nspawn (docs/operations.md,
+# "Tested under systemd"); the minimal system is cached in $(TEST_SYSTEM_CACHE).
+TEST_SYSTEM_CACHE ?= /var/cache/clusterws-test
+test-system: deb
+	@start=$$(date +%s); CLUSTERWS_TEST_CACHE=$(TEST_SYSTEM_CACHE) timeout -k 30 1800 \
+	  tests/system/system_test.sh $(BUILD); rc=$$?; \
+	  echo "make test-system: $$(( $$(date +%s) - start )) s wall time (exit $$rc)"; exit $$rc
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize: deps
