@@ -5,14 +5,20 @@
 // user could swap for a link: a backup may go into a shared directory, and a backup restored
 // is untrusted input (docs/security.md, N6, N7, N12).
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <fstream>
 #include <iostream>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "api/settings.hpp"
@@ -209,17 +215,189 @@ class staged_restore {
 
 } // namespace
 
+namespace {
+
+/// Copies the backup's `parts` (names under the home: clusterws.conf, pki, ssh) and its
+/// database into the open directory `to` (at `to_path`), then checks them there: the database
+/// opens, the configuration is one the daemon takes. Returns the node count.
+/// @throws std::runtime_error (nothing of the home was touched).
+size_t stage_backup(int src, const fs::path& source,
+                    const std::vector<std::pair<fs::path, std::string>>& parts, int to,
+                    const fs::path& to_path,
+                    std::vector<std::pair<fs::path, std::string>>& staged) {
+  copy_budget budget;
+  for (const auto& [home_path, name] : parts) {
+    if (present(src, name.c_str())) {
+      copy_entry(src, name, to, name, (source / name).string(), budget);
+      staged.emplace_back(home_path, name);
+    }
+  }
+  fd_guard from_db{::openat(src, "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+  if (from_db.get() < 0) {
+    throw std::runtime_error("'" + (source / "db").string()
+                             + "' is not a directory (a link is refused); nothing was restored.");
+  }
+  if (::mkdirat(to, "db", 0700) != 0) {
+    throw sys_error("cannot create", to_path / "db");
+  }
+  fd_guard to_db{::openat(to, "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+  copy_budget db_budget;
+  db_budget.unlimited = true; // LMDB checks the database itself
+  db_budget.mode_mask = 0600;
+  copy_entry(from_db.get(), "data.mdb", to_db.get(), "data.mdb",
+             (source / "db" / "data.mdb").string(), db_budget);
+  // checked where it is staged: a database LMDB cannot read, or a configuration the daemon
+  // would refuse, stops the restore here with the home as it was
+  size_t nodes = 0;
+  try {
+    store::database db{to_path / "db"};
+    nodes = db.read().names(store::object_type::node).size();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("The backup's database cannot be read (" + std::string{e.what()}
+                             + "); nothing was restored.");
+  }
+  std::error_code ec;
+  fs::remove(to_path / "db" / "lock.mdb", ec);
+  for (const auto& [home_path, name] : staged) {
+    if (name == "clusterws.conf") {
+      try {
+        api::load_settings(to_path / name);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("The backup's clusterws.conf is refused (" + std::string{e.what()}
+                                 + "); nothing was restored.");
+      }
+    }
+  }
+  return nodes;
+}
+
+/// The pid of the daemon listening on the local socket `path` (the kernel's word,
+/// SO_PEERCRED), or 0 when nothing listens there.
+pid_t daemon_on(const fs::path& path) {
+  sockaddr_un addr{};
+  if (path.empty() || path.native().size() >= sizeof addr.sun_path) {
+    return 0;
+  }
+  fd_guard fd{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (fd.get() < 0 || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0
+      || ::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    return 0;
+  }
+  return cred.pid;
+}
+
+/// The systemd service `pid` runs in (`clusterwsd.service`), from its cgroup; "" if none.
+std::string service_of(pid_t pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/cgroup"};
+  std::string line;
+  while (std::getline(in, line)) {
+    auto slash = line.rfind('/');
+    if (slash == std::string::npos || line.size() <= slash + 9
+        || line.compare(line.size() - 8, 8, ".service") != 0) {
+      continue;
+    }
+    auto unit = line.substr(slash + 1);
+    bool plain = true; // a unit name, nothing a shell would read
+    for (char c : unit) {
+      plain = plain
+              && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'
+                  || c == '@' || c == ':');
+    }
+    if (plain) {
+      return unit;
+    }
+  }
+  return {};
+}
+
+/// `<home>.replaced-<UTC time>`: where --replace keeps the home it replaces.
+fs::path aside_name(const fs::path& dir) {
+  auto t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  auto d = dir;
+  if (!d.has_filename()) {
+    d = d.parent_path(); // (a home given as "DIR/")
+  }
+  return d.string() + ".replaced-" + buf;
+}
+
+/// restore --replace into an initialized home: the backup is staged whole in a new directory
+/// beside the home, checked there, and exchanged with the home by one rename
+/// (RENAME_EXCHANGE): a tool or the daemon sees the old home or the new one, never a mix.
+/// The directory then holds the old home, kept. A daemon on the home is told to reopen it.
+int restore_replacing(int src, const fs::path& source, const store::home& home,
+                      const std::vector<std::pair<fs::path, std::string>>& parts, io& streams) {
+  // the daemon serving the home, asked before the swap (the socket may be the old home's)
+  pid_t daemon = daemon_on(local_socket_path(home));
+  auto aside = aside_name(home.dir);
+  if (::mkdir(aside.c_str(), 0700) != 0) {
+    throw sys_error("cannot create the directory for the new home", aside);
+  }
+  bool swapped = false;
+  size_t nodes = 0;
+  try {
+    fd_guard to{open_directory(aside, false)};
+    std::vector<std::pair<fs::path, std::string>> staged;
+    nodes = stage_backup(src, source, parts, to.get(), aside, staged);
+    if (::fsync(to.get()) != 0
+        || ::renameat2(AT_FDCWD, aside.c_str(), AT_FDCWD, home.dir.c_str(), RENAME_EXCHANGE) != 0) {
+      throw sys_error("cannot swap the restored home with", home.dir);
+    }
+    swapped = true;
+  } catch (...) {
+    if (!swapped) {
+      std::error_code ec;
+      fs::remove_all(aside, ec);
+    }
+    throw;
+  }
+  streams.out << "Restored " << nodes << " nodes from " << source.string() << " into "
+              << home.dir.string() << "; the home it replaced is " << aside.string() << '\n';
+  if (daemon <= 0) {
+    return 0;
+  }
+  // under systemd a restart (a new sandbox, whose mounts show the new directory); otherwise
+  // SIGHUP, on which the daemon sees the new database and starts again on the new home
+  auto unit = service_of(daemon);
+  if (!unit.empty()) {
+    auto cmd = "systemctl try-restart '" + unit + "'";
+    if (std::system(cmd.c_str()) != 0) {
+      throw std::runtime_error("The home is restored, but '" + cmd
+                               + "' failed: restart clusterwsd yourself.");
+    }
+    streams.out << "Restarted " << unit << " on the restored home\n";
+  } else if (::kill(daemon, SIGHUP) == 0) {
+    streams.out << "Told clusterwsd (pid " << daemon << ") to reopen the home\n";
+  } else {
+    throw sys_error("The home is restored, but clusterwsd (pid " + std::to_string(daemon)
+                      + ") could not be told to reopen it: restart it yourself; kill",
+                    home.dir);
+  }
+  return 0;
+}
+
+} // namespace
+
 int restore(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home"}, {}, {}});
+  auto args = parse_args(argv, {"", "", {"home"}, {"replace"}, {}});
   if (args.has("help")) {
-    streams.out << "Usage: clusterctl restore [--home DIR] BACKUPDIR\n"
+    streams.out << "Usage: clusterctl restore [--home DIR] [--replace] BACKUPDIR\n"
                    "Puts a backup made by 'clusterctl backup' into a home that is not\n"
-                   "initialized (stop the daemon and move the old home away first). In the\n"
-                   "installed layout /etc/clusterws/clusterws.conf is left as it is (the\n"
-                   "backup's copy is BACKUPDIR/clusterws.conf). The backup is copied into a\n"
-                   "staging directory in the home, its database and configuration checked\n"
-                   "there, and only then moved into place: a refused backup leaves the home\n"
-                   "as it was. A backup holds only regular files and directories.\n";
+                   "initialized. With --replace the home may be initialized: the backup is\n"
+                   "staged whole beside it, checked, and swapped in by one rename; the old\n"
+                   "home is kept as HOME.replaced-<UTC time>, and a running clusterwsd is told\n"
+                   "to reopen the home (under systemd it is restarted). In the installed\n"
+                   "layout /etc/clusterws/clusterws.conf is left as it is (the backup's copy\n"
+                   "is BACKUPDIR/clusterws.conf). The backup's database and configuration are\n"
+                   "checked before anything moves: a refused backup leaves the home as it was.\n"
+                   "A backup holds only regular files and directories.\n";
     return 0;
   }
   if (args.positional.size() != 1) {
@@ -252,14 +430,18 @@ int restore(const std::vector<std::string>& argv, io& streams) {
   if (daemon_socket(home)) {
     throw needs_root{};
   }
-  if (home.initialized()) {
-    throw usage_error("The clusterws home '" + home.dir.string()
-                      + "' is already initialized; stop the daemon and move it away first.");
-  }
   // the configuration file of an installed home stays as the package put it there
   auto parts = home_parts(home);
   if (home.installed) {
     parts.erase(parts.begin());
+  }
+  if (home.initialized()) {
+    if (args.has("replace")) {
+      return restore_replacing(src.get(), source, home, parts, streams);
+    }
+    throw usage_error("The clusterws home '" + home.dir.string()
+                      + "' is already initialized; 'clusterctl restore --replace' keeps it aside "
+                        "and puts the backup in its place.");
   }
   std::error_code ec;
   for (const auto& [to, name] : parts) {
@@ -269,48 +451,7 @@ int restore(const std::vector<std::string>& argv, io& streams) {
   }
   staged_restore stage{home};
   std::vector<std::pair<fs::path, std::string>> staged;
-  copy_budget budget;
-  for (const auto& [to, name] : parts) {
-    if (present(src.get(), name.c_str())) {
-      copy_entry(src.get(), name, stage.fd(), name, (source / name).string(), budget);
-      staged.emplace_back(to, name);
-    }
-  }
-  fd_guard from_db{::openat(src.get(), "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
-  if (from_db.get() < 0) {
-    throw std::runtime_error("'" + (source / "db").string()
-                             + "' is not a directory (a link is refused); nothing was restored.");
-  }
-  if (::mkdirat(stage.fd(), "db", 0700) != 0) {
-    throw sys_error("cannot create", stage.path() / "db");
-  }
-  fd_guard to_db{::openat(stage.fd(), "db", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
-  copy_budget db_budget;
-  db_budget.unlimited = true; // LMDB checks the database itself
-  db_budget.mode_mask = 0600;
-  copy_entry(from_db.get(), "data.mdb", to_db.get(), "data.mdb",
-             (source / "db" / "data.mdb").string(), db_budget);
-  // checked where it is staged: a database LMDB cannot read, or a configuration the daemon
-  // would refuse, stops the restore here with the home as it was
-  size_t nodes = 0;
-  try {
-    store::database db{stage.path() / "db"};
-    nodes = db.read().names(store::object_type::node).size();
-  } catch (const std::exception& e) {
-    throw std::runtime_error("The backup's database cannot be read (" + std::string{e.what()}
-                             + "); nothing was restored.");
-  }
-  fs::remove(stage.path() / "db" / "lock.mdb", ec);
-  for (const auto& [to, name] : staged) {
-    if (name == "clusterws.conf") {
-      try {
-        api::load_settings(stage.path() / name);
-      } catch (const std::invalid_argument& e) {
-        throw std::runtime_error("The backup's clusterws.conf is refused (" + std::string{e.what()}
-                                 + "); nothing was restored.");
-      }
-    }
-  }
+  size_t nodes = stage_backup(src.get(), source, parts, stage.fd(), stage.path(), staged);
   // into place, the database last: a home counts as initialized once it has one
   for (const auto& [to, name] : staged) {
     stage.move(name, to);

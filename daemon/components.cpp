@@ -84,10 +84,23 @@ void database_component::start() {
   store::lmdb_options dbo;
   dbo.defer_meta_sync = true; // the writer answers after its own sync (actors/store_actor.cpp)
   db_ = std::make_shared<store::database>(dir_, dbo);
+  struct stat st {};
+  if (::stat((dir_ / "data.mdb").c_str(), &st) == 0) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+  }
   // in the database, so the tools' commits drop old change sets by the same bound
   if (db_->read().meta(store::write_txn::changes_kept_key) != keep_) {
     db_->write([&](store::write_txn& t) { t.set_meta(store::write_txn::changes_kept_key, keep_); });
   }
+}
+
+bool database_component::replaced() const {
+  struct stat st {};
+  if (::stat((dir_ / "data.mdb").c_str(), &st) != 0) {
+    return false; // (no database there: the one open stays in use)
+  }
+  return st.st_dev != dev_ || st.st_ino != ino_;
 }
 
 void database_component::stop() {
@@ -413,13 +426,20 @@ void https_component::stop() {
 
 // -- systemd -------------------------------------------------------------------------
 
-systemd_component::systemd_component(https_component& https) : https_(https) {
+systemd_component::systemd_component(https_component& https, const std::atomic<bool>& reopening)
+    : https_(https), reopening_(reopening) {
   // nop
 }
 
 void systemd_component::start() {
   notifier_ = std::make_shared<systemd_notifier>();
-  https_.server().on_stop([n = notifier_] { n->stopping(); });
+  https_.server().on_stop([n = notifier_, &again = reopening_] {
+    if (again) {
+      n->reloading();
+    } else {
+      n->stopping();
+    }
+  });
   notifier_->start_watchdog(https_.server().main_context());
   notifier_->ready("listening on " + https_.url());
 }

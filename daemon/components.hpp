@@ -4,6 +4,7 @@
 // daemon/main.cpp starts them: the error log, the database, the actor system and its actors,
 // the audit log, the HTTPS server, systemd.
 
+#include <atomic>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
@@ -11,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <sys/stat.h>
 
 #include "actors/dispatcher.hpp"
 #include "actors/events_actor.hpp"
@@ -67,9 +69,16 @@ class database_component : public component {
     return db_;
   }
 
+  /// True when the home's database file is no longer the one this component opened (a
+  /// `clusterctl restore --replace` swapped the home): the daemon then starts again on it.
+  bool replaced() const;
+
  private:
   std::filesystem::path dir_;
   std::string keep_;
+  /// The opened data.mdb's device and inode.
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
   std::shared_ptr<store::database> db_;
 };
 
@@ -335,7 +344,9 @@ class https_component : public component {
 /// systemd's notifications (READY, STOPPING, the watchdog; daemon/systemd.hpp).
 class systemd_component : public component {
  public:
-  explicit systemd_component(https_component& https);
+  /// `reopening` is set when the server stops only to start again (RELOADING=1 is sent
+  /// instead of STOPPING=1).
+  systemd_component(https_component& https, const std::atomic<bool>& reopening);
   std::string_view name() const override {
     return "systemd";
   }
@@ -344,6 +355,7 @@ class systemd_component : public component {
 
  private:
   https_component& https_;
+  const std::atomic<bool>& reopening_;
   /// Shared with the server's stop hook, which may run after this component stopped.
   std::shared_ptr<systemd_notifier> notifier_;
 };

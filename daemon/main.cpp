@@ -2,6 +2,7 @@
 // composition root: reads the settings and lists the daemon's components (daemon/component.hpp)
 // in start order: the log, the database, the engines, the actors, the audit log, the server.
 
+#include <atomic>
 #include <iostream>
 #include <sys/resource.h>
 
@@ -89,6 +90,10 @@ void reload_settings(const base::parsed_args& args, const store::home& home,
   }
 }
 
+/// What serve() returns when the home was replaced (clusterctl restore --replace): main runs
+/// it again, which opens the new home's database, certificate and settings.
+constexpr int serve_again = -1;
+
 int serve(const base::parsed_args& args) {
   auto home = store::home::resolve(args.value("home"));
   home.require_initialized();
@@ -120,13 +125,27 @@ int serve(const base::parsed_args& args) {
   auto& audit = parts.add<daemon::audit_component>(settings, home);
   auto& https = parts.add<daemon::https_component>(settings, home, args.value("port-file"), rt,
                                                    entry, audit, registry);
-  parts.add<daemon::systemd_component>(https);
+  std::atomic<bool> reopen{false};
+  parts.add<daemon::systemd_component>(https, reopen);
 
   parts.register_metrics(*registry);
-  https.on_reload([&] { reload_settings(args, home, settings, parts); });
+  https.on_reload([&] {
+    if (db.replaced()) {
+      // the actors hold the old database: everything stops (requests drain) and starts again
+      base::log(base::log_level::notice, "the database in " + home.db().string()
+                                           + " was replaced: starting again on the new home");
+      reopen = true;
+      https.server().stop();
+      return;
+    }
+    reload_settings(args, home, settings, parts);
+  });
   parts.start();
-  https.run(); // until SIGINT or SIGTERM
+  https.run(); // until SIGINT or SIGTERM (or a replaced home)
   parts.stop();
+  if (reopen) {
+    return serve_again;
+  }
   base::log(base::log_level::notice, "stopped");
   return 0;
 }
@@ -146,7 +165,11 @@ int main(int argc, char** argv) {
       std::cout << usage;
       return 0;
     }
-    return serve(args);
+    int rc = serve(args);
+    while (rc == serve_again) {
+      rc = serve(args);
+    }
+    return rc;
   } catch (const std::exception& e) {
     // bad settings, an unusable certificate or address, a database that does not open
     return refuse_start(e.what());

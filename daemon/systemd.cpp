@@ -15,6 +15,13 @@ void systemd_notifier::stopping() {
   }
 }
 
+void systemd_notifier::reloading() {
+  sd_notify(0, "RELOADING=1");
+  if (timer_) {
+    timer_->cancel();
+  }
+}
+
 void systemd_notifier::start_watchdog(http::net::io_context& ioc) {
   uint64_t usec = 0;
   if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) {

@@ -19,6 +19,10 @@ class systemd_notifier {
   /// Sends STOPPING=1.
   void stopping();
 
+  /// Sends RELOADING=1: the daemon stops and starts again in the same process (its home was
+  /// replaced); the next notifier's READY=1 ends the reload.
+  void reloading();
+
   /// When the unit sets WatchdogSec= ($WATCHDOG_USEC, sd_watchdog_enabled(3)), sends
   /// WATCHDOG=1 at half that interval from a timer on `ioc`: a stuck io loop misses its
   /// pings and systemd restarts the service.
