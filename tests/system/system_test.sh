@@ -223,6 +223,20 @@ rm -r "$root/etc/systemd/system/clusterwsd.service.d"
 ns systemctl daemon-reload
 say "watchdog restart (NRestarts $restarts -> $(prop NRestarts)) at $(elapsed) s"
 
+# -- restore --replace under systemd: the old home kept aside, the service restarted on the new
+ns clusterctl backup /root/backup >/dev/null || fail "backup"
+ns mkdef after1 groups=compute >/dev/null || fail "mkdef after the backup"
+pid=$(prop MainPID)
+out=$(ns_t 90 clusterctl restore --replace /root/backup 2>&1) || fail "restore --replace: $out"
+[[ $out == *"the home it replaced is /var/lib/clusterws.replaced-"*"Restarted clusterwsd.service on the restored home"* ]] ||
+  fail "restore --replace said: $out"
+[[ $(prop ActiveState) == active && $(prop MainPID) != "$pid" ]] || fail "not restarted"
+[[ $(ns nodels compute) == $'sys01\nsys02\nsys03' ]] || fail "nodels after restore: $(ns nodels compute)"
+body=$(https "$url/nodes?userName=root&userPW=sys-test-pw") || fail "HTTPS after restore --replace"
+[[ $body == *sys01* && $body != *after1* ]] || fail "the daemon serves: $body"
+ls -d "$root"/var/lib/clusterws.replaced-* >/dev/null || fail "no old home kept aside"
+say "restore --replace at $(elapsed) s"
+
 # -- stop within TimeoutStopSec -------------------------------------------------------------
 stop_max=$(sed -n 's/^TimeoutStopSec=\([0-9]*\)s*$/\1/p' "$root/lib/systemd/system/clusterwsd.service")
 [[ -n $stop_max ]] || fail "the unit has no TimeoutStopSec in seconds"
@@ -249,6 +263,7 @@ ns_t 120 apt-get purge -y -q clusterws >"$run/purge.log" 2>&1 ||
 for gone in var/lib/clusterws var/log/clusterws etc/clusterws; do
   [[ ! -e $root/$gone ]] || fail "purge left /$gone"
 done
+! ls -d "$root"/var/lib/clusterws.replaced-* 2>/dev/null || fail "purge left the old home"
 [[ $(ns dpkg-query -W -f '${db:Status-Abbrev}' clusterws 2>/dev/null || true) != ii* ]] ||
   fail "still installed"
 say "remove kept the state, purge removed it"
