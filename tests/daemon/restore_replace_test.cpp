@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <thread>
+#include <unistd.h>
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
@@ -40,12 +45,44 @@ unsigned short port_in(const fs::path& file, int secs = 20) {
   return 0;
 }
 
+/// A datagram socket standing in for systemd's notify socket: what the daemon sends to it.
+class notify_socket {
+ public:
+  explicit notify_socket(const fs::path& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  }
+  ~notify_socket() {
+    ::close(fd_);
+  }
+  /// The messages received so far, one per line.
+  std::string messages() {
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+      got_.append(buf, static_cast<size_t>(n)).push_back('\n');
+    }
+    return got_;
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  std::string got_;
+};
+
 TEST(restore_replace, swaps_an_initialized_home_and_the_running_daemon_serves_the_backup) {
   cws::test::temp_dir dir;
   auto home = dir.path / "h";
   cws::test::daemon d{home, "pw"};
   ASSERT_EQ(cws::test::run_tool(home, "mkdef 'keep[1-2]' groups=all").rc, 0);
+  notify_socket notify{dir.path / "notify"};
+  ::setenv("NOTIFY_SOCKET", (dir.path / "notify").c_str(), 1);
   d.start();
+  ::unsetenv("NOTIFY_SOCKET");
   auto bk = dir.path / "bk";
   ASSERT_EQ(cws::test::run_tool(home, "clusterctl backup '" + bk.string() + "'").rc, 0);
   ASSERT_EQ(cws::test::run_tool(home, "mkdef after1 groups=all").rc, 0);
@@ -87,6 +124,14 @@ TEST(restore_replace, swaps_an_initialized_home_and_the_running_daemon_serves_th
             "keep1: usercomment=\n");
   EXPECT_NE(cws::test::slurp(aside[0] / "clusterwsd.log").find("was replaced: starting again"),
             std::string::npos);
+  // systemd is told of a reload (not a stop), which the second READY=1 ends
+  auto said = notify.messages();
+  auto ready = said.find("READY=1\n");
+  auto reloading = said.find("RELOADING=1\n");
+  ASSERT_NE(reloading, std::string::npos) << said;
+  EXPECT_LT(ready, reloading) << said;
+  EXPECT_NE(said.find("READY=1\n", reloading), std::string::npos) << said;
+  EXPECT_EQ(said.find("STOPPING=1"), std::string::npos) << said;
   EXPECT_EQ(d.stop(), 0);
 }
 
