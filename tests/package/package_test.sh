@@ -137,7 +137,7 @@ dpkg-deb --ctrl-tarfile "$deb" | tar -x -C "$tmp" ./conffiles ./postinst ./prerm
 # remove keeps the cluster's state, purge removes it (docs/operations.md)
 awk '/"\$1" = purge/ { p = 1 } /rm -rf/ && !p { exit 1 }' "$tmp/postrm" ||
   fail "postrm removes files outside purge (the data must stay on remove)"
-grep -q 'rm -rf /var/lib/clusterws /var/log/clusterws' "$tmp/postrm" ||
+grep -qF 'rm -rf /var/lib/clusterws /var/lib/clusterws.replaced-* /var/log/clusterws' "$tmp/postrm" ||
   fail "postrm does not remove the state on purge"
 
 # lintian: no error and no warning (docs/operations.md, "Package")
