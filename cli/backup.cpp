@@ -351,6 +351,11 @@ int restore_replacing(int src, const fs::path& source, const store::home& home,
       throw sys_error("cannot swap the restored home with", home.dir);
     }
     swapped = true;
+    fd_guard parent{
+      ::open(fs::absolute(home.dir).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (parent.get() >= 0) {
+      ::fsync(parent.get()); // (the swap itself on disk)
+    }
   } catch (...) {
     if (!swapped) {
       std::error_code ec;
