@@ -848,6 +848,32 @@ TEST_F(cli_test, chtab_nodech_gettab_change_what_lsdef_shows) {
   EXPECT_EQ(run("nodels").out, "tn1\n");
 }
 
+// issue #32: rows keyed by a group name, the way sites give thousands of nodes their IPs and
+// BMC names: written before any node is in the group, read by its members (expressions
+// evaluated) in lsdef and nodels, shown by tabdump keyed by the group, removed by chtab -d.
+TEST_F(cli_test, chtab_rows_keyed_by_a_group_name_are_what_its_members_inherit) {
+  for (const char* cmd : {R"(chtab node=rackg 'hosts.ip=|gn(\d+)|10.0.0.($1+0)|')",
+                          R"(chtab node=rackg 'ipmi.bmc=/\z/-bmc/')",
+                          "chtab node=kvms vm.host=hv1 vm.storage=dir:///var/lib/vms",
+                          "chtab node=somegroup nodehm.mgt=openbmc"}) {
+    auto r = run(cmd);
+    ASSERT_EQ(r.rc, 0) << cmd << ": " << r.err;
+  }
+  EXPECT_EQ(run("nodels").out, ""); // rows, not nodes
+  ASSERT_EQ(run("mkdef 'gn[7-8]' groups=rackg,kvms,somegroup,all").rc, 0);
+  EXPECT_EQ(run("lsdef gn7 -i ip,bmc,vmhost,vmstorage,mgt -c").out,
+            "gn7: bmc=gn7-bmc\ngn7: ip=10.0.0.7\ngn7: mgt=openbmc\ngn7: vmhost=hv1\n"
+            "gn7: vmstorage=dir:///var/lib/vms\n");
+  EXPECT_EQ(run("nodels gn8 hosts.ip vm.host").out, "gn8: hosts.ip: 10.0.0.8\ngn8: vm.host: hv1\n");
+  auto dump = run("tabdump hosts").out;
+  EXPECT_NE(dump.find("\n\"rackg\",\"|gn(\\d+)|10.0.0.($1+0)|\",,,,\n"), std::string::npos) << dump;
+  EXPECT_NE(run("tabdump nodehm").out.find("\n\"somegroup\",,\"openbmc\","), std::string::npos);
+  ASSERT_EQ(run("chtab -d node=rackg hosts").rc, 0);
+  EXPECT_EQ(run("tabdump hosts").out.find("rackg"), std::string::npos);
+  EXPECT_EQ(run("lsdef gn7 -i ip,bmc -c").out, "gn7: bmc=gn7-bmc\ngn7: ip=\n");
+  run("rmdef -t group kvms,somegroup,rackg");
+}
+
 TEST_F(cli_test, table_tool_refusals_change_nothing) {
   ASSERT_EQ(run("mkdef tn1 groups=all mgt=ipmi").rc, 0);
   expect_refused("nodech tn1 nodehm.bogus=1", "nodehm.bogus not a valid table.column description");

@@ -277,6 +277,17 @@ TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_wr
   EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
 }
 
+// issue #32: a table row keyed by a group name (before the group has members) is what its
+// members read over REST.
+TEST_F(service_test, a_table_row_keyed_by_a_group_is_read_by_its_members) {
+  ASSERT_EQ(run_tool(home(), "chtab node=kvmhosts vm.host=hv9").rc, 0);
+  ASSERT_EQ(send("PUT", "/nodes/cn2", R"({"groups":"compute,all,kvmhosts"})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn2/attrs/vmhost").body, "{\"cn2\":{\"vmhost\":\"hv9\"}}\n");
+  EXPECT_EQ(get("/tables/vm/nodes/cn2").body.find("hv9") != std::string::npos, true);
+  ASSERT_EQ(send("PUT", "/nodes/cn2", R"({"groups":"compute,all"})").status, 200u);
+  ASSERT_EQ(run_tool(home(), "chtab -d node=kvmhosts vm").rc, 0);
+}
+
 TEST_F(service_test, templates_are_listed_shown_and_used_as_xcatws_does) {
   auto r = get("/templates/node/all");
   EXPECT_EQ(r.status, 200u);
