@@ -73,6 +73,8 @@ struct target {
   object_type type;
   const std::string* name;
   const std::vector<attr_change>* attrs;
+  /// change_request::check_conditions.
+  bool conditions = true;
 };
 
 /// The objects of `req`; site has the single object `clustersite`.
@@ -85,7 +87,7 @@ std::vector<target> targets_of(const change_request& req) {
   }
   out.reserve(req.names.size());
   for (const auto& n : req.names) {
-    out.push_back({req.type, &n, &req.attrs});
+    out.push_back({req.type, &n, &req.attrs, req.check_conditions});
   }
   return out;
 }
@@ -207,6 +209,45 @@ std::string_view final_grouptype(const attr_map& attrs, const std::vector<attr_c
   return it == attrs.end() ? std::string_view{} : std::string_view{it->second};
 }
 
+/// xCAT's only_if (DBobjUtils.pm validate_only_if_attrs): each conditional attribute the
+/// target sets must have one of its conditions met by the object as it will be (`attrs`), or
+/// for a node by the first of its groups with a value, as the node inherits it. An error
+/// per attribute refused.
+void check_conditions(const read_txn& t, const target& tg, const attr_map& attrs, outcome& out) {
+  std::vector<std::string_view> refused;
+  auto value_of = [&](std::string_view attr) -> std::string {
+    if (auto it = attrs.find(std::string{attr}); it != attrs.end() && !it->second.empty()) {
+      return it->second;
+    }
+    if (tg.type != object_type::node) {
+      return {};
+    }
+    auto groups = attrs.find("groups");
+    for (const auto& g : base::split_list(groups == attrs.end() ? "" : groups->second)) {
+      if (auto rec = t.get(object_type::group, g)) {
+        if (auto v = rec->find(attr); v && !v->empty()) {
+          return std::string{*v};
+        }
+      }
+    }
+    return {};
+  };
+  for (const auto& a : *tg.attrs) {
+    if (normalize_value(a.value).empty()
+        || std::find(refused.begin(), refused.end(), a.name) != refused.end()) {
+      continue; // clearing a value needs no condition
+    }
+    auto conditions = attribute_conditions(a.name);
+    if (conditions.empty()
+        || std::any_of(conditions.begin(), conditions.end(),
+                       [&](std::string_view c) { return condition_holds(c, value_of); })) {
+      continue;
+    }
+    refused.push_back(a.name);
+    out.errors.push_back(condition_refusal(a.name, conditions));
+  }
+}
+
 /// Applies the target's attributes to it (existing attributes `attrs`) and writes it.
 void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs, outcome& out) {
   auto key = key_attribute(tg.type);
@@ -251,6 +292,9 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
     if (!out.ok()) {
       throw rejected{out}; // the whole command writes nothing
     }
+  }
+  if (tg.conditions && (tg.type == object_type::node || tg.type == object_type::group)) {
+    check_conditions(t, tg, attrs, out); // (the caller refuses the change if any fails)
   }
   t.put(tg.type, *tg.name, attrs);
 }
@@ -305,6 +349,10 @@ outcome make_targets(write_txn& t, std::vector<target> targets, bool force) {
     }
     write_object(t, tg, list_mode::set, {}, out);
     ++out.count;
+  }
+  if (!out.ok()) {
+    out.errors.emplace_back(some_errors); // nothing is written (docs/compatibility.md)
+    throw rejected{out};
   }
   if (out.count == 0) {
     out.errors.push_back(created_message(0));

@@ -171,23 +171,7 @@ const std::unordered_map<std::string_view, std::vector<attribute_entry>>& homes(
 /// the named attribute has one of the `|`-separated words (in a comma list).
 template<class ValueOf>
 bool holds(std::string_view only_if, const ValueOf& value_of) {
-  if (only_if.empty()) {
-    return true;
-  }
-  auto eq = only_if.find('=');
-  auto value = value_of(only_if.substr(0, eq));
-  auto wanted = only_if.substr(eq + 1);
-  for (const auto& word : base::split_list(value)) {
-    size_t pos = 0;
-    while (pos <= wanted.size()) {
-      auto end = std::min(wanted.find('|', pos), wanted.size());
-      if (wanted.substr(pos, end - pos) == word) {
-        return true;
-      }
-      pos = end + 1;
-    }
-  }
-  return false;
+  return only_if.empty() || condition_holds(only_if, value_of);
 }
 
 /// The table node attribute `attr` lives in for one object: the first whose condition
@@ -371,6 +355,7 @@ outcome write_object(write_txn& txn, const table_def& t, object_type type, const
     req.type = type;
     req.names = {type == object_type::site ? std::string{"clustersite"} : name};
     req.mode = mode;
+    req.check_conditions = false; // a row goes where chtab is told, as in xCAT
     for (const auto& c : changes) {
       if (c.mode != mode || is_name_column(t, c.column)) {
         continue;
@@ -678,6 +663,7 @@ outcome set_rows(write_txn& txn, const table_def& t, const key_values& keys,
     change_request req;
     req.type = type;
     req.names = {name};
+    req.check_conditions = false;
     merge(total, make_objects(txn, req));
   }
   return total;

@@ -210,7 +210,7 @@ TEST_F(cli_test, lsdef_z_alone_is_the_full_stanza_listing_and_with_s_the_names) 
 }
 
 TEST_F(cli_test, regex_group_rows_give_each_node_its_own_value_wherever_it_is_read) {
-  auto r = run(R"(mkdef -t group rack1 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
+  auto r = run(R"(mkdef -t group rack1 mgt=ipmi 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
                R"('vmmemory=|\D+(\d+)|(sprintf("%04d",$1*2))|')");
   ASSERT_EQ(r.rc, 0) << r.err;
   run("mkdef 'node[08-10]' groups=rack1,all");
@@ -872,6 +872,38 @@ TEST_F(cli_test, chtab_rows_keyed_by_a_group_name_are_what_its_members_inherit) 
   EXPECT_EQ(run("tabdump hosts").out.find("rackg"), std::string::npos);
   EXPECT_EQ(run("lsdef gn7 -i ip,bmc -c").out, "gn7: bmc=gn7-bmc\ngn7: ip=\n");
   run("rmdef -t group kvms,somegroup,rackg");
+}
+
+// issue #32: xCAT's only_if on the command line (mkdef/cases1's only_if cases): refused with
+// xCAT's message and exit status, nothing written; met by the node's mgt or its group's.
+TEST_F(cli_test, a_bmc_attribute_needs_a_mgt_that_selects_its_table) {
+  auto r = run("mkdef -t node -o testnode_partial groups=test,all bmc=10.0.0.1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err,
+            "Error: Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc.\n"
+            "Error: One or more errors occured when attempting to create or modify xCAT object "
+            "definitions.\n");
+  EXPECT_EQ(run("lsdef testnode_partial").rc, 1);
+  ASSERT_EQ(run("mkdef -t node -o keepme groups=oldgroup,all mgt=openbmc bmc=1.2.3.4").rc, 0);
+  EXPECT_EQ(run("mkdef -f -t node -o keepme groups=newgroup bmc=5.6.7.8").rc, 1);
+  EXPECT_EQ(run("lsdef keepme -i groups,mgt,bmc -c").out,
+            "keepme: bmc=1.2.3.4\nkeepme: groups=oldgroup,all\nkeepme: mgt=openbmc\n");
+  ASSERT_EQ(run("chtab node=openbmcgrp nodehm.mgt=openbmc").rc, 0);
+  r = run("mkdef -t node -o inherit groups=openbmcgrp,all bmc=10.0.0.1");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  expect_refused("chdef -t group -o nomgtgrp bmcusername=admin",
+                 "Cannot set the attr='bmcusername' attribute unless mgt value is ipmi or "
+                 "openbmc.");
+  // one bad object among good ones: nothing is written (xCAT writes the good ones)
+  r = run("mkdef -z", "good:\n objtype=node\n groups=all\n mgt=openbmc\n bmc=10.0.0.1\n"
+                      "bad:\n objtype=node\n groups=all\n bmc=10.0.0.2\n");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Cannot set the attr='bmc'"), std::string::npos) << r.err;
+  // lsdef shows a conditional attribute only where its condition holds, as xCAT's getobjdefs
+  ASSERT_EQ(run("chdef keepme mgt=kvm").rc, 0);
+  EXPECT_EQ(run("lsdef keepme -i bmc,mgt -c").out, "keepme: bmc=\nkeepme: mgt=kvm\n");
+  EXPECT_EQ(run("nodels").out, "inherit\nkeepme\n");
+  run("rmdef -t group openbmcgrp");
 }
 
 TEST_F(cli_test, table_tool_refusals_change_nothing) {

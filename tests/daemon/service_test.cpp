@@ -264,17 +264,23 @@ TEST_F(service_test, non_root_needs_a_policy_row_set_with_the_cli) {
 }
 
 TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_written) {
-  auto r = send("PUT", "/groups/compute", R"({"bmc":"|cn(\\d+)|10.1.0.($1*2)|"})");
+  auto r = send("PUT", "/groups/compute", R"({"ip":"|cn(\\d+)|10.1.0.($1*2)|"})");
   ASSERT_EQ(r.status, 200u) << r.body;
-  EXPECT_EQ(get("/nodes/cn1,cn3/attrs/bmc").body,
-            "{\"cn1\":{\"bmc\":\"10.1.0.2\"},\"cn3\":{\"bmc\":\"10.1.0.6\"}}\n");
-  EXPECT_EQ(run_tool(home(), "lsdef cn3 -i bmc -c").out, "cn3: bmc=10.1.0.6\n");
-  r = send("PUT", "/groups/compute", R"({"bmc":"|cn(\\d+)|10.1.0.(`id`)|"})");
+  EXPECT_EQ(get("/nodes/cn1,cn3/attrs/ip").body,
+            "{\"cn1\":{\"ip\":\"10.1.0.2\"},\"cn3\":{\"ip\":\"10.1.0.6\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef cn3 -i ip -c").out, "cn3: ip=10.1.0.6\n");
+  r = send("PUT", "/groups/compute", R"({"ip":"|cn(\\d+)|10.1.0.(`id`)|"})");
   EXPECT_EQ(r.status, 403u);
-  EXPECT_NE(r.body.find("The value of 'bmc' is not a valid xCAT expression"), std::string::npos)
+  EXPECT_NE(r.body.find("The value of 'ip' is not a valid xCAT expression"), std::string::npos)
     << r.body;
-  EXPECT_EQ(get("/nodes/cn1/attrs/bmc").body, "{\"cn1\":{\"bmc\":\"10.1.0.2\"}}\n");
-  EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn1/attrs/ip").body, "{\"cn1\":{\"ip\":\"10.1.0.2\"}}\n");
+  EXPECT_EQ(send("PUT", "/groups/compute", R"({"ip":""})").status, 200u);
+  // issue #32: a BMC attribute needs a mgt that selects its table (compute has mgt=kvm)
+  r = send("PUT", "/groups/compute", R"({"bmc":"10.1.0.9"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc."),
+            std::string::npos)
+    << r.body;
 }
 
 // issue #32: a table row keyed by a group name (before the group has members) is what its
