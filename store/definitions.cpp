@@ -282,12 +282,11 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
   }
   if (tg.type == object_type::network) {
     // xCAT's networks check: a network is its address and mask, never one without
-    for (const char* key : {"net", "mask"}) {
-      auto it = attrs.find(key);
-      if (it == attrs.end() || it->second.empty()) {
-        out.errors.push_back(std::string{key} + " value should not be empty for xCAT network "
-                             + "object " + *tg.name + ".");
-      }
+    auto net = attrs.find("net");
+    auto mask = attrs.find("mask");
+    if (net == attrs.end() || net->second.empty() || mask == attrs.end() || mask->second.empty()) {
+      out.errors.push_back("Net or mask value should not be empty for xCAT network object '"
+                           + *tg.name + "'.");
     }
     if (!out.ok()) {
       throw rejected{out}; // the whole command writes nothing
@@ -509,7 +508,7 @@ outcome make_objects(write_txn& t, const change_request& req) {
     from_template.template_name.clear();
     return make_objects(t, from_template);
   }
-  if (req.attrs.empty()) {
+  if (req.attrs.empty() && req.type != object_type::group) { // (an empty group is a group)
     outcome out;
     std::string msg = "No object definitions have been created or modified: no attributes were "
                       "specified.";

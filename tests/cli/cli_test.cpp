@@ -463,14 +463,21 @@ TEST_F(cli_test, chdef_n_renames_one_object_with_its_attributes_and_groups) {
 }
 
 TEST_F(cli_test, a_network_needs_its_net_and_mask) {
+  // xCAT's words (DBobjectdefs.pm defmk, defch; mkdef/cases0, chdef_network_not_exist)
   expect_refused("mkdef -t network -o net1 net=10.0.0.0",
-                 "Error: mask value should not be empty for xCAT network object net1.");
+                 "Error: Net or mask value should not be empty for xCAT network object 'net1'.");
   expect_refused("mkdef -t network -o net1,net2 net=10.0.0.0 mask=255.0.0.0 gateway=10.0.0.1 "
                  "mtu=9000 net=",
-                 "net value should not be empty for xCAT network object net1.");
+                 "Net or mask value should not be empty for xCAT network object 'net1'.");
+  expect_refused("chdef -t network aaaaa_not_exist mtu=1500 mask=255.255.255.0",
+                 "Net or mask value should not be empty for xCAT network object "
+                 "'aaaaa_not_exist'.");
+  auto r = run("chdef -t network aaaaa_not_exist");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "No object definitions have been created or modified.\n");
   EXPECT_EQ(run("lsdef -t network").rc, 1); // nothing was written
   ASSERT_EQ(run("mkdef -t network -o net1 net=10.0.0.0 mask=255.0.0.0").rc, 0);
-  expect_refused("chdef -t network -o net1 mask=", "mask value should not be empty");
+  expect_refused("chdef -t network -o net1 mask=", "Net or mask value should not be empty");
   EXPECT_EQ(run("lsdef -t network -o net1 -i mask -c").out, "net1: mask=255.0.0.0\n");
   run("rmdef -t network net1");
 }
@@ -610,6 +617,31 @@ TEST_F(cli_test, passwd_stores_a_slow_hash_or_an_imported_one) {
   auto bob = txn.get(cws::store::object_type::passwd, "bob")->find("password").value_or("");
   EXPECT_TRUE(cws::store::verify_password("secret", bob));
   EXPECT_FALSE(txn.exists(cws::store::object_type::passwd, "carol"));
+}
+
+// issue #32: empty and wrong invocations answer as xCAT's (DBobjectdefs.pm processArgs,
+// defmk, defch; mkdef_null, chdef_null, rmdef_null, mkdef/cases1).
+TEST_F(cli_test, empty_invocations_print_the_usage_and_an_empty_group_is_a_group) {
+  for (const char* tool : {"mkdef", "chdef", "rmdef"}) {
+    auto r = run(tool);
+    EXPECT_EQ(r.rc, 0) << tool << ": " << r.err;
+    EXPECT_EQ(r.out.rfind(std::string{"Usage: "} + tool, 0), 0u) << tool << ": " << r.out;
+    EXPECT_EQ(r.err, "") << tool;
+  }
+  auto r = run("mkdef -t group -o xcattest_tmp_group");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "1 object definitions have been created or modified.\n");
+  EXPECT_EQ(run("lsdef -t group -s xcattest_tmp_group").out, "xcattest_tmp_group  (group)\n");
+  ASSERT_EQ(run("rmdef -t group -o xcattest_tmp_group").rc, 0);
+  // a node without attributes still needs its groups; an unknown template is named
+  expect_refused("mkdef -t node -o testnode_noattr", "The 'groups' attribute is required");
+  ASSERT_EQ(run("mkdef n1 groups=all").rc, 0);
+  r = run("mkdef --template nosuch n9");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Could not find the template object named 'nosuch' of type 'node'.\n");
+  r = run("chdef n1");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "No object definitions have been created or modified.\n");
 }
 
 TEST_F(cli_test, help_multicall_and_uninitialized_home) {
