@@ -73,7 +73,8 @@ struct target {
   object_type type;
   const std::string* name;
   const std::vector<attr_change>* attrs;
-  /// change_request::check_conditions.
+  /// change_request::check_conditions; also: the scripts of the xcatdefaults row are left out
+  /// of postscripts and postbootscripts with xCAT's warning (the table tools keep them).
   bool conditions = true;
 };
 
@@ -158,6 +159,23 @@ std::string apply_list(list_mode mode, const std::string& old, const std::string
     joined += (joined.empty() ? "" : "::") + item;
   }
   return joined;
+}
+
+/// `scripts` (the new postscripts or postbootscripts of `obj`) without those every node runs
+/// already (the xcatdefaults row), with xCAT's warning for each (DBobjUtils.pm setobjdefs).
+std::string without_defaults(const read_txn& t, const std::string& obj, const std::string& attr,
+                             const std::string& scripts, outcome& out) {
+  auto defaults = base::split_list(t.meta("xcatdefaults." + attr));
+  std::vector<std::string> kept;
+  for (auto& s : base::split_list(scripts)) {
+    if (std::find(defaults.begin(), defaults.end(), s) != defaults.end()) {
+      out.warnings.push_back(obj + ": " + attr + " '" + s
+                             + "' is already included in the 'xcatdefaults'.");
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  return base::join_list(kept);
 }
 
 /// Adds (or removes) group `g` to (from) node `n`'s groups list.
@@ -268,6 +286,10 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
     }
     bool selections = dynamic && a.name == "wherevals";
     auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, selections, out);
+    if (tg.conditions && (a.name == "postscripts" || a.name == "postbootscripts")
+        && (tg.type == object_type::node || tg.type == object_type::group)) {
+      merged = without_defaults(t, *tg.name, a.name, merged, out);
+    }
     if (merged.empty()) {
       attrs.erase(a.name);
     } else {

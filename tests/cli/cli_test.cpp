@@ -644,6 +644,62 @@ TEST_F(cli_test, empty_invocations_print_the_usage_and_an_empty_group_is_a_group
   EXPECT_EQ(r.out, "No object definitions have been created or modified.\n");
 }
 
+// issue #32: lsdef --nics, -h -i, -s of a dynamic group nothing matches, and chdef's warning
+// for the scripts the xcatdefaults row runs already (lsdef/cases0 lsdef_nics, lsdef -t node
+// -h -i status, mkdef/cases0 dyngrp3, chdef/cases0 chdef_t_node).
+TEST_F(cli_test, lsdef_nics_attribute_help_empty_dynamic_groups_and_xcatdefaults_warnings) {
+  ASSERT_EQ(run("mkdef -t node -o testnode1 groups=all mgt=ipmi nicips.eth0=1.1.1.1 "
+                "nichostnamesuffixes.eth0=-eth0 nictypes.ib0=Infiniband")
+              .rc,
+            0);
+  auto r = run("lsdef testnode1 --nics");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Object name: testnode1\n    nichostnamesuffixes.eth0=-eth0\n"
+                   "    nicips.eth0=1.1.1.1\n    nictypes.ib0=Infiniband\n");
+  expect_refused("lsdef testnode1 --nics -i groups",
+                 "The flags '-i' and '--nics' cannot be used together.");
+
+  r = run("lsdef -t node -h -i bmc,nicips.eth0");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Attribute          Description\n\nbmc:\t\tThe hostname of the BMC "
+                        "adapter.\n\nnicips:\t\tComma-separated list of IP addresses per NIC.\n",
+                        0),
+            0u)
+    << r.out;
+  std::string tail = "one hostname suffix for each ip address.\n";
+  ASSERT_GT(r.out.size(), tail.size());
+  EXPECT_EQ(r.out.substr(r.out.size() - tail.size()), tail);
+  r = run("lsdef -t node -h -i status");
+  EXPECT_EQ(r.out.rfind("Attribute          Description\n\nstatus:\t\tThe current status of "
+                        "this node.",
+                        0),
+            0u)
+    << r.out;
+  r = run("lsdef -t group -h");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out.rfind("The valid attribute names for object type 'group' are:\n", 0), 0u);
+  EXPECT_NE(r.out.find("\n\nwherevals:\t"), std::string::npos);
+
+  ASSERT_EQ(run("mkdef -t group -o dyngrp3 -d -w mgt==hmc -w cons==ipmi").rc, 0);
+  r = run("lsdef -s dyngrp3");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Error: No node in 'dyngrp3', check the noderange syntax.\n");
+  ASSERT_EQ(run("rmdef -t group -o dyngrp3").rc, 0);
+
+  r = run("chdef -t node -o testnode1 postscripts=\"syslog,remoteshell,mine\"");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "Warning: testnode1: postscripts 'syslog' is already included in the "
+                   "'xcatdefaults'.\nWarning: testnode1: postscripts 'remoteshell' is already "
+                   "included in the 'xcatdefaults'.\n");
+  r = run("chdef -t node -o testnode1 -p postbootscripts=otherpkgs");
+  EXPECT_EQ(r.err, "Warning: testnode1: postbootscripts 'otherpkgs' is already included in the "
+                   "'xcatdefaults'.\n");
+  EXPECT_EQ(run("lsdef testnode1 -i postscripts,postbootscripts -c").out,
+            "testnode1: postbootscripts=otherpkgs\n"
+            "testnode1: postscripts=syslog,remoteshell,syncfiles,mine\n");
+}
+
 TEST_F(cli_test, help_multicall_and_uninitialized_home) {
   for (auto tool :
        {"lsdef", "nodels", "mkdef", "chdef", "rmdef", "clusterctl init", "clusterctl passwd"}) {
