@@ -236,6 +236,8 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
          "  -l        long form: Object name: X, then attr=value lines\n"
          "  -s        short form: name  (type)\n"
          "  -i ATTRS  only these attributes, shown even when empty; -c: one line each\n"
+         "  --nics    the nic attributes (nicips.eth0=..., as -i nicips,nictypes,...)\n"
+         "  -t TYPES -h [-i ATTRS]  the attributes of the types, with their descriptions\n"
          "  -z        stanza form\n"
          "  -w EXPR   only objects where attr==val, attr!=val, attr=~re or attr!~re\n"
          "  -S        include hidden nodes\n"
