@@ -31,6 +31,14 @@ struct change_args {
   parsed_args args;
 };
 
+/// True if the command was given nothing to do (no option but --home, no argument): xCAT's
+/// mkdef, chdef and rmdef then print their usage and exit 0 (DBobjectdefs.pm processArgs).
+bool no_arguments(const parsed_args& args) {
+  return args.flags.empty() && args.positional.empty()
+         && std::all_of(args.values.begin(), args.values.end(),
+                        [](const auto& v) { return v.first == "home"; });
+}
+
 /// Shared mkdef/chdef parsing: names from -o or the first non-assignment argument.
 change_args parse_change(const std::vector<std::string>& argv, std::string_view flags,
                          const session* s) {
@@ -407,7 +415,7 @@ int mkdef(const std::vector<std::string>& argv_in, io& streams) {
   auto argv = argv_in;
   auto from = base::take_optional_value(argv, "template");
   auto probe = parse_change(argv, "fzdV", nullptr);
-  if (probe.args.has("help")) {
+  if (probe.args.has("help") || (!from && no_arguments(probe.args))) {
     streams.out
       << "Usage: mkdef [-t TYPE] [-o NAMES | NAMES] [-f] attr=value [attr=value ...]\n"
       << "       mkdef -t group -o NAME -d -w attr==val [-w attr=~re ...] [attr=value ...]\n"
@@ -452,7 +460,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
   if (!probe.args.value("n").empty()) {
     return rename(probe, streams);
   }
-  if (probe.args.has("help")) {
+  if (probe.args.has("help") || no_arguments(probe.args)) {
     streams.out << "Usage: chdef [-t TYPE] [-o NAMES | NAMES] [-p | -m] attr=value ...\n"
                 << "       chdef -t group -o NAME -d [-p | -m] -w attr==val [-w ...]\n"
                 << "       chdef [-t TYPE] -o NAME -n NEWNAME\n"
@@ -485,11 +493,13 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
         return store::change_objects(t, objects, mode);
       });
   }
-  if (probe.req.attrs.empty() && !probe.args.has("d")) {
-    throw usage_error("No attribute values were specified.");
-  }
   auto s = session::open(probe.args);
   auto c = parse_change(argv, "pmfzdV", &s);
+  if (c.req.attrs.empty() && !c.args.has("d") && c.req.type != object_type::group) {
+    // xCAT's defch: nothing to set is nothing changed, not an error (a group is created)
+    streams.out << "No object definitions have been created or modified.\n";
+    return 0;
+  }
   dynamic_group(c, "chdef", mode, s);
   if (!c.args.has("d")) {
     refuse_static_members(s, c);
@@ -507,7 +517,7 @@ int chdef(const std::vector<std::string>& argv, io& streams) {
 int rmdef(const std::vector<std::string>& argv, io& streams) {
   refuse_template(argv, "rmdef");
   auto args = parse_args(argv, definition_options("to", "V"));
-  if (args.has("help")) {
+  if (args.has("help") || no_arguments(args)) {
     streams.out << "Usage: rmdef [-t TYPE] [-o NAMES | NAMES]\n"
                 << "Removes object definitions; nothing is removed if any is missing.\n"
                 << change_help;

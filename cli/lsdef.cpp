@@ -1,5 +1,6 @@
 // lsdef and nodels: the listing tools, with xCAT's output formats (xcat-compat.md §6).
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/remote.hpp"
+#include "store/descriptions.hpp"
 #include "store/selector.hpp"
 #include "store/tables.hpp"
 #include "store/templates.hpp"
@@ -151,6 +153,55 @@ void refuse_masked_selections(const std::vector<store::selector>& sels) {
   }
 }
 
+/// lsdef --nics: the nic attributes xCAT's processArgs puts in -i.
+constexpr std::string_view nic_attributes
+  = "nicips,nichostnamesuffixes,nichostnameprefixes,nictypes,niccustomscripts,nicnetworks,"
+    "nicaliases,nicextraparams,nicdevices";
+
+/// lsdef -t TYPES -h [-i ATTRS]: the attributes of each type with their descriptions,
+/// sorted by name (DBobjectdefs.pm defls); `nicips.eth0` names `nicips`.
+int describe_attributes(const parsed_args& args, io& streams) {
+  std::vector<std::string> only;
+  for (const auto& i : args.all("i")) {
+    for (auto& a : base::split_list(i)) {
+      only.push_back(a.rfind("nic", 0) == 0 ? a.substr(0, a.find('.')) : a);
+    }
+  }
+  for (const auto& name : base::split_list(args.value("t"))) {
+    auto t = parse_object_type(name);
+    if (t == object_type::site) {
+      if (!only.empty()) {
+        streams.err << "Warning: It is not supported to list the description of some specific "
+                       "site attributes, displaying the description for all site attributes "
+                       "instead.\n";
+      }
+      streams.out << "\nThere can only be one xCAT site definition. This definition consists \n"
+                     "of an unlimited list of user-defined attributes and values that represent \n"
+                     "global settings for the whole cluster. The site attributes clusterws reads \n"
+                     "are listed in docs/configuration.md and docs/cli.md.\n";
+      continue;
+    }
+    if (only.empty()) {
+      streams.out << "The valid attribute names for object type '" << name << "' are:\n";
+    }
+    streams.out << "Attribute          Description\n\n";
+    std::vector<std::string> lines;
+    for (const auto& d : store::attribute_descriptions(t)) {
+      if (!only.empty() && std::find(only.begin(), only.end(), d.attr) == only.end()) {
+        continue;
+      }
+      lines.push_back(std::string{d.attr} + ':' + (d.attr.size() < 7 ? "\t\t" : "\t")
+                      + std::string{d.text});
+    }
+    std::sort(lines.begin(), lines.end());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      streams.out << (i > 0 ? "\n\n" : "") << lines[i];
+    }
+    streams.out << '\n';
+  }
+  return 0;
+}
+
 } // namespace
 
 std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) {
@@ -168,7 +219,12 @@ std::vector<store::selector> parse_where(const std::vector<std::string>& exprs) 
 int lsdef(const std::vector<std::string>& argv_in, io& streams) {
   auto argv = argv_in;
   auto templates = base::take_optional_value(argv, "template");
-  auto args = parse_args(argv, definition_options("toiw", "lsczSaV"));
+  auto spec_options = definition_options("toiw", "lsczSaV");
+  spec_options.long_flags.push_back("nics");
+  auto args = parse_args(argv, spec_options);
+  if (args.has("help") && args.values.count("t") > 0) {
+    return describe_attributes(args, streams);
+  }
   if (args.has("help")) {
     streams.out
       << "Usage: lsdef [-t TYPES | -a] [-o NAMES | NODERANGE] [-l | -s | -z] [-i ATTRS [-c]]\n"
@@ -180,6 +236,8 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
          "  -l        long form: Object name: X, then attr=value lines\n"
          "  -s        short form: name  (type)\n"
          "  -i ATTRS  only these attributes, shown even when empty; -c: one line each\n"
+         "  --nics    the nic attributes (nicips.eth0=..., as -i nicips,nictypes,...)\n"
+         "  -t TYPES -h [-i ATTRS]  the attributes of the types, with their descriptions\n"
          "  -z        stanza form\n"
          "  -w EXPR   only objects where attr==val, attr!=val, attr=~re or attr!~re\n"
          "  -S        include hidden nodes\n"
@@ -189,6 +247,12 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
   }
   if (args.has("l") && args.has("s")) {
     throw usage_error("The flags '-l' and '-s' cannot be used together.");
+  }
+  if (args.has("nics") && args.values.count("i") > 0) {
+    throw usage_error("The flags '-i' and '--nics' cannot be used together.");
+  }
+  if (args.has("nics")) { // xCAT's processArgs: --nics is -i with the nic attributes
+    args.values["i"] = {std::string{nic_attributes}};
   }
   if (args.has("c") && args.values.count("i") == 0) {
     throw usage_error("The flags '-c' and '-i' must be used together.");
@@ -262,6 +326,13 @@ int lsdef(const std::vector<std::string>& argv_in, io& streams) {
       }
     } else {
       auto names = spec.empty() ? all_names(view, t, args.has("S")) : s.names(t, spec);
+      if (!spec.empty() && names.empty() && t == object_type::node) {
+        // a noderange that names no node (a dynamic group nothing matches): xCAT's
+        // processArgs refuses it rather than list nothing
+        fail(args.values.count("o") > 0 ? std::string{"No object names were provided."}
+                                        : "No node in '" + spec + "', check the noderange syntax.");
+        continue;
+      }
       if (spec.empty() && names.empty()) {
         if (!args.has("a")) { // xCAT's -a skips the types without objects
           fail("Could not get objects of type '" + std::string{store::type_name(t)} + "'.");

@@ -1,5 +1,7 @@
 #include "store/cluster_view.hpp"
 
+#include <algorithm>
+
 #include "base/text.hpp"
 #include "store/error.hpp"
 #include "store/schema.hpp"
@@ -201,6 +203,19 @@ std::optional<attr_map> cluster_view::display(object_type t, std::string_view na
       if (regex_value::is_expression(v) && !is_nodelist_attribute(k)) {
         v = for_node(name, std::move(v));
       }
+    }
+    // xCAT's getobjdefs reads a conditional attribute (bmc, bmcusername, ...) only from the
+    // table its condition selects: with no qualifying mgt lsdef does not show it
+    auto value_of = [&](std::string_view a) -> std::string {
+      auto it = out.find(std::string{a});
+      return it == out.end() ? std::string{} : it->second;
+    };
+    for (auto it = out.begin(); it != out.end();) {
+      const auto& conditions = attribute_conditions(it->first);
+      bool shown = conditions.empty()
+                   || std::any_of(conditions.begin(), conditions.end(),
+                                  [&](std::string_view c) { return condition_holds(c, value_of); });
+      it = shown ? std::next(it) : out.erase(it);
     }
     finish_node(out);
   }

@@ -73,6 +73,9 @@ struct target {
   object_type type;
   const std::string* name;
   const std::vector<attr_change>* attrs;
+  /// change_request::check_conditions; also: the scripts of the xcatdefaults row are left out
+  /// of postscripts and postbootscripts with xCAT's warning (the table tools keep them).
+  bool conditions = true;
 };
 
 /// The objects of `req`; site has the single object `clustersite`.
@@ -85,7 +88,7 @@ std::vector<target> targets_of(const change_request& req) {
   }
   out.reserve(req.names.size());
   for (const auto& n : req.names) {
-    out.push_back({req.type, &n, &req.attrs});
+    out.push_back({req.type, &n, &req.attrs, req.check_conditions});
   }
   return out;
 }
@@ -158,6 +161,23 @@ std::string apply_list(list_mode mode, const std::string& old, const std::string
   return joined;
 }
 
+/// `scripts` (the new postscripts or postbootscripts of `obj`) without those every node runs
+/// already (the xcatdefaults row), with xCAT's warning for each (DBobjUtils.pm setobjdefs).
+std::string without_defaults(const read_txn& t, const std::string& obj, const std::string& attr,
+                             const std::string& scripts, outcome& out) {
+  auto defaults = base::split_list(t.meta("xcatdefaults." + attr));
+  std::vector<std::string> kept;
+  for (auto& s : base::split_list(scripts)) {
+    if (std::find(defaults.begin(), defaults.end(), s) != defaults.end()) {
+      out.warnings.push_back(obj + ": " + attr + " '" + s
+                             + "' is already included in the 'xcatdefaults'.");
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  return base::join_list(kept);
+}
+
 /// Adds (or removes) group `g` to (from) node `n`'s groups list.
 void set_membership(write_txn& t, const std::string& n, const std::string& g, bool member,
                     outcome& out) {
@@ -207,6 +227,45 @@ std::string_view final_grouptype(const attr_map& attrs, const std::vector<attr_c
   return it == attrs.end() ? std::string_view{} : std::string_view{it->second};
 }
 
+/// xCAT's only_if (DBobjUtils.pm validate_only_if_attrs): each conditional attribute the
+/// target sets must have one of its conditions met by the object as it will be (`attrs`), or
+/// for a node by the first of its groups with a value, as the node inherits it. An error
+/// per attribute refused.
+void check_conditions(const read_txn& t, const target& tg, const attr_map& attrs, outcome& out) {
+  std::vector<std::string_view> refused;
+  auto value_of = [&](std::string_view attr) -> std::string {
+    if (auto it = attrs.find(std::string{attr}); it != attrs.end() && !it->second.empty()) {
+      return it->second;
+    }
+    if (tg.type != object_type::node) {
+      return {};
+    }
+    auto groups = attrs.find("groups");
+    for (const auto& g : base::split_list(groups == attrs.end() ? "" : groups->second)) {
+      if (auto rec = t.get(object_type::group, g)) {
+        if (auto v = rec->find(attr); v && !v->empty()) {
+          return std::string{*v};
+        }
+      }
+    }
+    return {};
+  };
+  for (const auto& a : *tg.attrs) {
+    if (normalize_value(a.value).empty()
+        || std::find(refused.begin(), refused.end(), a.name) != refused.end()) {
+      continue; // clearing a value needs no condition
+    }
+    auto conditions = attribute_conditions(a.name);
+    if (conditions.empty()
+        || std::any_of(conditions.begin(), conditions.end(),
+                       [&](std::string_view c) { return condition_holds(c, value_of); })) {
+      continue;
+    }
+    refused.push_back(a.name);
+    out.errors.push_back(condition_refusal(a.name, conditions));
+  }
+}
+
 /// Applies the target's attributes to it (existing attributes `attrs`) and writes it.
 void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs, outcome& out) {
   auto key = key_attribute(tg.type);
@@ -227,6 +286,10 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
     }
     bool selections = dynamic && a.name == "wherevals";
     auto merged = apply_list(mode, attrs[a.name], value, a.name, *tg.name, selections, out);
+    if (tg.conditions && (a.name == "postscripts" || a.name == "postbootscripts")
+        && (tg.type == object_type::node || tg.type == object_type::group)) {
+      merged = without_defaults(t, *tg.name, a.name, merged, out);
+    }
     if (merged.empty()) {
       attrs.erase(a.name);
     } else {
@@ -241,16 +304,18 @@ void write_object(write_txn& t, const target& tg, list_mode mode, attr_map attrs
   }
   if (tg.type == object_type::network) {
     // xCAT's networks check: a network is its address and mask, never one without
-    for (const char* key : {"net", "mask"}) {
-      auto it = attrs.find(key);
-      if (it == attrs.end() || it->second.empty()) {
-        out.errors.push_back(std::string{key} + " value should not be empty for xCAT network "
-                             + "object " + *tg.name + ".");
-      }
+    auto net = attrs.find("net");
+    auto mask = attrs.find("mask");
+    if (net == attrs.end() || net->second.empty() || mask == attrs.end() || mask->second.empty()) {
+      out.errors.push_back("Net or mask value should not be empty for xCAT network object '"
+                           + *tg.name + "'.");
     }
     if (!out.ok()) {
       throw rejected{out}; // the whole command writes nothing
     }
+  }
+  if (tg.conditions && (tg.type == object_type::node || tg.type == object_type::group)) {
+    check_conditions(t, tg, attrs, out); // (the caller refuses the change if any fails)
   }
   t.put(tg.type, *tg.name, attrs);
 }
@@ -305,6 +370,10 @@ outcome make_targets(write_txn& t, std::vector<target> targets, bool force) {
     }
     write_object(t, tg, list_mode::set, {}, out);
     ++out.count;
+  }
+  if (!out.ok()) {
+    out.errors.emplace_back(some_errors); // nothing is written (docs/compatibility.md)
+    throw rejected{out};
   }
   if (out.count == 0) {
     out.errors.push_back(created_message(0));
@@ -461,7 +530,7 @@ outcome make_objects(write_txn& t, const change_request& req) {
     from_template.template_name.clear();
     return make_objects(t, from_template);
   }
-  if (req.attrs.empty()) {
+  if (req.attrs.empty() && req.type != object_type::group) { // (an empty group is a group)
     outcome out;
     std::string msg = "No object definitions have been created or modified: no attributes were "
                       "specified.";

@@ -33,6 +33,10 @@ struct change_request {
   bool force = false;
   /// mkdef --template: the template the objects are made from (store/templates.hpp).
   std::string template_name;
+  /// Refuse a conditional attribute (bmc, bmcusername, ...) whose condition (mgt=ipmi|...)
+  /// the object does not meet, as xCAT's mkdef and chdef do. The table tools write a row
+  /// where they are told (chtab ipmi.bmc), as xCAT's chtab does: false.
+  bool check_conditions = true;
 };
 
 /// What a definition command reports: info lines (stdout), warnings, errors. Any error means

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/text.hpp"
+
 namespace cws::store {
 
 namespace {
@@ -259,6 +261,67 @@ const std::vector<attribute_entry>& node_attribute_entries() {
 
 const std::vector<std::string_view>& node_attributes() {
   return tables().node_order;
+}
+
+bool condition_holds(std::string_view only_if,
+                     const std::function<std::string(std::string_view)>& value_of) {
+  if (only_if.empty()) {
+    return true;
+  }
+  auto eq = only_if.find('=');
+  auto value = value_of(only_if.substr(0, eq));
+  auto wanted = only_if.substr(eq + 1);
+  for (const auto& word : base::split_list(value)) {
+    size_t pos = 0;
+    while (pos <= wanted.size()) {
+      auto end = std::min(wanted.find('|', pos), wanted.size());
+      if (wanted.substr(pos, end - pos) == word) {
+        return true;
+      }
+      pos = end + 1;
+    }
+  }
+  return false;
+}
+
+const std::vector<std::string_view>& attribute_conditions(std::string_view attr) {
+  static const auto conditions = [] {
+    std::unordered_map<std::string_view, std::vector<std::string_view>> m;
+    std::unordered_set<std::string_view> always; // an entry without a condition
+    for (const auto& e : tables().entries) {
+      if (e.only_if.empty()) {
+        always.insert(e.attr);
+      } else if (std::find(m[e.attr].begin(), m[e.attr].end(), e.only_if) == m[e.attr].end()) {
+        m[e.attr].push_back(e.only_if);
+      }
+    }
+    for (auto a : always) {
+      m.erase(a);
+    }
+    return m;
+  }();
+  static const std::vector<std::string_view> none;
+  auto it = conditions.find(attr);
+  return it == conditions.end() ? none : it->second;
+}
+
+std::string condition_refusal(std::string_view attr,
+                              const std::vector<std::string_view>& conditions) {
+  // xCAT names the attribute of the conditions and joins their values, sorted, with " or "
+  std::string_view key;
+  std::vector<std::string_view> values;
+  for (auto c : conditions) {
+    auto eq = c.find('=');
+    key = c.substr(0, eq);
+    values.push_back(c.substr(eq + 1));
+  }
+  std::sort(values.begin(), values.end());
+  std::string msg = "Cannot set the attr='" + std::string{attr} + "' attribute unless "
+                    + std::string{key} + " value is ";
+  for (size_t i = 0; i < values.size(); ++i) {
+    msg += (i > 0 ? " or " : "") + std::string{values[i]};
+  }
+  return msg + ".";
 }
 
 bool is_masked_attribute(std::string_view attr) {

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -57,6 +59,21 @@ struct attribute_entry {
 /// Every node attribute entry, in Schema order (an attribute held in several tables under
 /// different conditions has several entries).
 const std::vector<attribute_entry>& node_attribute_entries();
+
+/// True if an object satisfies condition `only_if` (`mgt=ipmi|openbmc`; "" always holds):
+/// `value_of(attr)` of the named attribute, a comma list, has one of the `|`-separated words.
+bool condition_holds(std::string_view only_if,
+                     const std::function<std::string(std::string_view)>& value_of);
+
+/// The conditions (only_if) under which node attribute `attr` may be set, in Schema order;
+/// empty if it has an entry without one (xCAT's validate_only_if_attrs: such an attribute may
+/// always be set).
+const std::vector<std::string_view>& attribute_conditions(std::string_view attr);
+
+/// xCAT's refusal of conditional attribute `attr` none of whose `conditions` holds:
+/// `Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc.`
+std::string condition_refusal(std::string_view attr,
+                              const std::vector<std::string_view>& conditions);
 
 /// True if `attr` is shown as "********" to every reader but root (`bmcpassword`). A caller
 /// who may not read it may not test it either: no selector, dynamic group or row filter of

@@ -171,23 +171,7 @@ const std::unordered_map<std::string_view, std::vector<attribute_entry>>& homes(
 /// the named attribute has one of the `|`-separated words (in a comma list).
 template<class ValueOf>
 bool holds(std::string_view only_if, const ValueOf& value_of) {
-  if (only_if.empty()) {
-    return true;
-  }
-  auto eq = only_if.find('=');
-  auto value = value_of(only_if.substr(0, eq));
-  auto wanted = only_if.substr(eq + 1);
-  for (const auto& word : base::split_list(value)) {
-    size_t pos = 0;
-    while (pos <= wanted.size()) {
-      auto end = std::min(wanted.find('|', pos), wanted.size());
-      if (wanted.substr(pos, end - pos) == word) {
-        return true;
-      }
-      pos = end + 1;
-    }
-  }
-  return false;
+  return only_if.empty() || condition_holds(only_if, value_of);
 }
 
 /// The table node attribute `attr` lives in for one object: the first whose condition
@@ -371,6 +355,7 @@ outcome write_object(write_txn& txn, const table_def& t, object_type type, const
     req.type = type;
     req.names = {type == object_type::site ? std::string{"clustersite"} : name};
     req.mode = mode;
+    req.check_conditions = false; // a row goes where chtab is told, as in xCAT
     for (const auto& c : changes) {
       if (c.mode != mode || is_name_column(t, c.column)) {
         continue;
@@ -389,16 +374,19 @@ outcome write_object(write_txn& txn, const table_def& t, object_type type, const
   return total;
 }
 
-/// The type of a node table row's object: a node, or a group (defined, or named in a
-/// node's groups); a new name is a new node.
-object_type node_row_type(const read_txn& txn, std::string_view name) {
+/// The type of a node table row's object in table `t`: a node, or a group (defined, or named
+/// in a node's groups). A new name is a new node in nodelist (its rows are the nodes) and a
+/// group anywhere else: xCAT keys a row by any name, and a row keyed by a name that is not a
+/// node is a group's row, the values its members will inherit (`chtab node=kvms vm.host=h1`
+/// before any node joins kvms).
+object_type node_row_type(const read_txn& txn, const table_def& t, std::string_view name) {
   if (txn.exists(object_type::node, name)) {
     return object_type::node;
   }
   if (txn.exists(object_type::group, name) || !txn.members(name).empty()) {
     return object_type::group;
   }
-  return object_type::node;
+  return t.name == "nodelist" ? object_type::node : object_type::group;
 }
 
 /// xCAT names a network made without a name after its address and mask (makenetworks).
@@ -609,7 +597,7 @@ outcome set_rows(write_txn& txn, const table_def& t, const key_values& keys,
       continue;
     }
     ++matched;
-    auto type = t.type == object_type::node ? node_row_type(txn, name) : t.type;
+    auto type = t.type == object_type::node ? node_row_type(txn, t, name) : t.type;
     merge(total, write_object(txn, t, type, name, changes));
   }
   if (matched > 0) {
@@ -668,13 +656,14 @@ outcome set_rows(write_txn& txn, const table_def& t, const key_values& keys,
       reject(msg);
     }
   }
-  auto type = t.type == object_type::node ? node_row_type(txn, name) : t.type;
+  auto type = t.type == object_type::node ? node_row_type(txn, t, name) : t.type;
   merge(total, write_object(txn, t, type, name, all));
   if (total.count == 0 && type != object_type::site) {
     // a row with only its keys still makes the object (chtab node=n5 nodelist.groups=)
     change_request req;
     req.type = type;
     req.names = {name};
+    req.check_conditions = false;
     merge(total, make_objects(txn, req));
   }
   return total;
@@ -708,7 +697,7 @@ size_t delete_rows(write_txn& txn, const table_def& t, const key_values& keys) {
       continue;
     }
     ++deleted;
-    auto type = t.type == object_type::node ? node_row_type(txn, name) : t.type;
+    auto type = t.type == object_type::node ? node_row_type(txn, t, name) : t.type;
     if (t.type == object_type::passwd && name == bmc_credentials_object) {
       txn.erase(object_type::site, bmc_credentials_object);
     } else if (t.type == object_type::passwd) {

@@ -210,7 +210,7 @@ TEST_F(cli_test, lsdef_z_alone_is_the_full_stanza_listing_and_with_s_the_names) 
 }
 
 TEST_F(cli_test, regex_group_rows_give_each_node_its_own_value_wherever_it_is_read) {
-  auto r = run(R"(mkdef -t group rack1 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
+  auto r = run(R"(mkdef -t group rack1 mgt=ipmi 'ip=|node(\d+)|10.0.0.($1+0)|' 'bmc=/\z/-bmc/' )"
                R"('vmmemory=|\D+(\d+)|(sprintf("%04d",$1*2))|')");
   ASSERT_EQ(r.rc, 0) << r.err;
   run("mkdef 'node[08-10]' groups=rack1,all");
@@ -463,14 +463,21 @@ TEST_F(cli_test, chdef_n_renames_one_object_with_its_attributes_and_groups) {
 }
 
 TEST_F(cli_test, a_network_needs_its_net_and_mask) {
+  // xCAT's words (DBobjectdefs.pm defmk, defch; mkdef/cases0, chdef_network_not_exist)
   expect_refused("mkdef -t network -o net1 net=10.0.0.0",
-                 "Error: mask value should not be empty for xCAT network object net1.");
+                 "Error: Net or mask value should not be empty for xCAT network object 'net1'.");
   expect_refused("mkdef -t network -o net1,net2 net=10.0.0.0 mask=255.0.0.0 gateway=10.0.0.1 "
                  "mtu=9000 net=",
-                 "net value should not be empty for xCAT network object net1.");
+                 "Net or mask value should not be empty for xCAT network object 'net1'.");
+  expect_refused("chdef -t network aaaaa_not_exist mtu=1500 mask=255.255.255.0",
+                 "Net or mask value should not be empty for xCAT network object "
+                 "'aaaaa_not_exist'.");
+  auto r = run("chdef -t network aaaaa_not_exist");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "No object definitions have been created or modified.\n");
   EXPECT_EQ(run("lsdef -t network").rc, 1); // nothing was written
   ASSERT_EQ(run("mkdef -t network -o net1 net=10.0.0.0 mask=255.0.0.0").rc, 0);
-  expect_refused("chdef -t network -o net1 mask=", "mask value should not be empty");
+  expect_refused("chdef -t network -o net1 mask=", "Net or mask value should not be empty");
   EXPECT_EQ(run("lsdef -t network -o net1 -i mask -c").out, "net1: mask=255.0.0.0\n");
   run("rmdef -t network net1");
 }
@@ -610,6 +617,87 @@ TEST_F(cli_test, passwd_stores_a_slow_hash_or_an_imported_one) {
   auto bob = txn.get(cws::store::object_type::passwd, "bob")->find("password").value_or("");
   EXPECT_TRUE(cws::store::verify_password("secret", bob));
   EXPECT_FALSE(txn.exists(cws::store::object_type::passwd, "carol"));
+}
+
+// issue #32: empty and wrong invocations answer as xCAT's (DBobjectdefs.pm processArgs,
+// defmk, defch; mkdef_null, chdef_null, rmdef_null, mkdef/cases1).
+TEST_F(cli_test, empty_invocations_print_the_usage_and_an_empty_group_is_a_group) {
+  for (const char* tool : {"mkdef", "chdef", "rmdef"}) {
+    auto r = run(tool);
+    EXPECT_EQ(r.rc, 0) << tool << ": " << r.err;
+    EXPECT_EQ(r.out.rfind(std::string{"Usage: "} + tool, 0), 0u) << tool << ": " << r.out;
+    EXPECT_EQ(r.err, "") << tool;
+  }
+  auto r = run("mkdef -t group -o xcattest_tmp_group");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "1 object definitions have been created or modified.\n");
+  EXPECT_EQ(run("lsdef -t group -s xcattest_tmp_group").out, "xcattest_tmp_group  (group)\n");
+  ASSERT_EQ(run("rmdef -t group -o xcattest_tmp_group").rc, 0);
+  // a node without attributes still needs its groups; an unknown template is named
+  expect_refused("mkdef -t node -o testnode_noattr", "The 'groups' attribute is required");
+  ASSERT_EQ(run("mkdef n1 groups=all").rc, 0);
+  r = run("mkdef --template nosuch n9");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Could not find the template object named 'nosuch' of type 'node'.\n");
+  r = run("chdef n1");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "No object definitions have been created or modified.\n");
+}
+
+// issue #32: lsdef --nics, -h -i, -s of a dynamic group nothing matches, and chdef's warning
+// for the scripts the xcatdefaults row runs already (lsdef/cases0 lsdef_nics, lsdef -t node
+// -h -i status, mkdef/cases0 dyngrp3, chdef/cases0 chdef_t_node).
+TEST_F(cli_test, lsdef_nics_attribute_help_empty_dynamic_groups_and_xcatdefaults_warnings) {
+  ASSERT_EQ(run("mkdef -t node -o testnode1 groups=all mgt=ipmi nicips.eth0=1.1.1.1 "
+                "nichostnamesuffixes.eth0=-eth0 nictypes.ib0=Infiniband")
+              .rc,
+            0);
+  auto r = run("lsdef testnode1 --nics");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Object name: testnode1\n    nichostnamesuffixes.eth0=-eth0\n"
+                   "    nicips.eth0=1.1.1.1\n    nictypes.ib0=Infiniband\n");
+  expect_refused("lsdef testnode1 --nics -i groups",
+                 "The flags '-i' and '--nics' cannot be used together.");
+
+  r = run("lsdef -t node -h -i bmc,nicips.eth0");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Attribute          Description\n\nbmc:\t\tThe hostname of the BMC "
+                        "adapter.\n\nnicips:\t\tComma-separated list of IP addresses per NIC.\n",
+                        0),
+            0u)
+    << r.out;
+  std::string tail = "one hostname suffix for each ip address.\n";
+  ASSERT_GT(r.out.size(), tail.size());
+  EXPECT_EQ(r.out.substr(r.out.size() - tail.size()), tail);
+  r = run("lsdef -t node -h -i status");
+  EXPECT_EQ(r.out.rfind("Attribute          Description\n\nstatus:\t\tThe current status of "
+                        "this node.",
+                        0),
+            0u)
+    << r.out;
+  r = run("lsdef -t group -h");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out.rfind("The valid attribute names for object type 'group' are:\n", 0), 0u);
+  EXPECT_NE(r.out.find("\n\nwherevals:\t"), std::string::npos);
+
+  ASSERT_EQ(run("mkdef -t group -o dyngrp3 -d -w mgt==hmc -w cons==ipmi").rc, 0);
+  r = run("lsdef -s dyngrp3");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Error: No node in 'dyngrp3', check the noderange syntax.\n");
+  ASSERT_EQ(run("rmdef -t group -o dyngrp3").rc, 0);
+
+  r = run("chdef -t node -o testnode1 postscripts=\"syslog,remoteshell,mine\"");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "Warning: testnode1: postscripts 'syslog' is already included in the "
+                   "'xcatdefaults'.\nWarning: testnode1: postscripts 'remoteshell' is already "
+                   "included in the 'xcatdefaults'.\n");
+  r = run("chdef -t node -o testnode1 -p postbootscripts=otherpkgs");
+  EXPECT_EQ(r.err, "Warning: testnode1: postbootscripts 'otherpkgs' is already included in the "
+                   "'xcatdefaults'.\n");
+  EXPECT_EQ(run("lsdef testnode1 -i postscripts,postbootscripts -c").out,
+            "testnode1: postbootscripts=otherpkgs\n"
+            "testnode1: postscripts=syslog,remoteshell,syncfiles,mine\n");
 }
 
 TEST_F(cli_test, help_multicall_and_uninitialized_home) {
@@ -846,6 +934,64 @@ TEST_F(cli_test, chtab_nodech_gettab_change_what_lsdef_shows) {
   EXPECT_EQ(run("nodels").out, "tn1\ntn2\n");
   ASSERT_EQ(run("noderm tn2").rc, 0);
   EXPECT_EQ(run("nodels").out, "tn1\n");
+}
+
+// issue #32: rows keyed by a group name, the way sites give thousands of nodes their IPs and
+// BMC names: written before any node is in the group, read by its members (expressions
+// evaluated) in lsdef and nodels, shown by tabdump keyed by the group, removed by chtab -d.
+TEST_F(cli_test, chtab_rows_keyed_by_a_group_name_are_what_its_members_inherit) {
+  for (const char* cmd : {R"(chtab node=rackg 'hosts.ip=|gn(\d+)|10.0.0.($1+0)|')",
+                          R"(chtab node=rackg 'ipmi.bmc=/\z/-bmc/')",
+                          "chtab node=kvms vm.host=hv1 vm.storage=dir:///var/lib/vms",
+                          "chtab node=somegroup nodehm.mgt=openbmc"}) {
+    auto r = run(cmd);
+    ASSERT_EQ(r.rc, 0) << cmd << ": " << r.err;
+  }
+  EXPECT_EQ(run("nodels").out, ""); // rows, not nodes
+  ASSERT_EQ(run("mkdef 'gn[7-8]' groups=rackg,kvms,somegroup,all").rc, 0);
+  EXPECT_EQ(run("lsdef gn7 -i ip,bmc,vmhost,vmstorage,mgt -c").out,
+            "gn7: bmc=gn7-bmc\ngn7: ip=10.0.0.7\ngn7: mgt=openbmc\ngn7: vmhost=hv1\n"
+            "gn7: vmstorage=dir:///var/lib/vms\n");
+  EXPECT_EQ(run("nodels gn8 hosts.ip vm.host").out, "gn8: hosts.ip: 10.0.0.8\ngn8: vm.host: hv1\n");
+  auto dump = run("tabdump hosts").out;
+  EXPECT_NE(dump.find("\n\"rackg\",\"|gn(\\d+)|10.0.0.($1+0)|\",,,,\n"), std::string::npos) << dump;
+  EXPECT_NE(run("tabdump nodehm").out.find("\n\"somegroup\",,\"openbmc\","), std::string::npos);
+  ASSERT_EQ(run("chtab -d node=rackg hosts").rc, 0);
+  EXPECT_EQ(run("tabdump hosts").out.find("rackg"), std::string::npos);
+  EXPECT_EQ(run("lsdef gn7 -i ip,bmc -c").out, "gn7: bmc=gn7-bmc\ngn7: ip=\n");
+  run("rmdef -t group kvms,somegroup,rackg");
+}
+
+// issue #32: xCAT's only_if on the command line (mkdef/cases1's only_if cases): refused with
+// xCAT's message and exit status, nothing written; met by the node's mgt or its group's.
+TEST_F(cli_test, a_bmc_attribute_needs_a_mgt_that_selects_its_table) {
+  auto r = run("mkdef -t node -o testnode_partial groups=test,all bmc=10.0.0.1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err,
+            "Error: Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc.\n"
+            "Error: One or more errors occured when attempting to create or modify xCAT object "
+            "definitions.\n");
+  EXPECT_EQ(run("lsdef testnode_partial").rc, 1);
+  ASSERT_EQ(run("mkdef -t node -o keepme groups=oldgroup,all mgt=openbmc bmc=1.2.3.4").rc, 0);
+  EXPECT_EQ(run("mkdef -f -t node -o keepme groups=newgroup bmc=5.6.7.8").rc, 1);
+  EXPECT_EQ(run("lsdef keepme -i groups,mgt,bmc -c").out,
+            "keepme: bmc=1.2.3.4\nkeepme: groups=oldgroup,all\nkeepme: mgt=openbmc\n");
+  ASSERT_EQ(run("chtab node=openbmcgrp nodehm.mgt=openbmc").rc, 0);
+  r = run("mkdef -t node -o inherit groups=openbmcgrp,all bmc=10.0.0.1");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  expect_refused("chdef -t group -o nomgtgrp bmcusername=admin",
+                 "Cannot set the attr='bmcusername' attribute unless mgt value is ipmi or "
+                 "openbmc.");
+  // one bad object among good ones: nothing is written (xCAT writes the good ones)
+  r = run("mkdef -z", "good:\n objtype=node\n groups=all\n mgt=openbmc\n bmc=10.0.0.1\n"
+                      "bad:\n objtype=node\n groups=all\n bmc=10.0.0.2\n");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Cannot set the attr='bmc'"), std::string::npos) << r.err;
+  // lsdef shows a conditional attribute only where its condition holds, as xCAT's getobjdefs
+  ASSERT_EQ(run("chdef keepme mgt=kvm").rc, 0);
+  EXPECT_EQ(run("lsdef keepme -i bmc,mgt -c").out, "keepme: bmc=\nkeepme: mgt=kvm\n");
+  EXPECT_EQ(run("nodels").out, "inherit\nkeepme\n");
+  run("rmdef -t group openbmcgrp");
 }
 
 TEST_F(cli_test, table_tool_refusals_change_nothing) {

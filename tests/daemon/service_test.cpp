@@ -264,17 +264,34 @@ TEST_F(service_test, non_root_needs_a_policy_row_set_with_the_cli) {
 }
 
 TEST_F(service_test, regex_group_rows_are_evaluated_per_node_and_checked_when_written) {
-  auto r = send("PUT", "/groups/compute", R"({"bmc":"|cn(\\d+)|10.1.0.($1*2)|"})");
+  auto r = send("PUT", "/groups/compute", R"({"ip":"|cn(\\d+)|10.1.0.($1*2)|"})");
   ASSERT_EQ(r.status, 200u) << r.body;
-  EXPECT_EQ(get("/nodes/cn1,cn3/attrs/bmc").body,
-            "{\"cn1\":{\"bmc\":\"10.1.0.2\"},\"cn3\":{\"bmc\":\"10.1.0.6\"}}\n");
-  EXPECT_EQ(run_tool(home(), "lsdef cn3 -i bmc -c").out, "cn3: bmc=10.1.0.6\n");
-  r = send("PUT", "/groups/compute", R"({"bmc":"|cn(\\d+)|10.1.0.(`id`)|"})");
+  EXPECT_EQ(get("/nodes/cn1,cn3/attrs/ip").body,
+            "{\"cn1\":{\"ip\":\"10.1.0.2\"},\"cn3\":{\"ip\":\"10.1.0.6\"}}\n");
+  EXPECT_EQ(run_tool(home(), "lsdef cn3 -i ip -c").out, "cn3: ip=10.1.0.6\n");
+  r = send("PUT", "/groups/compute", R"({"ip":"|cn(\\d+)|10.1.0.(`id`)|"})");
   EXPECT_EQ(r.status, 403u);
-  EXPECT_NE(r.body.find("The value of 'bmc' is not a valid xCAT expression"), std::string::npos)
+  EXPECT_NE(r.body.find("The value of 'ip' is not a valid xCAT expression"), std::string::npos)
     << r.body;
-  EXPECT_EQ(get("/nodes/cn1/attrs/bmc").body, "{\"cn1\":{\"bmc\":\"10.1.0.2\"}}\n");
-  EXPECT_EQ(send("PUT", "/groups/compute", R"({"bmc":""})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn1/attrs/ip").body, "{\"cn1\":{\"ip\":\"10.1.0.2\"}}\n");
+  EXPECT_EQ(send("PUT", "/groups/compute", R"({"ip":""})").status, 200u);
+  // issue #32: a BMC attribute needs a mgt that selects its table (compute has mgt=kvm)
+  r = send("PUT", "/groups/compute", R"({"bmc":"10.1.0.9"})");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_NE(r.body.find("Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc."),
+            std::string::npos)
+    << r.body;
+}
+
+// issue #32: a table row keyed by a group name (before the group has members) is what its
+// members read over REST.
+TEST_F(service_test, a_table_row_keyed_by_a_group_is_read_by_its_members) {
+  ASSERT_EQ(run_tool(home(), "chtab node=kvmhosts vm.host=hv9").rc, 0);
+  ASSERT_EQ(send("PUT", "/nodes/cn2", R"({"groups":"compute,all,kvmhosts"})").status, 200u);
+  EXPECT_EQ(get("/nodes/cn2/attrs/vmhost").body, "{\"cn2\":{\"vmhost\":\"hv9\"}}\n");
+  EXPECT_EQ(get("/tables/vm/nodes/cn2").body.find("hv9") != std::string::npos, true);
+  ASSERT_EQ(send("PUT", "/nodes/cn2", R"({"groups":"compute,all"})").status, 200u);
+  ASSERT_EQ(run_tool(home(), "chtab -d node=kvmhosts vm").rc, 0);
 }
 
 TEST_F(service_test, templates_are_listed_shown_and_used_as_xcatws_does) {

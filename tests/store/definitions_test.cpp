@@ -363,3 +363,60 @@ TEST_F(definitions_test, plus_and_minus_use_double_colons_in_a_dynamic_groups_wh
 }
 
 } // namespace
+
+namespace {
+
+// issue #32, xCAT's only_if (DBobjUtils.pm validate_only_if_attrs): bmc, bmcusername,
+// bmcpassword and their kin live in the table their mgt selects; setting one with no
+// qualifying mgt (own or inherited) is refused with xCAT's words, and nothing is written.
+TEST_F(definitions_test, a_conditional_attribute_needs_its_condition) {
+  const std::vector<std::string> bmc_refused
+    = {"Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc.",
+       "One or more errors occured when attempting to create or modify xCAT object definitions."};
+  auto out = mk(object_type::node, {"n1"}, {{"groups", "test"}, {"bmc", "10.0.0.1"}});
+  EXPECT_EQ(out.errors, bmc_refused);
+  EXPECT_TRUE(node_names().empty()); // no partial object
+  EXPECT_FALSE(show(object_type::group, "test"));
+  // its own mgt, given in the same command or already set, meets it
+  ASSERT_TRUE(
+    mk(object_type::node, {"n1"}, {{"groups", "old"}, {"mgt", "openbmc"}, {"bmc", "1.2.3.4"}})
+      .ok());
+  ASSERT_TRUE(ch({"n1"}, {{"bmcusername", "root"}}).ok());
+  // mkdef -f replaces the object: its old mgt does not count, and the old object stays
+  out = mk(object_type::node, {"n1"}, {{"groups", "new"}, {"bmc", "5.6.7.8"}}, true);
+  EXPECT_EQ(out.errors, bmc_refused);
+  auto n1 = show(object_type::node, "n1");
+  EXPECT_EQ(n1->at("groups"), "old");
+  EXPECT_EQ(n1->at("bmc"), "1.2.3.4");
+  // a group's mgt, as the node inherits it, meets it; a group is checked as a node is
+  ASSERT_TRUE(ch({"ipmis"}, {{"mgt", "ipmi"}}, list_mode::set, object_type::group).ok());
+  ASSERT_TRUE(mk(object_type::node, {"n2"}, {{"groups", "ipmis"}, {"bmcpassword", "pw"}}).ok());
+  out = ch({"nomgt"}, {{"bmcpassword", "pw"}}, list_mode::set, object_type::group);
+  EXPECT_EQ(out.errors.front(),
+            "Cannot set the attr='bmcpassword' attribute unless mgt value is ipmi or openbmc.");
+  EXPECT_FALSE(show(object_type::group, "nomgt"));
+  // a mgt that selects no BMC table does not meet it; other conditions name their attribute
+  out = ch({"n2"}, {{"mgt", "kvm"}, {"bmc", "x"}, {"pprofile", "p"}});
+  EXPECT_EQ(out.errors,
+            (std::vector<std::string>{
+              "Cannot set the attr='bmc' attribute unless mgt value is ipmi or openbmc.",
+              "Cannot set the attr='pprofile' attribute unless mgt value is hmc|ivm|fsp.",
+              "One or more errors occured when attempting to create or modify xCAT object "
+              "definitions."}));
+  EXPECT_EQ(show(object_type::node, "n2")->at("mgt"), "ipmi"); // (inherited, unchanged)
+  // clearing needs no condition
+  EXPECT_TRUE(ch({"n1"}, {{"mgt", "kvm"}, {"bmcusername", ""}}).ok());
+  // a group whose members are given keeps them unchanged when refused
+  out = mk(object_type::group, {"badgrp"}, {{"members", "n2"}, {"bmc", "10.0.0.1"}});
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(show(object_type::node, "n2")->at("groups"), "ipmis");
+  // one bad object among good ones: the command writes nothing (xCAT writes the good ones)
+  std::vector<object_change> objects
+    = {{object_type::node, "good", {{"groups", "test"}, {"mgt", "openbmc"}, {"bmc", "1.1.1.1"}}},
+       {object_type::node, "bad", {{"groups", "test"}, {"bmc", "2.2.2.2"}}}};
+  out = apply(db, [&](write_txn& t) { return make_objects(t, objects, false); });
+  EXPECT_EQ(out.errors, bmc_refused);
+  EXPECT_EQ(node_names(), (std::vector<std::string>{"n1", "n2"}));
+}
+
+} // namespace

@@ -177,6 +177,43 @@ TEST_F(tables_test, deleting_rows) {
   EXPECT_EQ(del("nodelist", {{"node", "nope"}}), 0u);
 }
 
+// issue #32: a row keyed by a name that is no node is a group's row (xCAT keys rows by any
+// name), written before any node joins the group; its members inherit it, and `chtab -d`
+// takes it away again.
+TEST_F(tables_test, a_row_keyed_by_a_name_that_is_no_node_is_a_groups_row) {
+  auto o = set("vm", {{"node", "kvms"}}, {{"host", "hv1"}, {"storage", "dir:///var/lib/vms"}});
+  ASSERT_TRUE(o.ok()) << o.errors.front();
+  ASSERT_TRUE(set("nodehm", {{"node", "somegroup"}}, {{"mgt", "openbmc"}}).ok());
+  {
+    auto txn = db.read();
+    EXPECT_TRUE(txn.exists(object_type::group, "kvms"));
+    EXPECT_FALSE(txn.exists(object_type::node, "kvms"));
+    EXPECT_FALSE(txn.exists(object_type::node, "somegroup"));
+  }
+  EXPECT_EQ(dump("nodehm"), (std::vector<std::string>{R"("compute",,"ipmi",,,,,,,,,,,,,)",
+                                                      R"("somegroup",,"openbmc",,,,,,,,,,,,,)"}));
+  ASSERT_EQ(dump("vm").size(), 1u);
+  EXPECT_EQ(dump("vm").front().substr(0, 32), R"("kvms",,"hv1",,"dir:///var/lib/v)");
+  // a node joining the groups reads their values (its first group wins, as always)
+  ASSERT_TRUE(
+    set("nodelist", {{"node", "n1"}}, {{"groups", "kvms,somegroup", list_mode::append}}).ok());
+  EXPECT_EQ(attribute("n1", "vmhost"), "hv1");
+  EXPECT_EQ(attribute("n1", "vmstorage"), "dir:///var/lib/vms");
+  EXPECT_EQ(attribute("n1", "mgt"), "ipmi"); // compute comes first in n1's groups
+  // a nodelist row keyed by a new name is still a new node
+  ASSERT_TRUE(set("nodelist", {{"node", "n3"}}, {{"groups", "somegroup"}}).ok());
+  EXPECT_EQ(attribute("n3", "mgt"), "openbmc");
+  // chtab -d node=kvms vm: the group's row goes, and with it what the members inherited
+  size_t deleted = 0;
+  apply(db, [&](write_txn& t) {
+    deleted = delete_rows(t, *find_table("vm"), {{"node", "kvms"}});
+    return outcome{};
+  });
+  EXPECT_EQ(deleted, 1u);
+  EXPECT_TRUE(dump("vm").empty());
+  EXPECT_EQ(attribute("n1", "vmhost"), "");
+}
+
 TEST_F(tables_test, passwd_rows_are_api_users_with_hashed_passwords) {
   ASSERT_TRUE(set("passwd", {{"key", "xcat"}, {"username", "bob"}}, {{"password", "s3cret"}}).ok());
   auto stored = db.read().get(object_type::passwd, "bob")->find("password");
