@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 
+#include "api/system_change.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
 #include "store/cluster_view.hpp"
@@ -687,23 +688,29 @@ makedns_result run_makedns(const store::read_txn& txn, const makedns_request& re
   if (!publish.empty()) {
     res.out.push_back("Updating zones.");
   }
+  // the files and the reload: the shared shape of commands that change system files
+  system_change files;
+  for (const auto& [path, content] : publish) {
+    files.files.push_back({path, content, 0644});
+  }
+  if (!publish.empty() && !cfg.reload_command.empty()) {
+    files.actions.push_back({"reload named (" + cfg.reload_command + ")", [&](std::string& m) {
+                               m = run_command(cfg.reload_command);
+                               return m.empty() ? std::error_code{}
+                                                : std::make_error_code(std::errc::io_error);
+                             }});
+  }
   for (const auto& [path, content] : publish) {
     fs::remove(fs::path{path.string() + ".jnl"}); // a new zone file starts without a journal
-    if (auto ec = base::publish_file(path, content, 0644)) {
-      res.errors.push_back("cannot write " + path.string() + ": " + ec.message());
-      return res;
-    }
   }
-  bool reloaded = false;
+  std::string message;
+  if (auto ec = files.apply(message)) {
+    res.errors.push_back(message);
+    return res;
+  }
+  bool reloaded = !files.actions.empty();
   if (!publish.empty()) {
     res.out.push_back("Completed updating zones.");
-    if (!cfg.reload_command.empty()) {
-      if (auto e = run_command(cfg.reload_command); !e.empty()) {
-        res.errors.push_back("failed to reload named: " + e);
-        return res;
-      }
-      reloaded = true;
-    }
   }
 
   if (!updates.empty()) {
