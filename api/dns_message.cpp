@@ -305,7 +305,6 @@ std::string read_answer(std::string_view bytes, const tsig_key& key, std::string
     return "";
   }
   // the TSIG record: owner, fixed fields, algorithm, time, fudge, MAC, id, error, other
-  out.signed_ = true;
   size_t at = last_start;
   std::string key_wire;
   if (!read_name(bytes, at, &key_wire)) {
@@ -334,6 +333,7 @@ std::string read_answer(std::string_view bytes, const tsig_key& key, std::string
     return "the answer's TSIG record is malformed";
   }
   auto other = bytes.substr(at, other_len);
+  out.signed_ = true;
 
   std::string want_key, want_alg;
   encode_name(key.name, want_key, true);
