@@ -13,17 +13,16 @@ namespace cws::cli {
 namespace {
 
 void usage(std::ostream& out) {
-  out << "\n  makedns - sets up domain name services (DNS).\n"
-         "  Usage: \n"
-         "\tmakedns [-h|--help ]\n"
-         "\tmakedns [-V|--verbose] [-e|--external] [-n|--new ] [noderange]\n"
-         "\tmakedns [-V|--verbose] [-e|--external] [-d|--delete noderange]\n"
-         "\n"
-         "  -n  the named.conf fragments and zones of the networks table, every node's\n"
-         "      records (and none of a node no longer defined)\n"
-         "  -d  delete the records of the nodes\n"
-         "  -e  updates only, to dns_server (an external name server): no named files\n"
-         "  --dry-run  print the files' diffs and the updates; change nothing\n"
+  out << "Usage: makedns [-V|--verbose] [-e|--external] [-n|--new] [--dry-run] [noderange]\n"
+         "       makedns [-V|--verbose] [-e|--external] [-d|--delete] [--dry-run] noderange\n"
+         "Sets up domain name services (DNS) from the cluster database: named.conf fragments\n"
+         "and zone files for the networks table, then the nodes' A, PTR and CNAME records in\n"
+         "TSIG-signed dynamic updates (only what the name server does not hold yet).\n"
+         "  -n  new: the fragments and zones, every node's records, and none of a node no\n"
+         "      longer defined (the same as no noderange)\n"
+         "  -d  delete the records of the nodes in noderange\n"
+         "  -e  external DNS: updates only, to dns_server; no named files, no reload\n"
+         "  --dry-run  print the diff of every file and every update; change nothing\n"
          "  --home DIR state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n";
 }
 
