@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "api/system_change.hpp"
+#include "api/targets.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
 #include "store/cluster_view.hpp"
@@ -806,6 +807,45 @@ makedns_result run_makedns(const store::read_txn& txn, const makedns_request& re
     res.out.push_back("DNS setup is completed");
   }
   return res;
+}
+
+api_result run_dns_call(const store::database& db, const api_call& call, const authorization& auth,
+                        const store::noderange_options& opts, const dns_config& cfg) {
+  try {
+    auto txn = db.read();
+    store::cluster_view view{txn};
+    makedns_request req;
+    req.remove = call.op == operation::dns_delete;
+    req.fresh = call.op == operation::dns_service;
+    req.all = call.op == operation::dns_service;
+    req.dry_run = call.command == "dryrun";
+    if (auto site = txn.get(store::object_type::site, "clustersite")) {
+      auto ext = site->find("externaldns").value_or("");
+      req.external = ext == "1" || ext == "yes";
+    }
+    if (req.all) {
+      req.nodes = txn.names(store::object_type::node);
+    } else if (auto r = verified_nodes(view, call, auth, caller_options(opts, auth), req.nodes);
+               !r.ok()) {
+      return r;
+    }
+    auto res = run_makedns(txn, req, cfg, static_cast<uint64_t>(std::time(nullptr)));
+    if (!res.errors.empty()) {
+      return api_result::failure(res.errors);
+    }
+    api_result out;
+    out.created = call.op != operation::dns_delete && !req.dry_run;
+    if (req.dry_run) {
+      for (const auto& line : res.out) {
+        for (auto& l : base::output_lines(line)) {
+          out.names.push_back(std::move(l));
+        }
+      }
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return api_result::failure({e.what()});
+  }
 }
 
 } // namespace cws::api

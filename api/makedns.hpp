@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "api/auth.hpp"
+#include "api/call.hpp"
 #include "api/dns_message.hpp"
+#include "api/result.hpp"
 #include "store/database.hpp"
 
 namespace cws::api {
@@ -79,5 +82,13 @@ struct makedns_result {
 /// prints what it would do). `now` is the clock of TSIG and new zones' serials.
 makedns_result run_makedns(const store::read_txn& txn, const makedns_request& req,
                            const dns_config& cfg, uint64_t now);
+
+/// The REST makedns (POST/DELETE /nodes/{nr}/dns, POST /services/dns; `call.command`
+/// "dryrun" for a dry run): the nodes verified in one read of `db`, then run_makedns. Blocks
+/// on the name server (up to dns_timeout per answer): run it on a thread of its own.
+/// @returns 201 (POST) or 200 (DELETE) with nothing, the dry run's lines as `names`, or a
+/// failure with makedns' errors.
+api_result run_dns_call(const store::database& db, const api_call& call, const authorization& auth,
+                        const store::noderange_options& opts, const dns_config& cfg);
 
 } // namespace cws::api

@@ -67,6 +67,11 @@ class database_component : public component {
     return db_;
   }
 
+  /// The home directory the database lives in (`<home>/db`).
+  std::filesystem::path home_dir() const {
+    return dir_.parent_path();
+  }
+
  private:
   std::filesystem::path dir_;
   std::string keep_;
