@@ -1,8 +1,10 @@
 #include "api/makedns.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -541,6 +543,30 @@ makedns_result run_makedns(const store::read_txn& txn, const makedns_request& re
     res.errors.push_back("dns_server '" + cfg.server + "' is not ADDR:PORT");
     return res;
   }
+
+  // one makedns at a time per home (the tool and the daemon alike): the state file and the
+  // server must not be changed by two runs at once
+  int lock_fd = -1;
+  if (!req.dry_run) {
+    lock_fd
+      = ::open((cfg.state_file.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0) {
+      res.errors.push_back("cannot lock " + cfg.state_file.string()
+                           + ".lock: " + std::strerror(errno));
+      if (lock_fd >= 0) {
+        ::close(lock_fd);
+      }
+      return res;
+    }
+  }
+  struct unlock {
+    int fd;
+    ~unlock() {
+      if (fd >= 0) {
+        ::close(fd); // releases the lock
+      }
+    }
+  } unlock_at_end{lock_fd};
 
   // what the server holds, as far as clusterws sent it
   std::string error;

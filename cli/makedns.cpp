@@ -55,7 +55,7 @@ int makedns(const std::vector<std::string>& argv, io& streams) {
   req.external = args.has("e");
   req.dry_run = args.has("dry-run");
   req.all = args.positional.empty();
-  if (req.remove && req.all) {
+  if (req.remove && req.all && !args.has("a")) {
     streams.err << "Error: makedns -d without noderange or -a is not supported\n";
     usage(streams.err);
     return 1;
