@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <iterator>
+#include <thread>
 
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
@@ -109,6 +110,7 @@ struct gatherer_state {
 /// The reader actors' own interface: the public one minus writes.
 using reader_actor = caf::typed_actor<
   caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
+  caf::reacts_to<done_atom, api_result, done_ptr>,
   caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
   caf::replies_to<plan_atom, api_call_ptr, authorization, bind_ptr>::with<plan_reply>,
   caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
@@ -127,12 +129,28 @@ struct facade_state {
   }
 };
 
-reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_state>,
+bool is_dns_call(const api::api_call& call) {
+  return call.op == api::operation::dns_apply || call.op == api::operation::dns_delete
+         || call.op == api::operation::dns_service;
+}
+
+reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
+      if (is_dns_call(*call)) {
+        // makedns waits on the name server: never on an actor thread. The answer comes back
+        // here, so `done` is called on an actor thread as its contract says.
+        auto me = caf::actor_cast<reader_actor>(self);
+        std::thread([me, db, call, auth, done, cfg] {
+          auto r = api::run_dns_call(*db, *call, auth, cfg.noderange, cfg.dns);
+          caf::anon_send(me, done_atom::value, std::move(r), done);
+        }).detach();
+        return;
+      }
       (*done)(api::run_read(db, *call, auth, cfg.noderange));
     },
+    [=](done_atom, api_result& r, const done_ptr& done) { (*done)(std::move(r)); },
     [=](page_atom, const api::object_pages_ptr& pages, size_t count, const done_ptr& done) {
       api_result r;
       try {

@@ -9,6 +9,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
+#include "api/makedns.hpp"
 #include "api/service_metrics.hpp"
 #include "store/database.hpp"
 
@@ -54,6 +55,9 @@ struct store_config {
   std::chrono::microseconds commit_wait{1000};
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
+  /// makedns over REST (POST/DELETE /nodes/{nr}/dns, POST /services/dns): its files, server
+  /// and key (settings `dns_*`); such a call runs on a thread of its own.
+  api::dns_config dns;
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The change feed: the writer holds it back from commits not durable yet and tells it

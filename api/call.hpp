@@ -54,7 +54,11 @@ enum class operation : uint8_t {
   job_list,   ///< GET /jobs
   job_show,   ///< GET /jobs/{id} (with `sink`: its nodes streamed, then live)
   job_cancel, ///< DELETE /jobs/{id}
-  count_,     ///< not an operation: how many there are (new ones go above)
+  // makedns (api/makedns.hpp): `command` "dryrun" for a dry run; on its own thread
+  dns_apply,   ///< POST /nodes/{nr}/dns: makedns nr
+  dns_delete,  ///< DELETE /nodes/{nr}/dns: makedns -d nr
+  dns_service, ///< POST /services/dns: makedns -n
+  count_,      ///< not an operation: how many there are (new ones go above)
 };
 
 /// True for the operations on jobs (job_list, job_show, job_cancel).

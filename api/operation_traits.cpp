@@ -53,6 +53,10 @@ constexpr std::array<operation_traits, operation_count> rows{{
   {o::job_list,          "job_list",          false, false, sc::never,       "",                        ""},
   {o::job_show,          "job_show",          false, false, sc::never,       "",                        ""},
   {o::job_cancel,        "job_cancel",        false, false, sc::never,       "",                        ""},
+  // makedns: reads the store, writes named's files and sends updates (audited as writes)
+  {o::dns_apply,         "dns_apply",         false, false, sc::always,      "makedns",                 ""},
+  {o::dns_delete,        "dns_delete",        false, false, sc::always,      "makedns",                 ""},
+  {o::dns_service,       "dns_service",       false, false, sc::always,      "makedns",                 ""},
 }};
 // clang-format on
 

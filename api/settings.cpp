@@ -168,6 +168,21 @@ const base::settings_schema& settings_schema() {
      "seconds an unused hypervisor connection stays open (the test driver's state lives in it)"},
     {"kvm_stop_wait", num, "2", 0, 3600,
      "seconds a stop waits for libvirt calls in flight (one still blocked is left behind)"},
+    // -- makedns: named's files and dynamic updates (docs/provisioning.md, DNS)
+    {"dns_conf_dir", text, "/etc/bind", 0, 0,
+     "where makedns writes clusterws.conf (key and zones) and clusterws-options.conf "
+     "(forwarders), which named.conf includes"},
+    {"dns_zone_dir", text, "/var/lib/bind", 0, 0,
+     "where makedns creates the zone files (db.<zone>); named must be able to write there"},
+    {"dns_server", text, "127.0.0.1:53", 0, 0,
+     "ADDR:PORT of the name server that takes makedns' signed updates"},
+    {"dns_key_file", text, "/etc/bind/clusterws.key", 0, 0,
+     "the TSIG key (hmac-sha256) of the updates, made once by makedns when missing (0600)"},
+    {"dns_update_batch", num, "300", 1, 2000, "records in one DNS UPDATE message (xCAT's 300)"},
+    {"dns_reload_command", text, "rndc reconfig", 0, 0,
+     "run by makedns after it changed a named file (new zones); empty: none"},
+    {"dns_timeout", num, "10", 1, 600,
+     "seconds makedns waits for the name server's answer (and for it to load new zones)"},
     // -- nodestat
     {"nodestat_timeout_ms", num, "4000", 100, 600000,
      "milliseconds a node has to answer on any probed port before it is noping"},
@@ -278,6 +293,19 @@ ipmi::engine_config ipmi_settings(const base::settings& s) {
   c.pool_idle = std::chrono::seconds(s.number("ipmi_pool_idle"));
   c.max_pooled = s.number("ipmi_max_pooled");
   c.node_timeout = std::chrono::seconds(s.number("ipmi_node_timeout"));
+  return c;
+}
+
+dns_config dns_settings(const base::settings& s, const std::filesystem::path& home) {
+  dns_config c;
+  c.conf_dir = s.text("dns_conf_dir");
+  c.zone_dir = s.text("dns_zone_dir");
+  c.server = s.text("dns_server");
+  c.key_file = s.text("dns_key_file");
+  c.batch = s.number("dns_update_batch");
+  c.reload_command = s.text("dns_reload_command");
+  c.timeout_s = static_cast<unsigned>(s.number("dns_timeout"));
+  c.state_file = home / "dns-records";
   return c;
 }
 

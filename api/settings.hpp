@@ -7,6 +7,7 @@
 
 #include "api/copy.hpp"
 #include "api/hardware.hpp"
+#include "api/makedns.hpp"
 #include "api/nodestat.hpp"
 #include "api/shell.hpp"
 #include "base/settings.hpp"
@@ -45,5 +46,9 @@ virt::hypervisor_config virt_settings(const base::settings& s);
 
 /// The IPMI engine's settings (`ipmi_pool_idle`, `ipmi_max_pooled`).
 ipmi::engine_config ipmi_settings(const base::settings& s);
+
+/// Where makedns writes and whom it updates (`dns_*`); what it sent is kept in
+/// `<home>/dns-records`.
+dns_config dns_settings(const base::settings& s, const std::filesystem::path& home);
 
 } // namespace cws::api

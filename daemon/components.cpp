@@ -175,6 +175,7 @@ store_component::store_component(const base::settings& s, const runtime_componen
                                  std::shared_ptr<api::service_metrics> metrics)
     : rt_(rt), db_(db), events_(events) {
   cfg_.noderange = api::noderange_limits(s);
+  cfg_.dns = api::dns_settings(s, db.home_dir());
   cfg_.commit_wait = std::chrono::microseconds(s.number("commit_wait_us"));
   cfg_.metrics = std::move(metrics);
 }

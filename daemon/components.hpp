@@ -73,6 +73,11 @@ class database_component : public component {
   /// `clusterctl restore --replace` swapped the home): the daemon then starts again on it.
   bool replaced() const;
 
+  /// The home directory the database lives in (`<home>/db`).
+  std::filesystem::path home_dir() const {
+    return dir_.parent_path();
+  }
+
  private:
   std::filesystem::path dir_;
   std::string keep_;

@@ -38,6 +38,8 @@ enum class resource_kind {
   events,         ///< /events: the change feed as Server-Sent Events (http/event_stream.hpp)
   jobs,           ///< /jobs: the caller's jobs (root: all)
   job,            ///< /jobs/{id}: one job (stream=1: its nodes as NDJSON); DELETE cancels
+  dns,            ///< /nodes/{noderange}/dns: makedns (POST), makedns -d (DELETE)
+  dns_service,    ///< /services/dns: makedns -n (POST)
 };
 
 /// Who answers a resource row: a new kind of answer is a column value, not a branch.

@@ -540,6 +540,19 @@ routed route_request(const http_input& in, const router_limits& limits) {
     r.out = names ? output::names : output::objects;
     return r;
   }
+  if (res->kind == resource_kind::dns || res->kind == resource_kind::dns_service) {
+    // xcatws.cgi: makedns {noderange}, makedns -d {noderange}, makedns -n; 201 / 200 empty
+    call.op = res->kind == resource_kind::dns_service ? operation::dns_service
+              : m == "DELETE"                         ? operation::dns_delete
+                                                      : operation::dns_apply;
+    if (query.flag("dryrun")) {
+      call.command = "dryrun";
+      r.out = output::names; // the diffs and the updates, one line each
+    } else {
+      r.out = output::none;
+    }
+    return r;
+  }
   if (res->kind == resource_kind::nodestat) {
     // xcatws.cgi: nodestat {noderange}, rendered as actionout
     call.op = operation::nodestat;

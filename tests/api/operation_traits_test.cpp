@@ -63,6 +63,9 @@ const pinned before[] = {
   {o::job_list, "job_list", false, false, false, false, false, "", ""},
   {o::job_show, "job_show", false, false, false, false, false, "", ""},
   {o::job_cancel, "job_cancel", false, false, false, false, false, "", ""},
+  {o::dns_apply, "dns_apply", false, false, true, true, true, "makedns", ""},
+  {o::dns_delete, "dns_delete", false, false, true, true, true, "makedns", ""},
+  {o::dns_service, "dns_service", false, false, true, true, true, "makedns", ""},
 };
 
 bool audited(operation op, const char* command) {

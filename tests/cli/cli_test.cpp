@@ -408,7 +408,7 @@ TEST_F(cli_test, xcat_command_line_habits_help_version_and_long_options) {
     }
   }
   for (const char* tool : {"tabdump", "gettab", "chtab", "tabch", "nodech", "nodeadd", "noderm",
-                           "tabrestore", "tabprune", "makenetworks", "clusterctl"}) {
+                           "tabrestore", "tabprune", "makenetworks", "makedns", "clusterctl"}) {
     EXPECT_EQ(run(std::string{tool} + " -v").out,
               std::string{tool} + " - clusterws Version " + CLUSTERWS_VERSION + "\n");
     EXPECT_EQ(run(std::string{tool} + " --version").out, run(std::string{tool} + " -v").out);

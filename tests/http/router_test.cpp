@@ -400,3 +400,26 @@ TEST(router, templates_and_options_become_template_calls) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(router, makedns_routes_are_xcatws_dns_resources) {
+  auto r = go("POST", "/clusterws/services/dns?userName=root&userPW=x&dryrun=1");
+  ASSERT_FALSE(r.answer) << r.answer->body;
+  EXPECT_EQ(r.call->op, cws::api::operation::dns_service);
+  EXPECT_EQ(r.call->command, "dryrun");
+  EXPECT_EQ(r.call->policy_command, "makedns");
+  r = go("POST", "/clusterws/nodes/n1,n2/dns?userName=root&userPW=x");
+  ASSERT_FALSE(r.answer) << r.answer->body;
+  EXPECT_EQ(r.call->op, cws::api::operation::dns_apply);
+  EXPECT_EQ(r.call->target, "n1,n2");
+  EXPECT_EQ(r.call->command, "");
+  r = go("DELETE", "/clusterws/nodes/n1/dns?userName=root&userPW=x");
+  ASSERT_FALSE(r.answer) << r.answer->body;
+  EXPECT_EQ(r.call->op, cws::api::operation::dns_delete);
+  r = go("GET", "/clusterws/services/dns?userName=root&userPW=x");
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(r.answer->status, 405u);
+}
+
+} // namespace
