@@ -175,6 +175,25 @@ const base::settings_schema& settings_schema() {
      "nodes probed at once (each holds one socket per probed port)"},
     {"nodestat_ports", text, "https:443,pbs:15002,xend:8002,rdp:3389,msrpc:135", 0, 0,
      "name:port of the applications probed besides sshd (xCAT's list)"},
+    // -- makedhcp (api/dhcp.hpp); site.dhcpbackend and site.tftpdir win when set
+    {"dhcp_backend", text, "dnsmasq", 0, 0,
+     "DHCP server makedhcp configures when site.dhcpbackend is unset", "dnsmasq|kea"},
+    {"dnsmasq_conf_dir", text, "/etc/dnsmasq.d", 0, 0,
+     "makedhcp writes clusterws-dhcp.conf and the reservations directory clusterws-dhcp-hosts "
+     "here"},
+    {"dhcp_reload_command", text, "", 0, 0,
+     "run after dnsmasq reservations were removed or changed (default systemctl reload "
+     "dnsmasq; new ones need none)"},
+    {"dhcp_restart_command", text, "", 0, 0,
+     "run after makedhcp -n changed dnsmasq's configuration (default systemctl restart dnsmasq)"},
+    {"kea_control_socket", text, "/run/kea/kea4-ctrl-socket", 0, 0,
+     "Kea's unix control socket: config-test and config-set go there"},
+    {"kea_conf_file", text, "/etc/kea/kea-dhcp4.conf", 0, 0,
+     "the kea-dhcp4 configuration makedhcp writes"},
+    {"kea_lease_file", text, "/var/lib/kea/kea-leases4.csv", 0, 0,
+     "Kea's lease file, as the written configuration names it"},
+    {"tftp_root", text, "", 0, 0,
+     "directory dnsmasq serves over TFTP (default site.tftpdir, else /srv/tftp)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

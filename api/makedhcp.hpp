@@ -1,0 +1,42 @@
+#pragma once
+
+// makedhcp as one function of a store snapshot, for the tool (cli/makedhcp.cpp) and the
+// REST resources alike: what it prints, and the change it would make (api/dhcp_backend.hpp).
+
+#include <string>
+#include <vector>
+
+#include "api/dhcp_backend.hpp"
+#include "store/cluster_view.hpp"
+#include "store/noderange.hpp"
+
+namespace cws::api {
+
+/// makedhcp's options (xCAT's -n, -a, -d, -q and a noderange).
+struct makedhcp_request {
+  bool new_config = false; ///< -n
+  bool all = false;        ///< -a
+  bool remove = false;     ///< -d
+  bool query = false;      ///< -q
+  /// The noderange (empty with -n, -a).
+  std::string noderange;
+};
+
+/// What a makedhcp run does: its messages, the lines of -q, the change to apply.
+struct makedhcp_plan {
+  dhcp_messages messages;
+  /// -q: `node: ip-address = IP, hardware-address = MAC` as xCAT's makedhcp -q prints.
+  std::vector<std::string> lines;
+  dhcp_change change;
+  /// Nothing may be applied (a configuration error, duplicated addresses, a bad backend).
+  bool refused = false;
+};
+
+/// Plans `req` on `view` with the settings `cfg` and this host's `facts`. -q asks the
+/// server (dhcp_backend::query) and warns of each difference from the store. Never writes.
+/// @throws store::error for a malformed noderange.
+makedhcp_plan plan_makedhcp(const store::cluster_view& view, const makedhcp_request& req,
+                            const dhcp_config& cfg, const dhcp_host_facts& facts,
+                            const store::noderange_options& opts);
+
+} // namespace cws::api
