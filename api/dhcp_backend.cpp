@@ -40,21 +40,52 @@ std::unique_ptr<dhcp_backend> make_dhcp_backend(std::string_view name, const dhc
   return nullptr;
 }
 
+system_change dhcp_system_change(const dhcp_change& change) {
+  system_change out;
+  for (const auto& f : change.files) {
+    if (!f.remove) {
+      out.files.push_back({f.path, f.content, 0644});
+    }
+  }
+  for (const auto& f : change.files) {
+    if (f.remove) {
+      auto path = f.path;
+      out.actions.push_back({"remove " + path.string(), [path](std::string& message) {
+                               std::error_code ec;
+                               if (!std::filesystem::remove(path, ec) && ec) {
+                                 message = "cannot remove " + path.string() + ": " + ec.message();
+                               }
+                               return ec;
+                             }});
+    }
+  }
+  for (const auto& step : change.steps) {
+    auto run = step.run;
+    out.actions.push_back({step.description, [run](std::string& message) {
+                             message = run();
+                             return message.empty() ? std::error_code{}
+                                                    : std::make_error_code(std::errc::io_error);
+                           }});
+  }
+  return out;
+}
+
 std::string dhcp_dry_run_text(const dhcp_change& change) {
   std::string out;
-  for (const auto& f : change.files) {
-    std::string old;
-    bool exists = false;
-    base::read_file(f.path, max_config_bytes, old, &exists);
-    auto label = f.path.string();
-    out += base::unified_diff(old, f.remove ? std::string{} : f.content,
-                              exists ? label : "/dev/null", f.remove ? "/dev/null" : label);
-  }
   for (const auto& c : change.checks) {
-    out += "check: " + c.description + "\n";
+    out += "would check: " + c.description + "\n";
   }
-  for (const auto& s : change.steps) {
-    out += "run: " + s.description + "\n";
+  for (const auto& f : change.files) {
+    if (f.remove) { // system_change shows written files only: a removal's diff here
+      std::string old;
+      base::read_file(f.path, max_config_bytes, old);
+      out += base::unified_diff(old, {}, f.path.string(), "/dev/null");
+    }
+  }
+  std::string error;
+  out += dhcp_system_change(change).dry_run_text(&error);
+  if (!error.empty()) {
+    out += error + "\n";
   }
   return out;
 }
@@ -65,26 +96,13 @@ std::string apply_dhcp_change(const dhcp_change& change) {
       return e;
     }
   }
-  for (const auto& f : change.files) {
-    if (f.remove) {
-      continue;
-    }
+  for (const auto& f : change.files) { // the reservations' directory on a first run
     std::error_code ec;
     std::filesystem::create_directories(f.path.parent_path(), ec);
-    if (auto e = base::publish_file(f.path, f.content)) {
-      return "Cannot write " + f.path.string() + ": " + e.message();
-    }
   }
-  for (const auto& f : change.files) {
-    std::error_code ec;
-    if (f.remove && !std::filesystem::remove(f.path, ec) && ec) {
-      return "Cannot remove " + f.path.string() + ": " + ec.message();
-    }
-  }
-  for (const auto& s : change.steps) {
-    if (auto e = s.run(); !e.empty()) {
-      return e;
-    }
+  std::string message;
+  if (dhcp_system_change(change).apply(message)) {
+    return message;
   }
   return {};
 }

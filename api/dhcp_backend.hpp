@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/dhcp.hpp"
+#include "api/system_change.hpp"
 
 namespace cws::api {
 
@@ -83,8 +84,12 @@ std::unique_ptr<dhcp_backend> make_kea_backend(const dhcp_config& cfg);
 /// The backend called `name` (dnsmasq or kea); nullptr for another name.
 std::unique_ptr<dhcp_backend> make_dhcp_backend(std::string_view name, const dhcp_config& cfg);
 
-/// --dry-run: the unified diff of every file (`diff -u` against what is there), then each
-/// step as `run: <description>`.
+/// The change as the shared system_change (api/system_change.hpp): the written files, then
+/// each removal and step as an action. (Checks are not in it: they run before it.)
+system_change dhcp_system_change(const dhcp_change& change);
+
+/// --dry-run: each check (`would check: ...`), the diff of each removed file, then the
+/// system_change's text: `diff -u` of every written file, `would run: <description>`.
 std::string dhcp_dry_run_text(const dhcp_change& change);
 
 /// Runs the checks, writes every file (base::publish_file; removals last), then runs the
