@@ -310,6 +310,9 @@ dhcp_intent read_dhcp_intent(const store::cluster_view& view, const dhcp_config&
     s.net = ipv4_text(net & mask);
     s.prefix = prefix_of(mask);
     s.server = address_on(host, net, mask);
+    if (uint32_t m = 0; s.server.empty() && parse_ipv4(site("master"), m) && in_net(m, net, mask)) {
+      s.server = site("master"); // the master's address is on it (a relay, a namespace)
+    }
     s.mtu = std::string{r.find("mtu").value_or("")};
     s.domain = std::string{r.find("domain").value_or("")};
     if (s.domain.empty()) {

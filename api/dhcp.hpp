@@ -56,7 +56,8 @@ struct dhcp_subnet {
   std::string nameservers;
   std::string ntpservers;
   std::string mtu;
-  /// This host's address on the network ("" if it has none): next-server and TFTP.
+  /// This host's address on the network, else site.master when it is on it ("" if
+  /// neither): Kea's next-server, `<xcatmaster>` in nameservers, gateway and ntpservers.
   std::string server;
   /// networks.dynamicrange, as (first, last) pairs.
   std::vector<std::pair<std::string, std::string>> pools;
