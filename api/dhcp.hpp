@@ -21,10 +21,10 @@ namespace cws::api {
 struct dhcp_config {
   /// `dhcp_backend`: dnsmasq or kea; `site.dhcpbackend` wins when set.
   std::string backend = "dnsmasq";
-  /// Where dnsmasq reads its configuration (`clusterws-dhcp.conf` and the per-node
-  /// reservations directory `clusterws-dhcp-hosts` go there).
+  /// Where dnsmasq reads its configuration (`clusterws-dhcp.conf` and the reservations'
+  /// `clusterws-dhcp/hosts` go there).
   std::filesystem::path dnsmasq_conf_dir = "/etc/dnsmasq.d";
-  /// Run after reservations were removed or changed (dnsmasq reads new ones by itself).
+  /// Run after dnsmasq's reservations changed (its hosts file is read at SIGHUP).
   std::string reload_command;
   /// Run after the server configuration itself changed (makedhcp -n).
   std::string restart_command;

@@ -135,15 +135,20 @@ std::string run_shell_command(const std::string& command) {
 
 std::vector<dhcp_entry> parse_dnsmasq_hosts(std::string_view text, const std::string& node) {
   std::vector<dhcp_entry> out;
+  std::string current = node;
   while (!text.empty()) {
     auto nl = text.find('\n');
     auto line = trim(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (line.substr(0, 6) == "#node ") {
+      current = std::string{trim(line.substr(6))};
+      continue;
+    }
     if (line.empty() || line.front() == '#') {
       continue;
     }
     dhcp_entry e;
-    e.node = node;
+    e.node = current;
     bool ignore = false;
     while (!line.empty()) {
       auto comma = line.find(',');
@@ -170,7 +175,10 @@ std::vector<dhcp_entry> parse_dnsmasq_hosts(std::string_view text, const std::st
         e.hostname = std::string{field};
       }
     }
-    if (!e.mac.empty() && !ignore) {
+    if (!e.mac.empty()) {
+      if (ignore) {
+        e.ip.clear(); // a refused MAC (*NOIP*): no address
+      }
       out.push_back(std::move(e));
     }
   }

@@ -1,10 +1,10 @@
 #pragma once
 
 // The DHCP servers makedhcp drives, behind one interface: dnsmasq (api/dhcp_dnsmasq.cpp:
-// a configuration file and one reservation file per node in a dhcp-hostsdir, which dnsmasq
-// reads by itself) and Kea 2.2 (api/dhcp_kea.cpp: kea-dhcp4.conf, applied with config-test
-// and config-set on its control socket). A backend renders; apply_dhcp_change writes
-// (base::publish_file, everything rendered first) and then runs the steps.
+// a configuration file and a hosts file of every reservation, re-read at SIGHUP) and Kea 2.2
+// (api/dhcp_kea.cpp: kea-dhcp4.conf, applied with config-test and config-set on its control
+// socket). A backend renders; apply_dhcp_change writes (base::publish_file, everything rendered
+// first) and then runs the steps.
 
 #include <filesystem>
 #include <functional>
@@ -75,7 +75,7 @@ class dhcp_backend {
 };
 
 /// dnsmasq: `<dnsmasq_conf_dir>/clusterws-dhcp.conf` and
-/// `<dnsmasq_conf_dir>/clusterws-dhcp-hosts/<node>`.
+/// `<dnsmasq_conf_dir>/clusterws-dhcp/hosts` (reservations).
 std::unique_ptr<dhcp_backend> make_dnsmasq_backend(const dhcp_config& cfg);
 
 /// Kea 2.2: `kea_conf_file`, applied on `kea_control_socket`.
@@ -101,8 +101,10 @@ std::string run_shell_command(const std::string& command);
 
 // -- parsers of what comes from outside (fuzzed: fuzz/fuzz_dhcp.cpp) --------------------
 
-/// The reservations of one dnsmasq dhcp-host file (`mac[,mac],ip[,name][,lease]` lines;
-/// `#` comments; tags and `id:`/`ignore` fields skipped) for node `node`.
+/// The reservations of a dnsmasq dhcp-hostsfile (`mac,ip[,name][,lease]` lines, `#`
+/// comments; tags, `id:` and lease fields skipped), each for the node of the last
+/// `#node NAME` line before it (`node` before the first). A `mac,ignore` line is an entry
+/// without an address.
 std::vector<dhcp_entry> parse_dnsmasq_hosts(std::string_view text, const std::string& node);
 
 /// The reservations of a Kea Dhcp4 configuration (a config-get answer, `arguments.Dhcp4`,

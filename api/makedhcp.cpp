@@ -39,6 +39,9 @@ void query(const store::cluster_view& view, const std::vector<std::string>& node
     auto& server = by_node[node];
     auto& stored = store_by_node[node];
     for (const auto* e : server) {
+      if (e->ip.empty()) {
+        continue; // a refused MAC (*NOIP*)
+      }
       plan.lines.push_back(node + ": " + entry_text(e->ip, e->mac));
       bool known = std::any_of(stored.begin(), stored.end(),
                                [&](const auto* r) { return r->mac == e->mac && r->ip == e->ip; });

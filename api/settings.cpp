@@ -179,11 +179,10 @@ const base::settings_schema& settings_schema() {
     {"dhcp_backend", text, "dnsmasq", 0, 0,
      "DHCP server makedhcp configures when site.dhcpbackend is unset", "dnsmasq|kea"},
     {"dnsmasq_conf_dir", text, "/etc/dnsmasq.d", 0, 0,
-     "makedhcp writes clusterws-dhcp.conf and the reservations directory clusterws-dhcp-hosts "
-     "here"},
+     "makedhcp writes clusterws-dhcp.conf and the reservations clusterws-dhcp/hosts here"},
     {"dhcp_reload_command", text, "", 0, 0,
-     "run after dnsmasq reservations were removed or changed (default systemctl reload "
-     "dnsmasq; new ones need none)"},
+     "run after makedhcp changed dnsmasq's reservations, which it reads at SIGHUP (default "
+     "systemctl reload-or-restart dnsmasq)"},
     {"dhcp_restart_command", text, "", 0, 0,
      "run after makedhcp -n changed dnsmasq's configuration (default systemctl restart dnsmasq)"},
     {"kea_control_socket", text, "/run/kea/kea4-ctrl-socket", 0, 0,

@@ -80,14 +80,14 @@ TEST(dhcp_render, dnsmasq_configuration_is_the_golden_text_and_dnsmasq_accepts_i
   auto c = backend->render_config(two_networks());
   ASSERT_EQ(c.files.size(), 1u);
   EXPECT_EQ(c.files[0].path, cfg.dnsmasq_conf_dir / "clusterws-dhcp.conf");
-  auto hosts = (cfg.dnsmasq_conf_dir / "clusterws-dhcp-hosts").string();
+  auto hosts = (cfg.dnsmasq_conf_dir / "clusterws-dhcp" / "hosts").string();
   EXPECT_EQ(c.files[0].content,
             "# clusterws makedhcp -n: dnsmasq DHCP and TFTP. Generated from the store; makedhcp "
-            "-n\n# rewrites it, makedhcp <noderange> writes the reservations in "
-            "dhcp-hostsdir.\n"
+            "-n\n# rewrites it; makedhcp <noderange> writes the reservations' "
+            "dhcp-hostsfile.\n"
             "interface=srv0\n"
             "dhcp-authoritative\n"
-            "dhcp-hostsdir="
+            "dhcp-hostsfile="
               + hosts
               + "\n"
                 "# prov: 10.99.0.0/24 on srv0\n"
@@ -141,7 +141,7 @@ TEST(dhcp_render, a_configuration_dnsmasq_refuses_is_never_written) {
   EXPECT_FALSE(std::filesystem::exists(dir.path / "clusterws-dhcp.conf"));
 }
 
-TEST(dhcp_render, dnsmasq_reservations_are_a_file_per_node_and_only_a_change_or_removal_reloads) {
+TEST(dhcp_render, dnsmasq_reservations_are_one_hosts_file_rewritten_only_when_it_changes) {
   cws::test::temp_dir dir;
   dhcp_config cfg;
   cfg.dnsmasq_conf_dir = dir.path;
@@ -149,12 +149,15 @@ TEST(dhcp_render, dnsmasq_reservations_are_a_file_per_node_and_only_a_change_or_
   auto backend = cws::api::make_dnsmasq_backend(cfg);
   auto in = two_networks();
   auto c = backend->render_nodes(in, {});
-  ASSERT_EQ(c.files.size(), 2u);
-  EXPECT_EQ(c.files[0].path, dir.path / "clusterws-dhcp-hosts" / "node01");
-  EXPECT_EQ(c.files[0].content, "52:54:00:99:00:11,10.99.0.11,node01\n");
-  EXPECT_EQ(c.files[1].content,
-            "52:54:00:99:00:12,10.99.0.12,node02\n52:54:00:99:00:22,10.99.0.22,node02-eth1\n");
-  EXPECT_TRUE(c.steps.empty()) << "new reservations need no reload: dnsmasq reads them";
+  ASSERT_EQ(c.files.size(), 1u);
+  EXPECT_EQ(c.files[0].path, dir.path / "clusterws-dhcp" / "hosts");
+  EXPECT_EQ(c.files[0].content,
+            "# clusterws makedhcp: one dhcp-host per MAC, each node's after its #node line.\n"
+            "#node node01\n52:54:00:99:00:11,10.99.0.11,node01\n"
+            "#node node02\n52:54:00:99:00:12,10.99.0.12,node02\n"
+            "52:54:00:99:00:22,10.99.0.22,node02-eth1\n");
+  ASSERT_EQ(c.steps.size(), 1u); // dnsmasq re-reads its hosts file at SIGHUP
+  EXPECT_EQ(c.steps[0].description, "true reload");
   ASSERT_EQ(cws::api::apply_dhcp_change(c), "");
   std::vector<dhcp_entry> held;
   ASSERT_EQ(backend->query(held), "");
@@ -162,24 +165,31 @@ TEST(dhcp_render, dnsmasq_reservations_are_a_file_per_node_and_only_a_change_or_
   EXPECT_EQ(held[2].node, "node02");
   EXPECT_EQ(held[2].ip, "10.99.0.22");
   EXPECT_EQ(held[2].hostname, "node02-eth1");
-  // unchanged: nothing
-  EXPECT_TRUE(backend->render_nodes(in, {}).files.empty());
-  // a changed address: the file and a reload (dnsmasq keeps the old record until SIGHUP)
-  in.reservations[0].ip = "10.99.0.31";
+  // unchanged: nothing written, no reload
   c = backend->render_nodes(in, {});
+  EXPECT_TRUE(c.files.empty());
+  EXPECT_TRUE(c.steps.empty());
+  // one node asked for: the others stay as the server holds them
+  auto one = in;
+  one.reservations = {{"node01", "52:54:00:99:00:11", "10.99.0.31", "node01", false}};
+  c = backend->render_nodes(one, {});
   ASSERT_EQ(c.files.size(), 1u);
-  ASSERT_EQ(c.steps.size(), 1u);
-  EXPECT_EQ(c.steps[0].description, "true reload");
-  // removal: the file goes, then the reload; a node without a file changes nothing
+  EXPECT_NE(c.files[0].content.find("52:54:00:99:00:11,10.99.0.31,node01\n"), std::string::npos);
+  EXPECT_NE(c.files[0].content.find("52:54:00:99:00:22,10.99.0.22,node02-eth1\n"),
+            std::string::npos);
+  // removal: node02's lines go; a node the server does not hold changes nothing
   in.reservations.clear();
   c = backend->render_nodes(in, {"node02", "node09"});
   ASSERT_EQ(c.files.size(), 1u);
-  EXPECT_TRUE(c.files[0].remove);
   auto dry = cws::api::dhcp_dry_run_text(c);
   EXPECT_NE(dry.find("-52:54:00:99:00:22,10.99.0.22,node02-eth1\n"), std::string::npos) << dry;
   EXPECT_NE(dry.find("would run: true reload\n"), std::string::npos) << dry;
   ASSERT_EQ(cws::api::apply_dhcp_change(c), "");
-  EXPECT_FALSE(std::filesystem::exists(dir.path / "clusterws-dhcp-hosts" / "node02"));
+  held.clear();
+  ASSERT_EQ(backend->query(held), "");
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].node, "node01");
+  EXPECT_TRUE(backend->render_nodes(in, {"node09"}).files.empty());
 }
 
 TEST(dhcp_render, kea_configuration_is_the_golden_text_and_kea_dhcp4_accepts_it) {
@@ -266,7 +276,8 @@ TEST(dhcp_parse, dnsmasq_host_lines_read_back_with_their_fields_in_any_order) {
                                          "\n 52-54-00-99-00-12 , id:*, node02,10.0.0.2,12h\r\n"
                                          "52:54:00:99:00:13,ignore\nnot a line\n",
                                          "n");
-  ASSERT_EQ(e.size(), 2u);
+  ASSERT_EQ(e.size(), 3u); // the ignored MAC is an entry without an address
+  EXPECT_EQ(e[2].ip, "");
   EXPECT_EQ(e[0].mac, "52:54:00:99:00:11");
   EXPECT_EQ(e[0].ip, "10.99.0.11");
   EXPECT_EQ(e[0].hostname, "node01");
@@ -274,6 +285,15 @@ TEST(dhcp_parse, dnsmasq_host_lines_read_back_with_their_fields_in_any_order) {
   EXPECT_EQ(e[1].ip, "10.0.0.2");
   EXPECT_EQ(e[1].hostname, "node02");
   EXPECT_EQ(e[1].node, "n");
+  e = cws::api::parse_dnsmasq_hosts("52:54:00:99:00:01,10.0.0.1,a\n#node b\n"
+                                    "52:54:00:99:00:02,10.0.0.2,b-eth1\n#node c\n"
+                                    "52:54:00:99:00:03,ignore\n",
+                                    "");
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].node, "");
+  EXPECT_EQ(e[1].node, "b");
+  EXPECT_EQ(e[2].node, "c");
+  EXPECT_EQ(e[2].ip, "");
 }
 
 TEST(dhcp_parse, kea_answers_and_configurations_are_read_or_refused) {
@@ -323,8 +343,8 @@ class makedhcp_test : public ::testing::Test {
     ASSERT_EQ(r.rc, 0) << r.err;
     std::ofstream conf{home() / "clusterws.conf", std::ios::app};
     conf << "dnsmasq_conf_dir = " << (dir_.path / "dnsmasq.d").string() << '\n'
-         << "dhcp_reload_command = kill -HUP $(cat " << (dir_.path / "dnsmasq.pid").string()
-         << ")\n"
+         << "dhcp_reload_command = if [ -f " << (dir_.path / "dnsmasq.pid").string()
+         << " ]; then kill -HUP $(cat " << (dir_.path / "dnsmasq.pid").string() << "); fi\n"
          << "dhcp_restart_command = true\n"
          << "kea_conf_file = " << (dir_.path / "kea" / "kea-dhcp4.conf").string() << '\n'
          << "kea_control_socket = " << (dir_.path / "kea" / "kea.sock").string() << '\n'
@@ -418,8 +438,9 @@ TEST_F(makedhcp_test, refuses_option_mixes_and_reports_nodes_as_xcat_does) {
                    "Move the node IP outside the dynamic range or adjust the range in the "
                    "networks table.\n");
   // the good node was written all the same, as xCAT's does
-  EXPECT_EQ(slurp(dir_.path / "dnsmasq.d" / "clusterws-dhcp-hosts" / "node01"),
-            "52:54:00:99:00:11,10.99.0.11,node01\n");
+  auto hosts = dir_.path / "dnsmasq.d" / "clusterws-dhcp" / "hosts";
+  EXPECT_NE(slurp(hosts).find("#node node01\n52:54:00:99:00:11,10.99.0.11,node01\n"),
+            std::string::npos);
   // two nodes sharing an address: nothing at all
   ASSERT_EQ(run("chdef node02 ip=10.99.0.11").rc, 0);
   r = run("makedhcp node01,node02");
@@ -453,17 +474,18 @@ TEST_F(makedhcp_test, dry_run_prints_the_diff_and_the_reload_and_writes_nothing)
   EXPECT_FALSE(std::filesystem::exists(conf));
   r = run("makedhcp -a --dry-run");
   EXPECT_NE(r.out.find("+52:54:00:99:00:12,10.99.0.12,node02\n"), std::string::npos) << r.out;
-  EXPECT_FALSE(std::filesystem::exists(dir_.path / "dnsmasq.d" / "clusterws-dhcp-hosts"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path / "dnsmasq.d" / "clusterws-dhcp"));
 }
 
 TEST_F(makedhcp_test, dnsmasq_answers_each_node_with_its_address_name_and_boot_file) {
   cws::test::netns_pair ns{"cws-dhcp"};
   ASSERT_TRUE(ns.ok()) << "cannot create network namespaces (root and iproute2 needed)";
   ASSERT_EQ(run("makedhcp -n").rc, 0);
-  auto r = run("makedhcp -a");
-  ASSERT_EQ(r.rc, 0) << r.err;
   auto dnsmasq = start_dnsmasq(ns);
   ASSERT_TRUE(dnsmasq->running()) << slurp(dir_.path / "dnsmasq.out");
+  auto r = run("makedhcp -a"); // the hosts file, then SIGHUP
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ASSERT_TRUE(ns.set_client_mac("52:54:00:99:00:12"));
   auto plain = ns.dhcp_request();
   EXPECT_EQ(plain["ip"], "10.99.0.12");
@@ -486,7 +508,7 @@ TEST_F(makedhcp_test, dnsmasq_answers_each_node_with_its_address_name_and_boot_f
   EXPECT_EQ(r.out, "node01: ip-address = 10.99.0.11, hardware-address = 52:54:00:99:00:11\n"
                    "node02: ip-address = 10.99.0.12, hardware-address = 52:54:00:99:00:12\n");
   EXPECT_EQ(r.err, "");
-  // a node added later: its file is read by dnsmasq without any signal
+  // a node added later: the hosts file again, and SIGHUP
   ASSERT_EQ(run("mkdef node03 groups=all mac=52:54:00:99:00:13 ip=10.99.0.13").rc, 0);
   ASSERT_EQ(run("makedhcp node03").rc, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
