@@ -26,7 +26,19 @@ int makedhcp(const std::vector<std::string>& argv, io& streams) {
     return 1;
   }
   if (args.has("help")) {
-    streams.out << usage_text << '\n'
+    streams.out << "Usage: makedhcp -n\n"
+                   "       makedhcp -a\n"
+                   "       makedhcp -a -d\n"
+                   "       makedhcp -d noderange\n"
+                   "       makedhcp <noderange>\n"
+                   "       makedhcp -q noderange\n"
+                   "       makedhcp [-h|--help]\n"
+                   "Creates and updates the DHCP server's configuration (dnsmasq or Kea).\n"
+                   "  -n         a new server configuration from the networks table\n"
+                   "  -a         every node with a MAC (with -d: every node removed)\n"
+                   "  -d         remove the nodes' entries\n"
+                   "  -q         what the server holds for the nodes, and how it differs\n"
+                   "  -l, --localonly  accepted (no service nodes)\n"
                 << "  --dry-run  print the diff of every file and the actions; change nothing\n"
                    "  --home DIR state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n";
     return 0;
