@@ -10,6 +10,7 @@
 #include <ctime>
 #include <iterator>
 
+#include "api/makedhcp.hpp"
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
 #include "store/error.hpp"
@@ -131,6 +132,10 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
+      if (call->op == api::operation::make_dhcp) {
+        (*done)(api::run_make_dhcp(*db, *call, auth, cfg.noderange, cfg.dhcp));
+        return;
+      }
       (*done)(api::run_read(db, *call, auth, cfg.noderange));
     },
     [=](page_atom, const api::object_pages_ptr& pages, size_t count, const done_ptr& done) {
@@ -400,6 +405,13 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
   self->link_to(self->state.gatherer);
   return {
     [=](run_atom, api_call_ptr& call, authorization& auth, done_ptr& done) {
+      if (call->op == api::operation::make_dhcp && cfg.system_changes) {
+        // a read of the store that changes the DHCP server: one at a time, on its own thread
+        cfg.system_changes->post([db, call, auth, done, cfg] {
+          (*done)(api::run_make_dhcp(*db, *call, auth, cfg.noderange, cfg.dhcp));
+        });
+        return;
+      }
       if (api::is_write(call->op)) {
         self->send(self->state.gatherer, run_atom::value, std::move(call), std::move(auth),
                    std::move(done));

@@ -9,7 +9,9 @@
 
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
+#include "api/dhcp.hpp"
 #include "api/service_metrics.hpp"
+#include "base/task_thread.hpp"
 #include "store/database.hpp"
 
 namespace cws::actors {
@@ -54,6 +56,11 @@ struct store_config {
   std::chrono::microseconds commit_wait{1000};
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
+  /// makedhcp's settings (REST /nodes/{nr}/dhcp, /services/dhcp).
+  api::dhcp_config dhcp;
+  /// Where the calls that change system files run (makedhcp: file writes, a reload, Kea's
+  /// socket), one at a time and off the io threads; none: on a reader (tests).
+  std::shared_ptr<base::task_thread> system_changes;
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The change feed: the writer holds it back from commits not durable yet and tells it

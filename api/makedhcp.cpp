@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "api/operations.hpp"
 #include "api/targets.hpp"
+#include "store/error.hpp"
 
 namespace cws::api {
 
@@ -95,6 +97,8 @@ makedhcp_plan plan_makedhcp(const store::cluster_view& view, const makedhcp_requ
         nodes.push_back(n);
       }
     }
+  } else if (req.expanded) {
+    nodes = req.nodes;
   } else {
     nodes = target_names(view, store::object_type::node, req.noderange, opts);
     std::vector<std::string> missing;
@@ -129,6 +133,73 @@ makedhcp_plan plan_makedhcp(const store::cluster_view& view, const makedhcp_requ
   }
   plan.change = backend->render_nodes(intent, {});
   return plan;
+}
+
+api_result run_make_dhcp(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const dhcp_config& cfg) {
+  makedhcp_plan plan;
+  try {
+    auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      return api_result::failure(errc::stale, "stale");
+    }
+    store::cluster_view view{txn};
+    makedhcp_request req;
+    req.new_config = call.command == "-n";
+    req.remove = call.command == "-d";
+    if (!req.new_config) {
+      if (auto r = verified_nodes(view, call, auth, opts, req.nodes); !r.ok()) {
+        return r;
+      }
+      req.expanded = true;
+    }
+    plan = plan_makedhcp(view, req, cfg, local_host_facts(), opts);
+  } catch (const store::error& e) {
+    return api_result::failure(from_store(e.code()), e.what());
+  }
+  auto& m = plan.messages;
+  for (const auto& note : plan.change.notes) {
+    m.warnings.push_back(note);
+  }
+  if (plan.refused || !m.errors.empty()) {
+    // xCAT's REST answer of a command that printed errors: the errors (and the warnings)
+    std::vector<std::string> lines;
+    for (const auto& e : m.errors) {
+      lines.push_back(e);
+    }
+    for (const auto& w : m.warnings) {
+      lines.push_back("Warning: " + w);
+    }
+    if (plan.refused || call.dry_run) {
+      return api_result::failure(std::move(lines));
+    }
+    // the nodes without errors are applied, as the tool does; the answer is still a failure
+    if (auto e = apply_dhcp_change(plan.change); !e.empty()) {
+      lines.push_back(e);
+    }
+    return api_result::failure(std::move(lines));
+  }
+  api_result r;
+  if (call.dry_run) {
+    auto text = dhcp_dry_run_text(plan.change);
+    for (size_t pos = 0; pos < text.size();) {
+      auto nl = text.find('\n', pos);
+      r.names.push_back(text.substr(pos, nl - pos));
+      pos = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    for (const auto& w : m.warnings) {
+      r.names.push_back("Warning: " + w);
+    }
+    return r;
+  }
+  if (auto e = apply_dhcp_change(plan.change); !e.empty()) {
+    return api_result::failure({e});
+  }
+  r.created = true;
+  for (const auto& w : m.warnings) {
+    r.messages.push_back("Warning: " + w);
+  }
+  return r;
 }
 
 } // namespace cws::api

@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "api/call.hpp"
 #include "api/dhcp_backend.hpp"
+#include "api/result.hpp"
 #include "store/cluster_view.hpp"
+#include "store/database.hpp"
 #include "store/noderange.hpp"
 
 namespace cws::api {
@@ -20,6 +23,10 @@ struct makedhcp_request {
   bool query = false;      ///< -q
   /// The noderange (empty with -n, -a).
   std::string noderange;
+  /// The nodes, already expanded and verified (REST: policy's); used instead of `noderange`
+  /// when `expanded`.
+  std::vector<std::string> nodes;
+  bool expanded = false;
 };
 
 /// What a makedhcp run does: its messages, the lines of -q, the change to apply.
@@ -38,5 +45,12 @@ struct makedhcp_plan {
 makedhcp_plan plan_makedhcp(const store::cluster_view& view, const makedhcp_request& req,
                             const dhcp_config& cfg, const dhcp_host_facts& facts,
                             const store::noderange_options& opts);
+
+/// POST/DELETE /nodes/{nr}/dhcp and POST /services/dhcp (`call.command` "", "-d", "-n"): the
+/// plan on one snapshot of `db` (refused when `auth` is stale), then, unless
+/// `call.dry_run`, applied. Success: `created`, warnings as `messages` (`Warning: ...`);
+/// dry run: the diff's lines in `names`; failure: xCAT's error lines.
+api_result run_make_dhcp(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const dhcp_config& cfg);
 
 } // namespace cws::api

@@ -74,7 +74,12 @@ int makedhcp(const std::vector<std::string>& argv, io& streams) {
   }
   auto s = session::open(args);
   auto cfg = api::dhcp_settings(s.settings);
-  api::makedhcp_request req{n, a, d, q, has_nodes ? args.positional.front() : std::string{}};
+  api::makedhcp_request req;
+  req.new_config = n;
+  req.all = a;
+  req.remove = d;
+  req.query = q;
+  req.noderange = has_nodes ? args.positional.front() : std::string{};
   api::makedhcp_plan plan;
   {
     auto txn = s.db->read();

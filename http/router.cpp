@@ -540,6 +540,22 @@ routed route_request(const http_input& in, const router_limits& limits) {
     r.out = names ? output::names : output::objects;
     return r;
   }
+  if (res->kind == resource_kind::dhcp) {
+    // xcatws.cgi: POST makedhcp {noderange} (201), DELETE makedhcp -d {noderange} (200),
+    // POST /services/dhcp makedhcp -n (201); no body. dryrun=1: the diff as lines, 200
+    call.op = operation::make_dhcp;
+    if (res->type != object_type::node) {
+      call.type = object_type::node;
+      call.target.clear();
+      call.command = "-n";
+    } else {
+      call.command = m == "DELETE" ? "-d" : "";
+    }
+    call.dry_run = query.flag("dryrun");
+    r.out = call.dry_run ? output::names : output::none;
+    r.post = m == "POST" && !call.dry_run;
+    return r;
+  }
   if (res->kind == resource_kind::nodestat) {
     // xcatws.cgi: nodestat {noderange}, rendered as actionout
     call.op = operation::nodestat;
