@@ -1,6 +1,9 @@
 #include "api/dhcp_backend.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <simdjson.h>
@@ -96,9 +99,23 @@ std::string apply_dhcp_change(const dhcp_change& change) {
       return e;
     }
   }
-  for (const auto& f : change.files) { // the reservations' directory on a first run
+  for (const auto& f : change.files) {
+    if (f.remove) {
+      continue;
+    }
+    // the servers read these as their own users (dnsmasq drops to `dnsmasq`), whatever the
+    // umask of the daemon (0077 in its unit): a new directory 0755, a new file made 0644
+    // before it is published (publish_file keeps an existing file's mode)
     std::error_code ec;
-    std::filesystem::create_directories(f.path.parent_path(), ec);
+    auto dir = f.path.parent_path();
+    if (!std::filesystem::exists(dir, ec) && std::filesystem::create_directories(dir, ec)) {
+      ::chmod(dir.c_str(), 0755);
+    }
+    int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd >= 0) {
+      ::fchmod(fd, 0644);
+      ::close(fd);
+    }
   }
   std::string message;
   if (dhcp_system_change(change).apply(message)) {

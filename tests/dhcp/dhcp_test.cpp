@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -158,7 +160,14 @@ TEST(dhcp_render, dnsmasq_reservations_are_one_hosts_file_rewritten_only_when_it
             "52:54:00:99:00:22,10.99.0.22,node02-eth1\n");
   ASSERT_EQ(c.steps.size(), 1u); // dnsmasq re-reads its hosts file at SIGHUP
   EXPECT_EQ(c.steps[0].description, "true reload");
-  ASSERT_EQ(cws::api::apply_dhcp_change(c), "");
+  // the daemon's umask is 0077; dnsmasq reads the file as its own user all the same
+  auto old_mask = ::umask(0077);
+  auto applied = cws::api::apply_dhcp_change(c);
+  ::umask(old_mask);
+  ASSERT_EQ(applied, "");
+  namespace fs = std::filesystem;
+  EXPECT_EQ(fs::status(dir.path / "clusterws-dhcp").permissions(), fs::perms(0755));
+  EXPECT_EQ(fs::status(dir.path / "clusterws-dhcp" / "hosts").permissions(), fs::perms(0644));
   std::vector<dhcp_entry> held;
   ASSERT_EQ(backend->query(held), "");
   ASSERT_EQ(held.size(), 3u);
