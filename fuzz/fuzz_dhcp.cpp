@@ -27,9 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
     // as the dnsmasq backend writes a held entry back (its name is the node line's)
-    again += "#node " + e.node + "\n" + (e.ip.empty() ? e.mac + ",ignore\n"
-                                                        : e.mac + ',' + e.ip + ',' + e.hostname
-                                                            + '\n');
+    again += "#node " + e.node + "\n"
+             + (e.ip.empty() ? e.mac + ",ignore\n" : e.mac + ',' + e.ip + ',' + e.hostname + '\n');
   }
   auto round = parse_dnsmasq_hosts(again, "n");
   if (round.size() != hosts.size()) {
