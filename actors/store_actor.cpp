@@ -11,6 +11,7 @@
 #include <iterator>
 #include <thread>
 
+#include "api/makedhcp.hpp"
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
 #include "store/error.hpp"
@@ -129,23 +130,28 @@ struct facade_state {
   }
 };
 
-bool is_dns_call(const api::api_call& call) {
-  return call.op == api::operation::dns_apply || call.op == api::operation::dns_delete
-         || call.op == api::operation::dns_service;
+/// A call that reads the store and then changes system files and services (makedhcp,
+/// makedns): it may wait on a server, so it never runs on an actor thread in the daemon.
+bool is_system_change(const api::api_call& call) {
+  using api::operation;
+  return call.op == operation::make_dhcp || call.op == operation::dns_apply
+         || call.op == operation::dns_delete || call.op == operation::dns_service;
+}
+
+api_result run_system_change(const store::database& db, const api::api_call& call,
+                             const authorization& auth, const store_config& cfg) {
+  if (call.op == api::operation::make_dhcp) {
+    return api::run_make_dhcp(db, call, auth, cfg.noderange, cfg.dhcp);
+  }
+  return api::run_dns_call(db, call, auth, cfg.noderange, cfg.dns);
 }
 
 reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_state> self,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
-      if (is_dns_call(*call)) {
-        // makedns waits on the name server: never on an actor thread. The answer comes back
-        // here, so `done` is called on an actor thread as its contract says.
-        auto me = caf::actor_cast<reader_actor>(self);
-        std::thread([me, db, call, auth, done, cfg] {
-          auto r = api::run_dns_call(*db, *call, auth, cfg.noderange, cfg.dns);
-          caf::anon_send(me, done_atom::value, std::move(r), done);
-        }).detach();
+      if (is_system_change(*call)) { // only without the system-change thread (tests)
+        (*done)(run_system_change(*db, *call, auth, cfg));
         return;
       }
       (*done)(api::run_read(db, *call, auth, cfg.noderange));
@@ -418,6 +424,14 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
   self->link_to(self->state.gatherer);
   return {
     [=](run_atom, api_call_ptr& call, authorization& auth, done_ptr& done) {
+      if (is_system_change(*call) && cfg.system_changes) {
+        // one at a time, on its own thread; the answer comes back through a reader, so `done`
+        // is called on an actor thread as its contract says
+        cfg.system_changes->post([db, call, auth, done, cfg, reader = self->state.reader()] {
+          caf::anon_send(reader, done_atom::value, run_system_change(*db, *call, auth, cfg), done);
+        });
+        return;
+      }
       if (api::is_write(call->op)) {
         self->send(self->state.gatherer, run_atom::value, std::move(call), std::move(auth),
                    std::move(done));

@@ -10,7 +10,9 @@
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
 #include "api/makedns.hpp"
+#include "api/dhcp.hpp"
 #include "api/service_metrics.hpp"
+#include "base/task_thread.hpp"
 #include "store/database.hpp"
 
 namespace cws::actors {
@@ -56,8 +58,14 @@ struct store_config {
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
   /// makedns over REST (POST/DELETE /nodes/{nr}/dns, POST /services/dns): its files, server
-  /// and key (settings `dns_*`); such a call runs on a thread of its own.
+  /// and key (settings `dns_*`).
   api::dns_config dns;
+  /// makedhcp's settings (REST /nodes/{nr}/dhcp, /services/dhcp).
+  api::dhcp_config dhcp;
+  /// Where the calls that change system files run (makedhcp, makedns: file writes, a reload,
+  /// Kea's socket, DNS updates), one at a time and off the actor threads; their answer comes
+  /// back through a reader. None: they run on a reader (tests).
+  std::shared_ptr<base::task_thread> system_changes;
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The change feed: the writer holds it back from commits not durable yet and tells it

@@ -41,6 +41,7 @@ enum class operation : uint8_t {
   table_set_rows,    ///< setAttribs: the rows matching the keys, or a new one
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
+  make_dhcp,         ///< makedhcp: `command` "" (the nodes), "-d" (remove them), "-n" (server)
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
   power,             ///< rpower: the action (on, off, stat, ...) in `command`
@@ -54,7 +55,7 @@ enum class operation : uint8_t {
   job_list,   ///< GET /jobs
   job_show,   ///< GET /jobs/{id} (with `sink`: its nodes streamed, then live)
   job_cancel, ///< DELETE /jobs/{id}
-  // makedns (api/makedns.hpp): `command` "dryrun" for a dry run; on its own thread
+  // makedns (api/makedns.hpp); `dry_run` for a dry run; on the store's system-change thread
   dns_apply,   ///< POST /nodes/{nr}/dns: makedns nr
   dns_delete,  ///< DELETE /nodes/{nr}/dns: makedns -d nr
   dns_service, ///< POST /services/dns: makedns -n
@@ -154,6 +155,9 @@ struct api_call {
   /// make/change: the attribute changes, in order.
   std::vector<store::attr_change> changes;
   store::list_mode mode = store::list_mode::set;
+  /// make_hosts (and the other commands that change system files): dryrun=1, the diff
+  /// only, nothing written.
+  bool dry_run = false;
   /// table_*: the tables named.
   std::vector<std::string> tables;
   /// rename: the object's new name.

@@ -844,7 +844,7 @@ api_result run_dns_call(const store::database& db, const api_call& call, const a
     req.remove = call.op == operation::dns_delete;
     req.fresh = call.op == operation::dns_service;
     req.all = call.op == operation::dns_service;
-    req.dry_run = call.command == "dryrun";
+    req.dry_run = call.dry_run;
     if (auto site = txn.get(store::object_type::site, "clustersite")) {
       auto ext = site->find("externaldns").value_or("");
       req.external = ext == "1" || ext == "yes";

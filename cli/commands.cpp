@@ -379,6 +379,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
     {"makedns", makedns},
+    {"makedhcp", makedhcp},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -406,7 +407,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
-       "nodestat reventlog rbeacon\n";
+       "nodestat reventlog rbeacon makedhcp\n";
   return 1;
 }
 

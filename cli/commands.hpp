@@ -132,6 +132,8 @@ int tabprune(const std::vector<std::string>& args, io& streams);
 int makenetworks(const std::vector<std::string>& args, io& streams);
 /// makedns (cli/makedns.cpp).
 int makedns(const std::vector<std::string>& args, io& streams);
+/// makedhcp (cli/makedhcp.cpp).
+int makedhcp(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);
 int pki(const std::vector<std::string>& args, io& streams);
 int xdshbak(const std::vector<std::string>& args, io& streams);

@@ -177,6 +177,8 @@ store_component::store_component(const base::settings& s, const runtime_componen
   cfg_.noderange = api::noderange_limits(s);
   cfg_.dns = api::dns_settings(s, db.home_dir());
   cfg_.commit_wait = std::chrono::microseconds(s.number("commit_wait_us"));
+  cfg_.dhcp = api::dhcp_settings(s);
+  cfg_.system_changes = std::make_shared<base::task_thread>();
   cfg_.metrics = std::move(metrics);
 }
 
@@ -190,6 +192,7 @@ void store_component::start() {
 
 void store_component::stop() {
   end(handle_);
+  cfg_.system_changes->stop(); // a makedhcp under way ends its writes and reload first
 }
 
 void store_component::metrics(metric_writer& out) const {

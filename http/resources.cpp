@@ -42,6 +42,8 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/inventory", resource_kind::inventory, "GET"},
   {"nodes", object_type::node, "{name}/inventory/{attrs}", resource_kind::inventory, "GET"},
   {"nodes", object_type::node, "{name}/dns", resource_kind::dns, "POST DELETE"},
+  {"nodes", object_type::node, "{name}/dhcp", resource_kind::dhcp, "POST DELETE"},
+  {"services", object_type::site, "dhcp", resource_kind::dhcp, "POST"},
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
   {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},

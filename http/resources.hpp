@@ -25,6 +25,7 @@ enum class resource_kind {
   beacon,         ///< /nodes/{noderange}/beacon (rbeacon)
   vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)
   inventory,      ///< /nodes/{noderange}/inventory[/{a;b}] (rinv)
+  dhcp,           ///< /nodes/{noderange}/dhcp, /services/dhcp (makedhcp)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

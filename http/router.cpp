@@ -545,12 +545,25 @@ routed route_request(const http_input& in, const router_limits& limits) {
     call.op = res->kind == resource_kind::dns_service ? operation::dns_service
               : m == "DELETE"                         ? operation::dns_delete
                                                       : operation::dns_apply;
-    if (query.flag("dryrun")) {
-      call.command = "dryrun";
-      r.out = output::names; // the diffs and the updates, one line each
+    call.dry_run = query.flag("dryrun");
+    r.out = call.dry_run ? output::names : output::none; // dry run: the diffs and the updates
+    r.post = m == "POST" && !call.dry_run;               // a dry run creates nothing: 200
+    return r;
+  }
+  if (res->kind == resource_kind::dhcp) {
+    // xcatws.cgi: POST makedhcp {noderange} (201), DELETE makedhcp -d {noderange} (200),
+    // POST /services/dhcp makedhcp -n (201); no body. dryrun=1: the diff as lines, 200
+    call.op = operation::make_dhcp;
+    if (res->type != object_type::node) {
+      call.type = object_type::node;
+      call.target.clear();
+      call.command = "-n";
     } else {
-      r.out = output::none;
+      call.command = m == "DELETE" ? "-d" : "";
     }
+    call.dry_run = query.flag("dryrun");
+    r.out = call.dry_run ? output::names : output::none;
+    r.post = m == "POST" && !call.dry_run;
     return r;
   }
   if (res->kind == resource_kind::nodestat) {

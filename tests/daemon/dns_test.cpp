@@ -99,7 +99,7 @@ TEST_F(dns_test, services_dns_and_nodes_dns_drive_named_as_makedns_does) {
   cws::test::https_client c{d_->ca(), d_->port()};
   // dry run: the lines makedns -n --dry-run prints, nothing written
   auto r = c.request("POST", d_->url("/services/dns", "&dryrun=1"));
-  ASSERT_EQ(r.status, 201u) << r.body << slurp(d_->log());
+  ASSERT_EQ(r.status, 200u) << r.body << slurp(d_->log());
   EXPECT_NE(r.body.find("\"update cluster.test: add n1.cluster.test. 86400 IN A 10.77.0.11\""),
             std::string::npos)
     << r.body;
