@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ipmi/sol.hpp"
@@ -47,8 +48,14 @@ struct fake_bmc {
   std::vector<sol_packet> from_console;
 
   bytes reply(const bytes& msg, uint8_t code, const bytes& data) {
-    bytes r{0x81, static_cast<uint8_t>(msg[1] + 4), 0, 0x20, msg[4], msg[5], code};
-    r.insert(r.end(), data.begin(), data.end());
+    bytes r(7 + data.size());
+    r[0] = 0x81;
+    r[1] = static_cast<uint8_t>(msg[1] + 4);
+    r[3] = 0x20;
+    r[4] = msg[4];
+    r[5] = msg[5];
+    r[6] = code;
+    std::copy(data.begin(), data.end(), r.begin() + 7);
     r[2] = static_cast<uint8_t>(-(r[0] + r[1]));
     uint8_t sum = 0;
     for (size_t i = 3; i < r.size(); ++i) {
