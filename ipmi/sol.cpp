@@ -82,7 +82,10 @@ void sol::feed(const uint8_t* data, size_t size, sol_clock::time_point now) {
     return;
   }
   if (auto body = s_.open(payload::sol, data, size)) {
-    if (auto p = parse_sol_packet(body->data(), body->size()); p && at_ == phase::active) {
+    // the BMC may send characters as soon as the payload is active: while the console asks
+    // for the configuration too
+    if (auto p = parse_sol_packet(body->data(), body->size());
+        p && (at_ == phase::active || at_ == phase::configuring)) {
       on_packet(*p, now);
     }
     return;

@@ -44,6 +44,7 @@ struct fake_bmc {
   uint8_t config_code = 0;
   bytes config{0x11, 0x02, 0x0a}; ///< revision, 2 retries, 100 ms
   bool silent = false;            ///< answers nothing
+  bool answer_config = true;      ///< answers Get SOL Configuration
   std::vector<uint8_t> cmds;      ///< the IPMI commands seen, in order
   std::vector<sol_packet> from_console;
 
@@ -99,7 +100,11 @@ struct fake_bmc {
                   {0, 0, 0, 0, static_cast<uint8_t>(inbound), static_cast<uint8_t>(inbound >> 8), 0,
                    0x40, 0x81, 0x25, 0xff, 0xff}));
           break;
-        case 0x22: out.push_back(reply(*msg, config_code, config)); break;
+        case 0x22:
+          if (answer_config) {
+            out.push_back(reply(*msg, config_code, config));
+          }
+          break;
         default: out.push_back(reply(*msg, 0, {})); break;
       }
     }
@@ -227,6 +232,17 @@ TEST(sol, characters_from_the_bmc_are_delivered_and_acknowledged_with_their_coun
   EXPECT_EQ(ack.ack_seq, 1);
   EXPECT_EQ(ack.accepted, 5);
   EXPECT_EQ(ack.status & sol_nack, 0);
+}
+
+TEST(sol, characters_sent_while_the_configuration_is_asked_for_are_delivered) {
+  bench b{sol_options{}, false};
+  b.bmc.answer_config = false;
+  b.open({});
+  ASSERT_EQ(b.c->at(), sol::phase::configuring);
+  b.from_bmc({1, 0, 0, 0, to_bytes("early")});
+  EXPECT_EQ(b.c->take_output(), "early");
+  ASSERT_EQ(b.bmc.from_console.size(), 1u);
+  EXPECT_EQ(b.bmc.from_console[0].ack_seq, 1);
 }
 
 TEST(sol, a_packet_sent_again_is_acknowledged_again_but_delivered_once) {
