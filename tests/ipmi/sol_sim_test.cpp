@@ -10,12 +10,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "../support/bmc_farm.hpp"
+#include "ipmi/console_session.hpp"
 #include "ipmi/session_setup.hpp"
 #include "ipmi/sol.hpp"
 
@@ -282,6 +285,82 @@ TEST_F(ipmi_sol, a_second_activation_is_already_active_and_force_takes_the_conso
   a.flush();
   drive({&a, &f}, serial_, [&] { return f.saw(kind::closed) && a.saw(kind::closed); });
   EXPECT_TRUE(f.saw(kind::closed));
+}
+
+/// What console_sessions reported, for a test thread to wait on.
+struct recorder {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string output;
+  std::vector<sol_event> events;
+
+  console_sessions::callbacks callbacks() {
+    return {[this](uint64_t, std::string b) {
+              std::lock_guard<std::mutex> l{mu};
+              output += b;
+              cv.notify_all();
+            },
+            [this](uint64_t, const sol_event& e) {
+              std::lock_guard<std::mutex> l{mu};
+              events.push_back(e);
+              cv.notify_all();
+            }};
+  }
+  bool wait(const std::function<bool()>& done) {
+    std::unique_lock<std::mutex> l{mu};
+    return cv.wait_for(l, 5s, done);
+  }
+  bool saw(kind k) {
+    for (const auto& e : events) {
+      if (e.what == k) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+/// Reads the serial side until it holds `n` bytes (5 s at most).
+void read_serial(serial_side& s, size_t n) {
+  auto until = sol_clock::now() + 5s;
+  while (s.received.size() < n && sol_clock::now() < until) {
+    pollfd p{s.fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) == 1) {
+      char buf[512];
+      auto got = ::recv(s.fd, buf, sizeof buf, 0);
+      if (got > 0) {
+        s.received.append(buf, static_cast<size_t>(got));
+      }
+    }
+  }
+}
+
+TEST_F(ipmi_sol, console_sessions_hold_a_console_on_their_event_loop) {
+  recorder r;
+  console_sessions consoles{r.callbacks()};
+  consoles.open(7, {"127.0.0.1", farm_->port(0), "admin", "secret", {}});
+  ASSERT_TRUE(r.wait([&] { return r.saw(kind::active); }));
+
+  serial_.write("through-the-event-loop\r\n");
+  ASSERT_TRUE(
+    r.wait([&] { return r.output.find("through-the-event-loop\r\n") != std::string::npos; }))
+    << r.output;
+
+  consoles.write(7, "keys-on-the-loop\r");
+  read_serial(serial_, 17);
+  EXPECT_EQ(serial_.received, "keys-on-the-loop\r");
+
+  consoles.close(7);
+  ASSERT_TRUE(r.wait([&] { return r.saw(kind::closed); }));
+}
+
+TEST_F(ipmi_sol, console_sessions_report_a_wrong_password_as_an_error) {
+  recorder r;
+  console_sessions consoles{r.callbacks()};
+  consoles.open(1, {"127.0.0.1", farm_->port(0), "admin", "wrong", {}});
+  ASSERT_TRUE(r.wait([&] { return !r.events.empty(); }));
+  EXPECT_EQ(r.events[0].what, kind::error);
+  EXPECT_FALSE(r.events[0].message.empty());
 }
 
 } // namespace
