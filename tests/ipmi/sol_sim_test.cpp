@@ -287,6 +287,23 @@ TEST_F(ipmi_sol, a_second_activation_is_already_active_and_force_takes_the_conso
   EXPECT_TRUE(f.saw(kind::closed));
 }
 
+TEST_F(ipmi_sol, a_bmc_gone_under_an_open_console_is_lost_by_the_next_keepalive) {
+  sol_options o;
+  o.keepalive = 300ms;
+  o.request_timeout = 200ms;
+  o.request_retries = 1;
+  console a{farm_->port(0)};
+  ASSERT_TRUE(a.open(o));
+  ASSERT_TRUE(drive({&a}, serial_, [&] { return a.saw(kind::active); }));
+  // the keepalive is answered while the BMC is there
+  ASSERT_FALSE(drive(
+    {&a}, serial_, [&] { return a.c->at() != sol::phase::active; }, 1s));
+  farm_->stop(0);
+  ASSERT_TRUE(drive(
+    {&a}, serial_, [&] { return a.saw(kind::lost); }, 3s));
+  EXPECT_EQ(a.c->at(), sol::phase::done);
+}
+
 /// What console_sessions reported, for a test thread to wait on.
 struct recorder {
   std::mutex mu;
