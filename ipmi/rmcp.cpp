@@ -123,8 +123,8 @@ bytes wrap_plain(payload type, const bytes& body) {
   return b;
 }
 
-bytes wrap_session(uint32_t bmc_sid, uint32_t sequence, const session_keys& keys,
-                   const bytes& msg) {
+bytes wrap_session(uint32_t bmc_sid, uint32_t sequence, const session_keys& keys, const bytes& msg,
+                   payload type) {
   // confidentiality: IV, then AES-CBC over msg + pad 1..n + n, a multiple of 16
   bytes plain = msg;
   size_t pad = (16 - (plain.size() + 1) % 16) % 16;
@@ -142,7 +142,7 @@ bytes wrap_session(uint32_t bmc_sid, uint32_t sequence, const session_keys& keys
 
   bytes b(rmcp_header, rmcp_header + 4);
   b.push_back(auth_rmcpp);
-  b.push_back(0xc0 | static_cast<uint8_t>(payload::ipmi));
+  b.push_back(0xc0 | static_cast<uint8_t>(type));
   put32(b, bmc_sid);
   put32(b, sequence);
   b.push_back(static_cast<uint8_t>(body.size()));

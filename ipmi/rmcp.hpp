@@ -21,6 +21,7 @@ using rand16 = std::array<uint8_t, 16>;
 /// RMCP+ payload types used here.
 enum class payload : uint8_t {
   ipmi = 0x00,
+  sol = 0x01, ///< Serial-over-LAN (IPMI 2.0 section 15.9)
   open_request = 0x10,
   open_response = 0x11,
   rakp1 = 0x12,
@@ -95,8 +96,10 @@ std::optional<datagram> parse_datagram(const uint8_t* data, size_t size,
 /// A pre-session datagram (session id 0, neither encrypted nor authenticated).
 bytes wrap_plain(payload type, const bytes& body);
 
-/// An in-session IPMI datagram: `msg` encrypted with K2 (random IV) and signed with K1.
-bytes wrap_session(uint32_t bmc_sid, uint32_t sequence, const session_keys& keys, const bytes& msg);
+/// An in-session datagram of payload `type` (IPMI by default): `msg` encrypted with K2
+/// (random IV) and signed with K1.
+bytes wrap_session(uint32_t bmc_sid, uint32_t sequence, const session_keys& keys, const bytes& msg,
+                   payload type = payload::ipmi);
 
 /// Decrypts an AES-CBC-128 payload (IV first) and strips its confidentiality pad.
 /// @returns nothing if the sizes or the pad are wrong.

@@ -70,6 +70,19 @@ bytes session::close_packet() {
   return wrap(request{netfn_app, cmd_close_session, sid}, rq_seq_);
 }
 
+bytes session::seal(payload type, const bytes& body) {
+  return wrap_session(h_.bmc_sid, out_seq_++, keys_, body, type);
+}
+
+std::optional<bytes> session::open(payload type, const uint8_t* data, size_t size) const {
+  auto d = parse_datagram(data, size, &keys_.k1);
+  if (!d || d->type != type || !d->encrypted || !d->authenticated
+      || d->session_id != h_.console_sid) {
+    return std::nullopt;
+  }
+  return decrypt_payload(d->body, keys_.k2);
+}
+
 // -- session_setup ------------------------------------------------------------------
 
 session_setup::session_setup(std::string user, std::string password, uint8_t role)

@@ -45,6 +45,14 @@ class session {
   /// The Close Session request (no answer is awaited; the outstanding request is dropped).
   bytes close_packet();
 
+  /// Seals `body` as an in-session payload of `type` (Serial-over-LAN): the next session
+  /// sequence number, encrypted with K2 and signed with K1.
+  bytes seal(payload type, const bytes& body);
+
+  /// Opens an in-session datagram of payload `type` from the BMC (integrity checked,
+  /// decrypted). @returns nothing for anything else (another payload, another session, noise).
+  std::optional<bytes> open(payload type, const uint8_t* data, size_t size) const;
+
   /// What the set-up agreed (ids, user, role).
   const handshake& agreed() const {
     return h_;

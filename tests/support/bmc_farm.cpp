@@ -123,7 +123,8 @@ bool have_ipmi_sim() {
   return ::access("/usr/bin/ipmi_sim", X_OK) == 0;
 }
 
-bmc_farm::bmc_farm(fs::path dir, size_t count, std::string password)
+bmc_farm::bmc_farm(fs::path dir, size_t count, std::string password,
+                   std::vector<unsigned short> sol_ports)
     : dir_(std::move(dir)), password_(std::move(password)) {
   fs::create_directories(dir_);
   auto script = dir_ / "chassis.sh";
@@ -145,6 +146,9 @@ bmc_farm::bmc_farm(fs::path dir, size_t count, std::string password)
       << ports_[i] << "\n    priv_limit admin\n    guid a123456789abcdefa123456789abcdef\n"
       << "  endlan\n  chassis_control \"" << script.string() << " " << d.string() << "\"\n"
       << "  console 127.0.0.1 " << consoles_[i] << "\n"
+      << (i < sol_ports.size()
+            ? "  sol \"tcp:127.0.0.1:" + std::to_string(sol_ports[i]) + "\" 115200\n"
+            : std::string{})
       << "  user 2 true \"admin\" \"" << password_ << "\" admin 10 none md2 md5 straight\n";
     std::ofstream{d / "cmds.emu"}
       << "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 "

@@ -35,7 +35,10 @@ struct bmc_hardware {
 /// stopped by its pid.
 class bmc_farm {
  public:
-  bmc_farm(std::filesystem::path dir, size_t count, std::string password = "secret");
+  /// With `sol_ports` (one per BMC), BMC i has Serial-over-LAN whose serial side is the TCP
+  /// listener on 127.0.0.1:sol_ports[i] (ipmi_sim connects out to it; listen first).
+  bmc_farm(std::filesystem::path dir, size_t count, std::string password = "secret",
+           std::vector<unsigned short> sol_ports = {});
   ~bmc_farm();
 
   bmc_farm(const bmc_farm&) = delete;
