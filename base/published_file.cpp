@@ -93,6 +93,13 @@ void diff_middle(const std::vector<std::string_view>& a, std::size_t a0, std::si
   }
 }
 
+/// A hunk header's side as diff(1) writes it: "L,N", "L" for one line, "L-1,0" for none.
+std::string hunk_range(std::size_t line, std::size_t count) {
+  if (count == 1)
+    return std::to_string(line);
+  return std::to_string(count ? line : line - 1) + "," + std::to_string(count);
+}
+
 void put_line(std::string& out, char op, std::string_view line) {
   out += op;
   out += line;
@@ -201,9 +208,7 @@ std::string unified_diff(std::string_view old_text, std::string_view new_text,
       a_count += script[t].op != '+';
       b_count += script[t].op != '-';
     }
-    out += "@@ -" + std::to_string(a_count ? a_line : a_line - 1) + "," + std::to_string(a_count)
-           + " +" + std::to_string(b_count ? b_line : b_line - 1) + "," + std::to_string(b_count)
-           + " @@\n";
+    out += "@@ -" + hunk_range(a_line, a_count) + " +" + hunk_range(b_line, b_count) + " @@\n";
     for (auto t = start; t < end; ++t)
       put_line(out, script[t].op, script[t].line);
     k = end;

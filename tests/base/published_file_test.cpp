@@ -118,6 +118,9 @@ TEST_F(published_file_test, unified_diff_prints_what_diff_u_prints) {
     EXPECT_EQ(ours.substr(0, 16), theirs.substr(0, 16));
   }
   EXPECT_EQ(unified_diff("same\n", "same\n", "old", "new"), "");
+  for (auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+         {"", "x\n"}, {"x\n", ""}, {"a\n", "b\n"}, {"a\nb\n", "a\nc\nb\n"}})
+    EXPECT_EQ(unified_diff(a, b, "old", "new"), gnu_diff(a, b)); // one-line hunks: "L", not "L,1"
   EXPECT_EQ(unified_diff("a\nb\nc\n", "a\nB\nc\n", "old", "new"),
             gnu_diff("a\nb\nc\n", "a\nB\nc\n"));
 }
