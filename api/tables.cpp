@@ -10,6 +10,9 @@ namespace {
 
 using store::table_def;
 
+/// xcatws.cgi's answer to a row filter that matches nothing (a 403).
+constexpr const char* no_rows_matched = "No table rows matched specified keys or attributes";
+
 /// The tables of the call, or the failure xcatws.cgi gives for an unknown one.
 std::vector<const table_def*> call_tables(const api_call& call, api_result& failure) {
   std::vector<const table_def*> out;
@@ -122,8 +125,10 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
     if (auto msg = store::parse_key_values(call.target, keys); !msg.empty()) {
       return api_result::failure(errc::bad_request, msg);
     }
+    // xCAT's getAttribs puts the key in its SQL; a column the table lacks fails the
+    // statement, which answers as no row at all (Table.pm), not as an error of its own.
     if (auto msg = store::check_columns(*tables.front(), keys, {}); !msg.empty()) {
-      return api_result::failure({msg});
+      return api_result::failure({no_rows_matched});
     }
     if (auto msg = masked_keys(*tables.front(), keys, auth); !msg.empty()) {
       return api_result::failure({msg});
@@ -141,7 +146,7 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
     });
   }
   if (!keys.empty() && r.objects.empty()) {
-    return api_result::failure({"No table rows matched specified keys or attributes"});
+    return api_result::failure({no_rows_matched});
   }
   return r;
 }

@@ -387,6 +387,20 @@ TEST_F(service_test, tables_routes_in_xcat_shapes_over_the_same_store) {
   run_tool(home(), "chdef cn3 power=");
 }
 
+TEST_F(service_test, an_unknown_column_in_a_row_filter_matches_no_rows_as_in_xcat) {
+  // getAttribs' SQL fails on a column the table lacks, so xcatws.cgi answers "no rows"
+  auto no_rows = "{\"error\":[\"No table rows matched specified keys or attributes\"],"
+                 "\"errorcode\":\"1\"}\n";
+  auto r = get("/tables/site/rows/nosuchcolumn=x");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, no_rows);
+  r = get("/tables/nodehm/rows/node=cn1,mgtt=kvm/mgt");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, no_rows);
+  // a known column still filters
+  EXPECT_EQ(get("/tables/site/rows/key=master").status, 200u);
+}
+
 TEST_F(service_test, post_networks_defines_the_service_hosts_networks) {
   // the networks makenetworks -d computes on this host are the ones POST /networks writes
   auto expected = run_tool(home(), "makenetworks -d").out;
