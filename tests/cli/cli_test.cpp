@@ -862,7 +862,7 @@ TEST_F(cli_test, table_tool_refusals_change_nothing) {
   expect_refused("chtab key=system,username=root passwd.password=x",
                  "clusterws keeps only the key=xcat rows of passwd");
   expect_refused("tabprune nodelist -a", "Table nodelist not supported");
-  expect_refused("tabprune auditlog -a", "clusterws keeps no auditlog table");
+  expect_refused("tabprune auditlog -a -i 3", "Only one option -p or -i or -n or -a maybe used");
   EXPECT_EQ(run("lsdef tn1 -i mgt,os -c").out, "tn1: mgt=ipmi\ntn1: os=\n");
   EXPECT_EQ(run("nodels").out, "tn1\n");
 }
