@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <sys/file.h>
@@ -369,6 +370,25 @@ prune_result prune_audit_log(const std::filesystem::path& path, const prune_requ
     rewrite(current, path, text, keep, result);
   }
   return result;
+}
+
+namespace {
+std::mutex path_mu;
+std::filesystem::path configured_path;
+} // namespace
+
+void set_audit_log_path(const std::filesystem::path& path) {
+  std::lock_guard<std::mutex> guard{path_mu};
+  configured_path = path;
+}
+
+std::filesystem::path audit_log_path() {
+  std::lock_guard<std::mutex> guard{path_mu};
+  return configured_path;
+}
+
+bool is_log_table(const std::string& name) {
+  return name == "auditlog" || name == "eventlog";
 }
 
 long long next_audit_recid(const std::filesystem::path& path) {

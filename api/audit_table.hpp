@@ -67,6 +67,15 @@ struct prune_result {
 prune_result prune_audit_log(const std::filesystem::path& path, const prune_request& req,
                              std::time_t now);
 
+/// The audit log the REST table views read (`/tables/auditlog/rows`): clusterwsd names it
+/// when its audit log starts; empty (the default, and with `audit_log = off`): none. Any
+/// thread.
+void set_audit_log_path(const std::filesystem::path& path);
+std::filesystem::path audit_log_path();
+
+/// True for `auditlog` and `eventlog`, the tables these views answer for.
+bool is_log_table(const std::string& name);
+
 /// The recid to give the next line of the log at `path`: one past the last one in it (or in
 /// `<path>.1` when it is empty); 1 for a new log.
 long long next_audit_recid(const std::filesystem::path& path);

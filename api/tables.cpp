@@ -1,5 +1,9 @@
 #include "api/tables.hpp"
 
+#include <algorithm>
+
+#include "api/audit_table.hpp"
+
 #include "api/targets.hpp"
 #include "base/text.hpp"
 #include "store/tables.hpp"
@@ -70,6 +74,63 @@ std::string masked_keys(const table_def& t, const store::key_values& keys,
   return {};
 }
 
+/// `/tables/auditlog/rows...` and `/tables/eventlog/rows...`: the audit log's lines and no
+/// event records (api/audit_table), with getAttribs' keys and the columns asked for.
+api_result read_log_table(const std::string& table, const api_call& call) {
+  const auto& columns = table == "auditlog" ? auditlog_columns() : eventlog_columns();
+  store::key_values keys;
+  bool all_rows = call.target.empty() || call.target == "ALLROWS";
+  if (!all_rows) {
+    if (auto msg = store::parse_key_values(call.target, keys); !msg.empty()) {
+      return api_result::failure(errc::bad_request, msg);
+    }
+  }
+  std::vector<size_t> key_columns;
+  for (const auto& [k, v] : keys) {
+    auto it = std::find(columns.begin(), columns.end(), k);
+    if (it == columns.end()) {
+      return api_result::failure({no_rows_matched}); // getAttribs' SQL fails: no rows
+    }
+    key_columns.push_back(static_cast<size_t>(it - columns.begin()));
+  }
+  std::vector<audit_row> rows;
+  if (auto path = audit_log_path(); table == "auditlog" && !path.empty()) {
+    try {
+      rows = read_audit_log(path);
+    } catch (const std::runtime_error& e) {
+      return api_result::failure(errc::unavailable, e.what());
+    }
+  }
+  api_result r;
+  for (const auto& row : rows) {
+    bool match = true;
+    for (size_t i = 0; i < key_columns.size(); ++i) {
+      match = match && row.row[key_columns[i]].value_or("") == keys[i].second;
+    }
+    if (!match) {
+      continue;
+    }
+    store::attr_map m;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      bool wanted = call.attrs.empty();
+      for (const auto& a : call.attrs) {
+        wanted = wanted || a == columns[i] || a == table + "." + columns[i];
+      }
+      if (wanted && row.row[i]) {
+        m.emplace(columns[i], *row.row[i]);
+      }
+    }
+    r.objects.emplace_back(table, m);
+    if (!keys.empty()) {
+      break; // getAttribs: the first matching row only
+    }
+  }
+  if (!keys.empty() && r.objects.empty()) {
+    return api_result::failure({no_rows_matched});
+  }
+  return r;
+}
+
 } // namespace
 
 api_result read_tables(const store::cluster_view& view, const api_call& call,
@@ -81,6 +142,10 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
       r.names.push_back(t.name);
     }
     return r;
+  }
+  if (call.op == operation::table_rows && call.tables.size() == 1
+      && is_log_table(call.tables.front())) {
+    return read_log_table(call.tables.front(), call);
   }
   auto tables = call_tables(call, r);
   if (!r.ok()) {

@@ -531,6 +531,21 @@ TEST_F(service_test, tabdump_and_tabprune_auditlog_are_the_audit_log_the_daemon_
   auto text = slurp(home() / "audit.log");
   EXPECT_EQ(text.find('\0'), std::string::npos); // no hole where the cut lines were
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+  // REST reads of the same view (xcatws.cgi's tablerowhdl): every row, or getAttribs' first
+  auto rest = get("/tables/auditlog/rows");
+  EXPECT_EQ(rest.status, 200u) << rest.body;
+  EXPECT_NE(rest.body.find("\"recid\":\"" + std::to_string(after.back()) + "\""), std::string::npos)
+    << rest.body;
+  EXPECT_NE(rest.body.find("\"command\":\"DELETE /clusterws/nodes/pruned0\""), std::string::npos)
+    << rest.body;
+  rest = get("/tables/auditlog/rows/recid=" + std::to_string(after.back()) + "/command,status");
+  EXPECT_EQ(rest.body, "{\"auditlog\":[{\"command\":\"DELETE /clusterws/nodes/pruned0\","
+                       "\"status\":\"Allowed\"}]}\n");
+  rest = get("/tables/auditlog/rows/recid=1");
+  EXPECT_EQ(rest.status, 403u); // pruned: no rows matched
+  rest = get("/tables/auditlog/rows/nosuch=1");
+  EXPECT_EQ(rest.status, 403u);
+  EXPECT_EQ(get("/tables/eventlog/rows").body, "{\"eventlog\":[]}\n");
   // -a: every row
   EXPECT_EQ(run_tool(home(), "tabprune auditlog -a").rc, 0);
   EXPECT_EQ(run_tool(home(), "tabdump auditlog").out, header);
