@@ -89,6 +89,9 @@ std::vector<host_network> host_networks() {
     }
     auto addr = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr;
     auto mask = reinterpret_cast<const sockaddr_in*>(i->ifa_netmask)->sin_addr.s_addr;
+    if ((ntohl(addr) & 0xffff0000u) == 0xa9fe0000u) {
+      continue; // link-local 169.254/16: no cluster network (xCAT's networks.pm skips it)
+    }
     host_network n{i->ifa_name, ipv4_text(addr), ipv4_text(mask), {}, mtu_of(i->ifa_name)};
     for (const auto& r : routes) {
       if (r.interface == n.interface && (r.gateway & mask) == (addr & mask)) {

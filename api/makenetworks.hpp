@@ -22,7 +22,8 @@ struct host_network {
 };
 
 /// The host's IPv4 networks (getifaddrs, /proc/net/route, /sys/class/net/IF/mtu), in
-/// interface order; loopback (127.0.0.0/8) and down interfaces left out.
+/// interface order; loopback (127.0.0.0/8), link-local (169.254.0.0/16) and down interfaces
+/// left out. Only this process's network namespace is seen.
 std::vector<host_network> host_networks();
 
 /// The network objects for `nets`, sorted by name: one per distinct net and mask, named

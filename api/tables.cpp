@@ -1,5 +1,9 @@
 #include "api/tables.hpp"
 
+#include <algorithm>
+
+#include "api/audit_table.hpp"
+
 #include "api/targets.hpp"
 #include "base/text.hpp"
 #include "store/tables.hpp"
@@ -9,6 +13,9 @@ namespace cws::api {
 namespace {
 
 using store::table_def;
+
+/// xcatws.cgi's answer to a row filter that matches nothing (a 403).
+constexpr const char* no_rows_matched = "No table rows matched specified keys or attributes";
 
 /// The tables of the call, or the failure xcatws.cgi gives for an unknown one.
 std::vector<const table_def*> call_tables(const api_call& call, api_result& failure) {
@@ -67,6 +74,63 @@ std::string masked_keys(const table_def& t, const store::key_values& keys,
   return {};
 }
 
+/// `/tables/auditlog/rows...` and `/tables/eventlog/rows...`: the audit log's lines and no
+/// event records (api/audit_table), with getAttribs' keys and the columns asked for.
+api_result read_log_table(const std::string& table, const api_call& call) {
+  const auto& columns = table == "auditlog" ? auditlog_columns() : eventlog_columns();
+  store::key_values keys;
+  bool all_rows = call.target.empty() || call.target == "ALLROWS";
+  if (!all_rows) {
+    if (auto msg = store::parse_key_values(call.target, keys); !msg.empty()) {
+      return api_result::failure(errc::bad_request, msg);
+    }
+  }
+  std::vector<size_t> key_columns;
+  for (const auto& [k, v] : keys) {
+    auto it = std::find(columns.begin(), columns.end(), k);
+    if (it == columns.end()) {
+      return api_result::failure({no_rows_matched}); // getAttribs' SQL fails: no rows
+    }
+    key_columns.push_back(static_cast<size_t>(it - columns.begin()));
+  }
+  std::vector<audit_row> rows;
+  if (auto path = audit_log_path(); table == "auditlog" && !path.empty()) {
+    try {
+      rows = read_audit_log(path);
+    } catch (const std::runtime_error& e) {
+      return api_result::failure(errc::unavailable, e.what());
+    }
+  }
+  api_result r;
+  for (const auto& row : rows) {
+    bool match = true;
+    for (size_t i = 0; i < key_columns.size(); ++i) {
+      match = match && row.row[key_columns[i]].value_or("") == keys[i].second;
+    }
+    if (!match) {
+      continue;
+    }
+    store::attr_map m;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      bool wanted = call.attrs.empty();
+      for (const auto& a : call.attrs) {
+        wanted = wanted || a == columns[i] || a == table + "." + columns[i];
+      }
+      if (wanted && row.row[i]) {
+        m.emplace(columns[i], *row.row[i]);
+      }
+    }
+    r.objects.emplace_back(table, m);
+    if (!keys.empty()) {
+      break; // getAttribs: the first matching row only
+    }
+  }
+  if (!keys.empty() && r.objects.empty()) {
+    return api_result::failure({no_rows_matched});
+  }
+  return r;
+}
+
 } // namespace
 
 api_result read_tables(const store::cluster_view& view, const api_call& call,
@@ -78,6 +142,10 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
       r.names.push_back(t.name);
     }
     return r;
+  }
+  if (call.op == operation::table_rows && call.tables.size() == 1
+      && is_log_table(call.tables.front())) {
+    return read_log_table(call.tables.front(), call);
   }
   auto tables = call_tables(call, r);
   if (!r.ok()) {
@@ -122,8 +190,10 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
     if (auto msg = store::parse_key_values(call.target, keys); !msg.empty()) {
       return api_result::failure(errc::bad_request, msg);
     }
+    // xCAT's getAttribs puts the key in its SQL; a column the table lacks fails the
+    // statement, which answers as no row at all (Table.pm), not as an error of its own.
     if (auto msg = store::check_columns(*tables.front(), keys, {}); !msg.empty()) {
-      return api_result::failure({msg});
+      return api_result::failure({no_rows_matched});
     }
     if (auto msg = masked_keys(*tables.front(), keys, auth); !msg.empty()) {
       return api_result::failure({msg});
@@ -141,7 +211,7 @@ api_result read_tables(const store::cluster_view& view, const api_call& call,
     });
   }
   if (!keys.empty() && r.objects.empty()) {
-    return api_result::failure({"No table rows matched specified keys or attributes"});
+    return api_result::failure({no_rows_matched});
   }
   return r;
 }

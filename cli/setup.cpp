@@ -8,6 +8,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "api/makenetworks.hpp"
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
@@ -151,8 +152,8 @@ std::string read_password(io& streams, bool from_stdin) {
 } // namespace
 
 int init(const std::vector<std::string>& argv, io& streams) {
-  auto args
-    = parse_args(argv, {"", "", {"home", "admin-password", "master", "listen", "san"}, {}, {}});
+  auto args = parse_args(
+    argv, {"", "", {"home", "admin-password", "master", "listen", "san"}, {"no-networks"}, {}});
   if (args.has("help")) {
     streams.out << "Usage: clusterctl init [--home DIR] [--admin-password PW] [--master IP]\n"
                    "                      [--listen ADDR:PORT] [--san NAME[,NAME...]]\n"
@@ -161,7 +162,9 @@ int init(const std::vector<std::string>& argv, io& streams) {
                    "and root's credential (generated and printed once unless given).\n"
                    "  --listen  the address the daemon listens on (written to clusterws.conf;\n"
                    "            default 127.0.0.1:8443); its address joins the certificate\n"
-                   "  --san     more DNS names or addresses clients use to reach the service\n";
+                   "  --san     more DNS names or addresses clients use to reach the service\n"
+                   "  --no-networks  do not define the networks of this host's interfaces\n"
+                   "            (defined as makenetworks does, as xCAT's install does)\n";
     return 0;
   }
   auto listen = args.value("listen");
@@ -209,15 +212,31 @@ int init(const std::vector<std::string>& argv, io& streams) {
   }
   store::database db{home.db()};
   auto master = args.value("master", "127.0.0.1");
+  // xCAT's install (xcatconfig) runs makenetworks, so `lsdef -t network` answers on day one
+  std::vector<store::object_change> networks;
+  if (!args.has("no-networks")) {
+    networks = api::network_objects(api::host_networks());
+  }
   db.write([&](store::write_txn& t) {
     t.put(object_type::site, "clustersite", site_defaults(master));
     t.set_meta("xcatdefaults.postscripts", xcatdefaults_postscripts);
     t.set_meta("xcatdefaults.postbootscripts", xcatdefaults_postbootscripts);
     put_default_policy(t, host);
     t.put(object_type::passwd, "root", {{"password", store::hash_password(password)}});
+    if (!networks.empty()) {
+      api::make_networks(t, networks);
+    }
   });
   streams.out << "Initialized clusterws home " << home.dir.string() << '\n'
               << "CA certificate for clients: " << (home.pki() / "ca-cert.pem").string() << '\n';
+  if (!networks.empty()) {
+    std::vector<std::string> names;
+    for (const auto& n : networks) {
+      names.push_back(n.name);
+    }
+    streams.out << "Networks of this host's interfaces (lsdef -t network): "
+                << base::join_list(names) << '\n';
+  }
   // nodecopy's sources live there (copy_root; docs/nodeshell.md)
   std::filesystem::create_directories(home.dir / "copy");
   auto key = make_ssh_key(home.dir / "ssh" / "root");

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "api/audit_table.hpp"
 #include "api/operations.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
@@ -128,6 +130,52 @@ void print_columns_help(const table_def& t, std::ostream& out) {
 constexpr std::string_view home_help
   = "  --home DIR state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n";
 
+/// The audit log clusterwsd writes for this home (`audit_log`; off: none).
+std::filesystem::path audit_path(const session& s) {
+  const auto& configured = s.settings.text("audit_log");
+  if (configured == "off") {
+    return {};
+  }
+  return configured.empty() ? s.home.audit_log() : std::filesystem::path{configured};
+}
+
+bool is_log_table(const std::string& name) {
+  return name == "auditlog" || name == "eventlog";
+}
+
+/// tabdump of auditlog (the audit log's lines) or eventlog (no records: reventlog reads the
+/// BMCs' SEL when asked), in Schema.pm's columns; `last` > 0: only the newest that many.
+int dump_log_table(const std::string& table, const parsed_args& args, long last, io& streams) {
+  auto s = session::open(args);
+  const auto& columns = table == "auditlog" ? api::auditlog_columns() : api::eventlog_columns();
+  std::vector<api::audit_row> rows;
+  if (table == "auditlog") {
+    if (auto path = audit_path(s); !path.empty()) {
+      rows = api::read_audit_log(path);
+    }
+  }
+  if (last > 0 && rows.size() > static_cast<size_t>(last)) {
+    rows.erase(rows.begin(), rows.end() - last);
+  }
+  std::ofstream file;
+  std::ostream* out = &streams.out;
+  if (auto name = args.value("f"); !name.empty()) {
+    file.open(name, std::ios::trunc);
+    if (!file) {
+      streams.err << "Error: Error on tabdump of " << table << " to " << name
+                  << ". Unable to open the file for write. \n";
+      return 1;
+    }
+    out = &file;
+  }
+  *out << '#' << base::join_list(columns) << '\n';
+  for (const auto& r : rows) {
+    *out << store::csv_line(r.row) << '\n';
+  }
+  out->flush();
+  return *out ? 0 : 1;
+}
+
 } // namespace
 
 int tabdump(const std::vector<std::string>& argv, io& streams) {
@@ -146,9 +194,20 @@ int tabdump(const std::vector<std::string>& argv, io& streams) {
   if (args.positional.size() > 1) {
     throw usage_error("tabdump takes one table.");
   }
-  if (!args.value("n").empty()) {
-    throw usage_error("clusterws keeps no auditlog or eventlog table: the audit log is the file "
-                      "audit.log in the home (see docs/security.md).");
+  if (!args.value("n").empty()
+      && (args.positional.empty() || !is_log_table(args.positional.front()))) {
+    throw usage_error("tabdump -n only supported for auditlog and eventlog tables");
+  }
+  if (!args.positional.empty() && is_log_table(args.positional.front()) && !args.has("d")) {
+    long last = 0;
+    if (auto n = args.value("n"); !n.empty()) {
+      char* end = nullptr;
+      last = std::strtol(n.c_str(), &end, 10);
+      if (*end != '\0' || last < 1) {
+        throw usage_error("tabdump -n takes a number of records, not '" + n + "'.");
+      }
+    }
+    return dump_log_table(args.positional.front(), args, last, streams);
   }
   if (args.positional.empty()) {
     if (!args.value("f").empty()) {
@@ -523,7 +582,9 @@ int tabprune(const std::vector<std::string>& argv, io& streams) {
                    "       tabprune <tablename> [-V] -p <percent>\n"
                    "       tabprune <tablename> [-V] -d <# of days>\n"
                    "       tabprune [-h|--help]\n"
-                   "       tables supported:eventlog,auditlog\n";
+                   "       tables supported:eventlog,auditlog\n"
+                   "auditlog is the audit log clusterwsd writes (pruned in place, under its\n"
+                   "lock); eventlog has no records (reventlog reads each BMC's SEL).\n";
     return 0;
   }
   if (args.positional.size() != 1) {
@@ -537,11 +598,70 @@ int tabprune(const std::vector<std::string>& argv, io& streams) {
                    "tables.\n";
     return 1;
   }
-  // clusterws writes no event log, and its audit log is a file bounded by audit_log_max_bytes
-  streams.err << "Error: clusterws keeps no " << table
-              << " table. The audit log is the file audit.log in the home, moved to "
-                 "audit.log.1 at audit_log_max_bytes; prune it with logrotate or by hand.\n";
-  return 1;
+  const char* given = nullptr;
+  api::prune_request req;
+  for (auto [flag, kind] : {std::pair{"p", api::prune_request::kind::percent},
+                            std::pair{"d", api::prune_request::kind::days},
+                            std::pair{"i", api::prune_request::kind::recid},
+                            std::pair{"n", api::prune_request::kind::number}}) {
+    if (auto v = args.value(flag); !v.empty()) {
+      if (given != nullptr) {
+        streams.err << "Error: Only one option -p or -i or -n or -a maybe used at a time.\n";
+        return 1;
+      }
+      char* end = nullptr;
+      req.value = std::strtoll(v.c_str(), &end, 10);
+      if (*end != '\0' || req.value < 0) {
+        throw usage_error("tabprune -" + std::string{flag} + " takes a whole number, not '" + v
+                          + "'.");
+      }
+      req.what = kind;
+      given = flag;
+    }
+  }
+  if (args.has("a")) {
+    if (given != nullptr) {
+      streams.err << "Error: Only one option -p or -i or -n or -a maybe used at a time.\n";
+      return 1;
+    }
+    req.what = api::prune_request::kind::all;
+    given = "a";
+  }
+  if (given == nullptr) {
+    streams.err << "Error: One option -p or -i or -n or -a or -d must be supplied.\n";
+    return 1;
+  }
+  auto s = session::open(args);
+  api::prune_result result;
+  if (table == "auditlog") {
+    if (auto path = audit_path(s); !path.empty()) {
+      try {
+        result = api::prune_audit_log(path, req, std::time(nullptr));
+      } catch (const std::runtime_error& e) {
+        streams.err << "Error: " << e.what() << '\n';
+        return 1;
+      }
+    } else {
+      result.empty = true;
+    }
+  } else {
+    result.empty = true; // no BMC event records are kept (reventlog reads the SEL)
+  }
+  if (result.empty
+      && (req.what == api::prune_request::kind::number
+          || req.what == api::prune_request::kind::percent)) {
+    streams.out << "Nothing to prune from " << table << ".\n";
+  }
+  if (args.has("V")) { // the rows removed, as tabdump shows them
+    const auto& columns = table == "auditlog" ? api::auditlog_columns() : api::eventlog_columns();
+    streams.out << '#' << base::join_list(columns) << '\n';
+    for (const auto& r : result.removed) {
+      streams.out << store::csv_line(r.row) << '\n';
+    }
+  } else {
+    streams.out << "tabprune of " << table << " complete.\n";
+  }
+  return 0;
 }
 
 } // namespace cws::cli

@@ -48,8 +48,9 @@ const char* usage_text
     "  -m             print `dsh>` progress messages;  -T  print a trace of settings and commands\n"
     "  -v             report nodes that do not answer as not responding (nothing runs there)\n"
     "  -E FILE        run the definitions in FILE before COMMAND (DSH_ENVIRONMENT)\n"
-    "  -o OPTIONS     ssh options the engine honours: -p PORT, -o Port=, ConnectTimeout=,\n"
-    "                 StrictHostKeyChecking=yes|accept-new, BatchMode=yes, -x, -q, -T, -n\n"
+    "  -o OPTIONS     ssh options the engine honours: -v (connection trace), -t (a pty),\n"
+    "                 -p PORT, -o Port=, ConnectTimeout=, StrictHostKeyChecking=yes|accept-new,\n"
+    "                 LogLevel=, RequestTTY=, BatchMode=yes, -x, -q, -T, -n; others named\n"
     "  -S ksh|csh     the remote shell's syntax for -E/-L/DSH_PATH exports (DSH_SYNTAX)\n"
     "  -L             do not export the local LANG/LC_* to the nodes\n"
     "  -X VARS        ignore the DSH_* variables except the comma-separated VARS\n"
@@ -187,7 +188,12 @@ class printer {
       }
     }
     if (res.error == "timeout") {
-      timed_out_.push_back(res.name); // reported together at the end, as xCAT's -t does
+      if (timed_out_.empty()) {
+        // DSHCLI's handle_signal_dsh on -t's expiry: the message (and its error code 1) the
+        // xdsh tests check; the nodes are named together at the end
+        streams_.err << "Error: Caught SIGINT - terminating the child processes.\n";
+      }
+      timed_out_.push_back(res.name);
     } else if (res.error == "cancelled") {
       cancelled_.push_back(res.name);
     } else if (!ran && o_.verify && not_answering(res.error)) {
@@ -229,6 +235,14 @@ class printer {
     return failed_;
   }
 
+  /// xdsh's exit status: xCAT's client ORs the error codes it gets, here the failed nodes'
+  /// count (FAILED_NODES) and -t's error message (1).
+  int exit_status() {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto rc = static_cast<int>(std::min<size_t>(failed_, 255));
+    return timed_out_.empty() ? rc : rc | 1;
+  }
+
  private:
   static bool not_answering(const std::string& error) {
     return error == "refused" || error == "connect-timeout" || error == "unreachable"
@@ -254,9 +268,56 @@ class printer {
   size_t failed_ = 0;
 };
 
+/// xCAT's -q: the DSH context's variables as the environment holds them (Context/DSH.pm's
+/// context_properties, with their older names), then the XCAT context's commands, sorted as
+/// show_dsh_config sorts them.
+void show_xcat_contexts(std::ostream& out) {
+  auto env = [](std::initializer_list<const char*> names) -> std::string {
+    for (const char* n : names) {
+      if (const char* v = std::getenv(n); v != nullptr && *v != '\0') {
+        return v;
+      }
+    }
+    return {};
+  };
+  const std::vector<std::pair<const char*, std::string>> dsh{
+    {"DCP_DEVICE_OPTS", env({"DCP_DEVICE_OPTS"})},
+    {"DCP_DEVICE_RCP", env({"DCP_DEVICE_RCP", "DCP_DEVICE_COPY_CMD"})},
+    {"DCP_NODE_OPTS", env({"DCP_NODE_OPTS"})},
+    {"DCP_NODE_RCP", env({"DCP_NODE_RCP", "DCP_COPY_CMD"})},
+    {"DSH_CONTEXT", env({"DSH_CONTEXT"})},
+    {"DSH_DEVICE_LIST", env({"DSH_DEVICE_LIST"})},
+    {"DSH_DEVICE_OPTS", env({"DSH_DEVICE_OPTS", "DSH_DEVICE_REMOTE_OPTS"})},
+    {"DSH_DEVICE_RCP", env({"DSH_DEVICE_RCP"})},
+    {"DSH_DEVICE_RSH", env({"DSH_DEVICE_RSH", "DSH_DEVICE_REMOTE_CMD"})},
+    {"DSH_ENVIRONMENT", env({"DSH_ENVIRONMENT"})},
+    {"DSH_FANOUT", env({"DSH_FANOUT"})},
+    {"DSH_LOG", env({"DSH_LOG"})},
+    {"DSH_NODEGROUP_PATH", env({"DSH_NODEGROUP_PATH"})},
+    {"DSH_NODE_LIST", env({"DSH_NODE_LIST", "DSH_LIST", "WCOLL"})},
+    {"DSH_NODE_OPTS", env({"DSH_NODE_OPTS", "DSH_REMOTE_OPTS"})},
+    {"DSH_NODE_RCP", env({"DSH_NODE_RCP"})},
+    {"DSH_NODE_RSH", env({"DSH_NODE_RSH", "DSH_REMOTE_SHELL", "DSH_REMOTE_CMD"})},
+    {"DSH_OUTPUT", env({"DSH_OUTPUT"})},
+    {"DSH_PATH", env({"DSH_PATH"})},
+    {"DSH_REPORT", env({"DSH_REPORT", "DSH_REPORTS_DIRECTORY"})},
+    {"DSH_SYNTAX", env({"DSH_SYNTAX"})},
+    {"DSH_TIMEOUT", env({"DSH_TIMEOUT"})},
+    {"DSH_VERIFY", env({"DSH_VERIFY"})},
+    {"RSYNC_RSH", env({"RSYNC_RSH"})},
+  };
+  for (const auto& [name, value] : dsh) {
+    out << "DSH:" << name << '=' << value << '\n';
+  }
+  // xCAT names its ssh and scp binaries here; the commands are this program's own engine
+  out << "XCAT:RemoteCopyCmd=(clusterws SFTP engine)\n"
+      << "XCAT:RemoteShell=(clusterws SSH engine)\n";
+}
+
 void show_config(const xdsh_options& o, const api::shell_config& shell,
                  const ssh::engine_config& engine, io& streams) {
   auto& out = streams.out;
+  show_xcat_contexts(out);
   out << "clusterws:DSH_FANOUT=" << (o.fanout > 0 ? o.fanout : static_cast<long>(shell.fanout))
       << '\n'
       << "clusterws:DSH_TIMEOUT=" << (o.timeout >= 0 ? std::to_string(o.timeout) : "none") << '\n'
@@ -305,7 +366,7 @@ int xdsh_remote(const std::filesystem::path& socket, const xdsh_options& o, io& 
   remote{socket}.nodeshell(o.noderange, command, o.fanout, o.timeout,
                            [&](base::node_result res) { print.result(std::move(res)); });
   print.finish(0);
-  return static_cast<int>(std::min<size_t>(print.failed(), 255));
+  return print.exit_status();
 }
 
 } // namespace
@@ -338,6 +399,8 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   }
   engine_cfg.connect_timeout = overrides.connect_timeout.value_or(engine_cfg.connect_timeout);
   engine_cfg.host_keys = overrides.host_keys.value_or(engine_cfg.host_keys);
+  engine_cfg.trace = overrides.trace;
+  engine_cfg.force_pty = overrides.pty;
   if (o.show_config) {
     show_config(o, shell, engine_cfg, streams);
     return 0;
@@ -418,6 +481,22 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   printer print{o, streams};
   const auto& names = op->nodes();
   if (o.trace) {
+    // DSHCLI's trace lines (execute_dsh), then clusterws's own
+    const auto* rsh = std::getenv("DSH_NODE_RSH");
+    streams.out << "TRACE:Default context is XCAT\n"
+                << "TRACE:Node RSH is " << (rsh != nullptr ? rsh : "") << '\n'
+                << "TRACE: Fanout value is "
+                << (o.fanout > 0 ? static_cast<long>(o.fanout) : static_cast<long>(shell.fanout))
+                << ".\n"
+                << "TRACE: Timeout value is " << (o.timeout >= 0 ? std::to_string(o.timeout) : "")
+                << " \n"
+                << "TRACE: Verify value is " << (o.verify ? "1" : "") << " \n";
+    if (!o.env_file.empty()) {
+      streams.out << "TRACE: Environment option specified\n";
+    }
+    if (o.execute) {
+      streams.out << "TRACE: Execute option specified.\n";
+    }
     streams.out << "TRACE: user=" << self << " fanout="
                 << std::min(o.fanout > 0 ? static_cast<size_t>(o.fanout) : shell.fanout,
                             shell.fanout_max)
@@ -458,7 +537,7 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     cv.wait(lock, [&] { return done; });
   }
   print.finish(caught);
-  return static_cast<int>(std::min<size_t>(print.failed(), 255));
+  return print.exit_status();
 }
 
 } // namespace cws::cli

@@ -267,14 +267,24 @@ ssh_overrides parse_node_options(const std::string& text, ssh::host_key_policy c
     if (w == "-x" || w == "-q" || w == "-T" || w == "-n" || w == "-4" || w == "-6") {
       continue; // no X11, quiet, no tty, no stdin: what the engine does anyway
     }
+    if (w.size() >= 2 && w[0] == '-' && w.find_first_not_of('v', 1) == std::string::npos) {
+      r.trace = true; // -v, -vv, -vvv: one level of trace
+      continue;
+    }
+    if (w == "-t" || w == "-tt") {
+      r.pty = true;
+      continue;
+    }
     if (w.rfind("-p", 0) == 0) {
       port(w.size() > 2 ? w.substr(2) : next());
       continue;
     }
     if (w.rfind("-o", 0) != 0) {
       throw usage_error("ssh option " + w
-                        + " is not supported: -o takes -p PORT, -x, -q, -T, -n "
-                          "and -o Port=, ConnectTimeout=, StrictHostKeyChecking=, BatchMode=yes.");
+                        + " is not supported: -o takes -p PORT, -v, -t, -x, -q, -T, -n and -o "
+                          "Port=, ConnectTimeout=, StrictHostKeyChecking=, BatchMode=yes, "
+                          "LogLevel=, RequestTTY=, PasswordAuthentication=no, "
+                          "PubkeyAuthentication=yes.");
     }
     std::string kv = w.size() > 2 ? w.substr(2) : next();
     auto eq = kv.find('=');
@@ -303,13 +313,32 @@ ssh_overrides parse_node_options(const std::string& text, ssh::host_key_policy c
       }
     } else if (lower == "batchmode" && value == "yes") {
       continue; // never a prompt anyway
+    } else if (lower == "loglevel") {
+      auto level = value;
+      std::transform(level.begin(), level.end(), level.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      if (level == "VERBOSE" || level.rfind("DEBUG", 0) == 0) {
+        r.trace = true;
+      } else if (level != "QUIET" && level != "FATAL" && level != "ERROR" && level != "INFO") {
+        throw usage_error("ssh option LogLevel takes QUIET, FATAL, ERROR, INFO, VERBOSE or "
+                          "DEBUG, not '"
+                          + value + "'.");
+      }
+    } else if (lower == "requesttty" && (value == "yes" || value == "force")) {
+      r.pty = true;
+    } else if ((lower == "requesttty" && (value == "no" || value == "auto"))
+               || (lower == "passwordauthentication" && value == "no")
+               || (lower == "kbdinteractiveauthentication" && value == "no")
+               || (lower == "pubkeyauthentication" && value == "yes")) {
+      continue; // what the engine does anyway: no pty unless asked, keys only
     } else if (lower == "user" || lower == "identityfile" || lower == "identitiesonly"
                || lower == "certificatefile" || lower == "proxycommand" || lower == "proxyjump"
                || lower == "forwardagent" || lower == "localcommand") {
       throw usage_error("ssh option " + key
                         + " is refused: xdsh logs in as you with your clusterws key, directly.");
     } else {
-      throw usage_error("ssh option " + key + " is not supported by clusterws's SSH engine.");
+      throw usage_error("ssh option " + key + (value.empty() ? "" : "=" + value)
+                        + " is not supported by clusterws's SSH engine.");
     }
   }
   return r;

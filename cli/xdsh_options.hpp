@@ -66,11 +66,16 @@ struct ssh_overrides {
   uint16_t port = 0;
   std::optional<std::chrono::milliseconds> connect_timeout;
   std::optional<ssh::host_key_policy> host_keys;
+  /// `-v` (`-vv`, `-vvv`), `LogLevel=VERBOSE|DEBUG*`: the connection trace on each node's stderr.
+  bool trace = false;
+  /// `-t` (`-tt`), `RequestTTY=yes|force`: a pty for every command.
+  bool pty = false;
 };
 
-/// Parses ssh options (`-p 22 -o ConnectTimeout=5 -x`). Options that change nothing here
-/// (-x, -q, -T, -n, BatchMode=yes, ...) are accepted; host key checking may only get stricter
-/// than `configured`.
+/// Parses ssh options (`-p 22 -o ConnectTimeout=5 -x -v`). Options that change nothing here
+/// (-x, -q, -T, -n, BatchMode=yes, LogLevel=ERROR, PasswordAuthentication=no, ...) are
+/// accepted; host key checking may only get stricter than `configured`; any other option is
+/// refused, named.
 /// @throws usage_error naming a refused option and why.
 ssh_overrides parse_node_options(const std::string& text, ssh::host_key_policy configured);
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "actors/type_ids.hpp"
+#include "api/audit_table.hpp"
 #include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "http/io_scheduler.hpp"
@@ -359,9 +360,11 @@ void audit_component::start() {
     std::filesystem::create_directories(make_dir_); // /var/log/clusterws on a fresh install
   }
   log_ = std::make_unique<http::audit_log>(path_, limits_);
+  api::set_audit_log_path(path_); // GET /tables/auditlog/rows reads it
 }
 
 void audit_component::stop() {
+  api::set_audit_log_path({});
   log_.reset(); // (writes the summary of refusals not written yet)
 }
 

@@ -6,8 +6,11 @@
 #include <fcntl.h>
 #include <iostream>
 #include <stdexcept>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "api/audit_table.hpp"
 
 #include "http/json_writer.hpp"
 #include "store/credentials.hpp"
@@ -31,10 +34,44 @@ const char* now_text() {
   return when;
 }
 
+/// flock(LOCK_EX) on `fd` until its end: the lock tabprune takes to prune the file in place
+/// (api/audit_table), so a line is never written into a file being rewritten.
+class file_lock {
+ public:
+  explicit file_lock(int fd) : fd_(fd) {
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~file_lock() {
+    release();
+  }
+  file_lock(const file_lock&) = delete;
+  file_lock& operator=(const file_lock&) = delete;
+  /// The file is closed (or replaced): its lock went with it.
+  void release() {
+    if (fd_ >= 0) {
+      ::flock(fd_, LOCK_UN);
+      fd_ = -1;
+    }
+  }
+  void take(int fd) {
+    release();
+    fd_ = fd;
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  int fd_;
+};
+
 } // namespace
 
 audit_log::audit_log(const std::filesystem::path& path, audit_limits limits)
     : path_(path), limits_(limits), required_(limits.required), max_field_(limits.max_field) {
+  if (!path_.empty()) {
+    next_recid_ = api::next_audit_recid(path_); // xCAT's auditlog.recid, continued
+  }
   if (!path_.empty() && !open()) {
     throw std::runtime_error("cannot open the audit log " + path_.string());
   }
@@ -122,6 +159,8 @@ bool audit_log::write_lost_record() {
   // the gap is recorded in the log itself, before the next line
   json_writer w;
   w.begin_object();
+  w.key("recid");
+  w.number(next_recid_);
   w.key("time");
   w.value(now_text());
   w.key("event");
@@ -133,34 +172,56 @@ bool audit_log::write_lost_record() {
     return false;
   }
   torn_ = false;
+  ++next_recid_;
   base::log(base::log_level::notice, "audit log " + path_.string() + " written again; "
                                        + std::to_string(lost_) + " lines were lost");
   lost_ = 0;
   return true;
 }
 
-bool audit_log::append(const std::string& line) {
-  if (fd_ >= 0 && bytes_ + line.size() + 1 > limits_.max_bytes && bytes_ > 0) {
-    std::error_code ec;
-    std::filesystem::rename(path_, path_.string() + ".1", ec);
-    std::cerr << "clusterwsd: the audit log reached " << bytes_ << " bytes (audit_log_max_bytes)"
-              << (ec ? "; it cannot be moved aside: " + ec.message() : ": moved to audit.log.1")
-              << '\n';
-    ::close(fd_);
-    fd_ = -1;
-  }
+bool audit_log::append(const std::string& object) {
   if (fd_ < 0 && !open()) {
     failed("cannot open it", errno);
     return false;
   }
-  if (lost_ > 0 && !write_lost_record()) {
-    failed("cannot write", errno);
-    return false;
+  // tabprune (another process) may have cut the file meanwhile: its size is read under the
+  // lock, and O_APPEND writes at its end whatever it is now
+  file_lock lock{fd_};
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0) {
+    bytes_ = static_cast<uint64_t>(st.st_size);
+  }
+  // the recid first: xCAT's auditlog key, one more than the last line's
+  auto line = "{\"recid\":" + std::to_string(next_recid_) + (object.size() > 2 ? "," : "")
+              + object.substr(1);
+  if (bytes_ + line.size() + 1 > limits_.max_bytes && bytes_ > 0) {
+    std::error_code ec;
+    std::filesystem::rename(path_, path_.string() + ".1", ec); // under the old file's lock
+    std::cerr << "clusterwsd: the audit log reached " << bytes_ << " bytes (audit_log_max_bytes)"
+              << (ec ? "; it cannot be moved aside: " + ec.message() : ": moved to audit.log.1")
+              << '\n';
+    lock.release();
+    ::close(fd_);
+    fd_ = -1;
+    if (!open()) {
+      failed("cannot open it", errno);
+      return false;
+    }
+    lock.take(fd_);
+  }
+  if (lost_ > 0) {
+    if (!write_lost_record()) {
+      failed("cannot write", errno);
+      return false;
+    }
+    line = "{\"recid\":" + std::to_string(next_recid_) + (object.size() > 2 ? "," : "")
+           + object.substr(1);
   }
   if (!write_whole((torn_ ? "\n" : "") + line + '\n')) {
     failed("cannot write", errno);
     return false;
   }
+  ++next_recid_;
   torn_ = false;
   return true;
 }
@@ -182,6 +243,7 @@ bool audit_log::refuses_changes() {
   if (fd_ < 0 && !open()) {
     return true;
   }
+  file_lock lock{fd_};
   if (!write_lost_record()) {
     failures_.note(path_.string() + ": still cannot write: " + std::strerror(errno));
     return true;

@@ -86,9 +86,10 @@ class audit_log {
  private:
   /// Opens `path_` for appending, owner-only; false if it cannot. Called under `mu_`.
   bool open();
-  /// Appends one line, moving a full file aside first, and after a failure the record of the
-  /// lines lost; false (and counted as lost) if it could not. Called under `mu_`.
-  bool append(const std::string& line);
+  /// Appends one line (`object`, to which its recid is added), under the file's flock (the
+  /// lock tabprune prunes it under), moving a full file aside first, and after a failure the
+  /// record of the lines lost; false (and counted as lost) if it could not. Called under `mu_`.
+  bool append(const std::string& object);
   /// Writes `text` whole at the end of the file, or cuts off what got out and returns false.
   bool write_whole(const std::string& text);
   /// Writes the record of the lines lost since the last line written; false if it cannot.
@@ -107,6 +108,8 @@ class audit_log {
   std::mutex mu_;
   int fd_ = -1;
   uint64_t bytes_ = 0;
+  /// The recid of the next line (xCAT's auditlog key: tabdump auditlog, tabprune -i).
+  long long next_recid_ = 1;
   /// Lines not written since the last one that was; nonzero: the log is failing.
   uint64_t lost_ = 0;
   /// A cut-off part of a line could not be removed: the next line begins on a new line.

@@ -39,6 +39,11 @@ struct engine_config {
   size_t max_pooled = 4096;
   /// Most bytes of stdout plus stderr kept per node; the rest is read and dropped.
   size_t output_max = 1024 * 1024;
+  /// `ssh -v`: each node's connection steps (address, versions, key exchange, host key,
+  /// authentication, command, exit status) as `debug1:` lines on its stderr, before its own.
+  bool trace = false;
+  /// `ssh -t`: every command gets a pty, as with a command timeout (stdout and stderr merged).
+  bool force_pty = false;
 };
 
 /// One node's command.

@@ -1,5 +1,6 @@
 #include "ssh/session.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstdlib>
@@ -46,6 +47,31 @@ void prefer(LIBSSH2_SESSION* s, int method, std::initializer_list<const char*> w
 constexpr const char marker[] = "\036cws-pid:";
 constexpr size_t marker_max = 32; // the marker, a pid and the newline
 
+/// `data` in base64 without padding, as OpenSSH prints key fingerprints.
+std::string base64_unpadded(const unsigned char* data, size_t n) {
+  static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = static_cast<uint32_t>(data[i]) << 16;
+    v |= i + 1 < n ? static_cast<uint32_t>(data[i + 1]) << 8 : 0;
+    v |= i + 2 < n ? static_cast<uint32_t>(data[i + 2]) : 0;
+    size_t chars = std::min<size_t>(4, (n - i) * 4 / 3 + ((n - i) % 3 != 0 ? 1 : 0));
+    for (size_t c = 0; c < chars; ++c) {
+      out += digits[(v >> (18 - 6 * c)) & 63];
+    }
+  }
+  return out;
+}
+
+const char* host_key_type(int type) {
+  switch (type) {
+    case LIBSSH2_HOSTKEY_TYPE_RSA: return "RSA";
+    case LIBSSH2_HOSTKEY_TYPE_DSS: return "DSA";
+    case LIBSSH2_HOSTKEY_TYPE_ED25519: return "ED25519";
+    default: return "ECDSA";
+  }
+}
+
 std::string session_error(LIBSSH2_SESSION* s) {
   char* msg = nullptr;
   libssh2_session_last_error(s, &msg, nullptr, 0);
@@ -57,7 +83,53 @@ std::string session_error(LIBSSH2_SESSION* s) {
 session::session(uint64_t id, const job& j, session_context& ctx)
     : id_(id), j_(j), ctx_(ctx), command_(j.command) {
   res_.name = j_.node;
-  marker_done_ = j_.command_timeout.count() > 0; // a pty: closing the channel hangs it up
+  marker_done_ = wants_pty(); // a pty: closing the channel hangs it up
+}
+
+bool session::wants_pty() const noexcept {
+  return j_.command_timeout.count() > 0 || ctx_.cfg.force_pty;
+}
+
+/// One line of `ssh -v`'s connection trace on the node's stderr (engine_config::trace).
+void session::trace(const std::string& line) {
+  if (ctx_.cfg.trace) {
+    auto l = line + "\n";
+    append(1, l.data(), l.size());
+  }
+}
+
+/// After the handshake: the versions, what the key exchange chose, the server's host key.
+void session::trace_handshake(LIBSSH2_SESSION* s) {
+  if (!ctx_.cfg.trace) {
+    return;
+  }
+  std::string banner
+    = libssh2_session_banner_get(s) != nullptr ? libssh2_session_banner_get(s) : "";
+  // SSH-2.0-OpenSSH_9.2p1 Debian-2: the software after the protocol version
+  auto dash = banner.find('-', banner.find('-') + 1);
+  std::string software = dash == std::string::npos ? banner : banner.substr(dash + 1);
+  // ssh -v starts with the software's versions: the node's sshd's, and this engine's
+  trace(software + ", libssh2_" + libssh2_version(0) + " (clusterws SSH engine)");
+  trace("debug1: Local version string SSH-2.0-libssh2_" + std::string{libssh2_version(0)});
+  trace("debug1: Remote protocol version 2.0, remote software version " + software);
+  auto method = [&](int m) {
+    const char* v = libssh2_session_methods(s, m);
+    return std::string{v != nullptr ? v : "none"};
+  };
+  trace("debug1: kex: algorithm: " + method(LIBSSH2_METHOD_KEX));
+  trace("debug1: kex: host key algorithm: " + method(LIBSSH2_METHOD_HOSTKEY));
+  trace("debug1: kex: server->client cipher: " + method(LIBSSH2_METHOD_CRYPT_SC) + " MAC: "
+        + method(LIBSSH2_METHOD_MAC_SC) + " compression: " + method(LIBSSH2_METHOD_COMP_SC));
+  trace("debug1: kex: client->server cipher: " + method(LIBSSH2_METHOD_CRYPT_CS) + " MAC: "
+        + method(LIBSSH2_METHOD_MAC_CS) + " compression: " + method(LIBSSH2_METHOD_COMP_CS));
+  size_t len = 0;
+  int type = 0;
+  const char* key = libssh2_session_hostkey(s, &len, &type);
+  const char* hash = libssh2_hostkey_hash(s, LIBSSH2_HOSTKEY_HASH_SHA256);
+  if (key != nullptr && hash != nullptr) {
+    trace(std::string{"debug1: Server host key: "} + host_key_type(type)
+          + " SHA256:" + base64_unpadded(reinterpret_cast<const unsigned char*>(hash), 32));
+  }
 }
 
 session::~session() = default;
@@ -70,6 +142,8 @@ void session::start(std::unique_ptr<connection> pooled) {
   conn_ = std::move(pooled);
   reused_ = true;
   res_.reused = true;
+  trace("debug1: Reusing the authenticated connection to " + j_.node + " port "
+        + std::to_string(j_.port) + ".");
   ph_ = phase::open;
   watch(EPOLLIN);
   step();
@@ -110,6 +184,8 @@ void session::connect_fresh() {
   int one = 1;
   setsockopt(conn_->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   ph_ = phase::connect;
+  trace("debug1: Connecting to " + j_.node + " [" + j_.address + "] port " + std::to_string(j_.port)
+        + ".");
   int rc = ::connect(conn_->fd, reinterpret_cast<sockaddr*>(&ss), len);
   if (rc != 0 && errno != EINPROGRESS) {
     connect_failed(errno);
@@ -225,6 +301,7 @@ void session::step() {
           connect_failed(err);
           return;
         }
+        trace("debug1: Connection established.");
         if (!start_session()) {
           return;
         }
@@ -243,10 +320,20 @@ void session::step() {
                "ssh: handshake with " + j_.node + " failed: " + session_error(s));
           return;
         }
+        trace_handshake(s);
         if (auto refused = ctx_.hosts.check(s, j_.node, j_.port); !refused.empty()) {
           fail(node_errc::host_key, refused);
           return;
         }
+        trace("debug1: Host '" + j_.node + "' host key accepted (known_hosts "
+              + ctx_.cfg.known_hosts.string() + ", ssh_host_keys "
+              + (ctx_.cfg.host_keys == host_key_policy::strict       ? "strict"
+                 : ctx_.cfg.host_keys == host_key_policy::accept_new ? "accept-new"
+                                                                     : "off")
+              + ").");
+        trace("debug1: Authenticating to " + j_.address + ":" + std::to_string(j_.port) + " as '"
+              + j_.user + "'");
+        trace("debug1: Offering public key: " + j_.private_key.string());
         ph_ = phase::auth;
         break;
       }
@@ -264,6 +351,9 @@ void session::step() {
           return;
         }
         ++ctx_.connects;
+        trace("debug1: Authentication succeeded (publickey).");
+        trace("Authenticated to " + j_.node + " ([" + j_.address + "]:" + std::to_string(j_.port)
+              + ") using \"publickey\".");
         ph_ = phase::open;
         break;
       }
@@ -313,7 +403,7 @@ void session::step() {
         if (!copy_) {
           set_command_deadline(); // connected: the connect deadline ends
         }
-        ph_ = j_.command_timeout.count() > 0 ? phase::pty : phase::exec;
+        ph_ = wants_pty() ? phase::pty : phase::exec;
         break;
       }
       case phase::pty: {
@@ -329,6 +419,7 @@ void session::step() {
           fail(node_errc::channel, "ssh: pty request refused by " + j_.node);
           return;
         }
+        trace("debug1: Requested a pseudo-terminal.");
         ph_ = phase::exec;
         break;
       }
@@ -347,6 +438,7 @@ void session::step() {
           return;
         }
         retried_ = true; // the command may have started: never run it twice
+        trace("debug1: Sending command: " + command_);
         ph_ = phase::read;
         break;
       }
@@ -418,6 +510,7 @@ void session::step() {
             = "the command on " + j_.node + " was ended by signal " + std::string{sig, siglen};
           libssh2_free(s, sig);
         }
+        trace("debug1: Exit status " + std::to_string(res_.rc));
         libssh2_channel_free(channel_);
         channel_ = nullptr;
         finish(true);

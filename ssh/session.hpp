@@ -108,6 +108,9 @@ class session {
   bool start_session();
   bool retry_fresh();
   void append(int stream, const char* buf, size_t n);
+  void trace(const std::string& line);
+  void trace_handshake(LIBSSH2_SESSION* s);
+  bool wants_pty() const noexcept;
   void take_pid_marker(const char* buf, size_t n);
   bool step_kill(LIBSSH2_SESSION* s);
   void start_kill();

@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
+#include <optional>
 #include <string_view>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -73,6 +75,27 @@ std::string join(const std::string& dir, const std::string& name) {
     return name;
   }
   return dir.back() == '/' ? dir + name : dir + '/' + name;
+}
+
+/// Most bytes of an exec step's stdout or stderr kept (its answer, or its error's words).
+constexpr size_t exec_output_max = 64 * 1024;
+
+/// `seconds` as touch -t's `CCYYMMDDhhmm.SS`, in UTC (the command sets TZ=UTC0): POSIX, so
+/// busybox's touch takes it too, where `-d @N` is GNU's.
+std::string touch_time(long long seconds) {
+  auto t = static_cast<time_t>(seconds);
+  tm u{};
+  gmtime_r(&t, &u);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d%02d%02d%02d%02d.%02d", u.tm_year + 1900, u.tm_mon + 1,
+                u.tm_mday, u.tm_hour, u.tm_min, u.tm_sec);
+  return buf;
+}
+
+std::string octal(unsigned mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
+  return buf;
 }
 
 /// What libssh2 leaves in the attributes when a listing ends: an entry always overwrites
@@ -152,6 +175,21 @@ transfer::status transfer::fail(const std::string& what, int rc) {
     tree_tmp_.clear();
   }
   unlink_ = 0;
+  if (exec_) {
+    // a push whose input failed half way: its `cat` gets EOF and ends before the temporaries
+    // are removed (else it could create its file after the `rm`); a pull's channel goes with
+    // the connection, which the failed job closes (its cleanup is local)
+    xdrain_ = ch_ != nullptr && spec_.pull.empty();
+    if (xdrain_ && xs_ == xstage::input) {
+      xs_ = xstage::eof;
+    }
+    if (!xdrain_) {
+      ch_ = nullptr;
+      xrunning_ = false;
+    }
+    ph_ = phase::x_cleanup;
+    return step();
+  }
   ph_ = handle_ != nullptr ? phase::cleanup_close : phase::cleanup_unlink;
   return step();
 }
@@ -200,11 +238,21 @@ transfer::status transfer::step() {
         return status::again;
       }
       int rc = libssh2_session_last_errno(s_);
+      if ((rc == LIBSSH2_ERROR_CHANNEL_FAILURE || rc == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED)
+          && !spec_.pull_tree) {
+        // the node's sshd has no SFTP subsystem: the copy goes over exec channels
+        exec_ = true;
+        ph_ = !spec_.pull.empty()  ? (spec_.preserve ? phase::x_pull_stat : phase::x_pull)
+              : spec_.push.empty() ? phase::finished
+                                   : phase::x_stat;
+        return exec_step();
+      }
       char* msg = nullptr;
       libssh2_session_last_error(s_, &msg, nullptr, 0);
       error_
         = rc == LIBSSH2_ERROR_CHANNEL_FAILURE ? base::node_errc::channel : base::node_errc::copy;
-      message_ = "ssh: cannot start SFTP on " + node_ + ": " + (msg != nullptr ? msg : "?");
+      message_ = "ssh: cannot start SFTP on " + node_ + ": " + (msg != nullptr ? msg : "?")
+                 + (spec_.pull_tree ? " (a pulled directory needs the node's SFTP subsystem)" : "");
       failed_ = true;
       ph_ = phase::finished;
       return status::failed;
@@ -213,6 +261,9 @@ transfer::status transfer::step() {
     ph_ = !spec_.pull.empty()  ? (spec_.pull_tree ? phase::pull_root : phase::pull_open)
           : spec_.push.empty() ? phase::shutdown
                                : phase::stat_target;
+  }
+  if (exec_) {
+    return exec_step();
   }
   for (;;) {
     handoff_ = false;
@@ -770,6 +821,412 @@ transfer::status transfer::pull_write(ssize_t n) {
     off += std::max<ssize_t>(w, 0);
   }
   return status::again;
+}
+
+void transfer::exec_start(std::string command, const copy_file* input, bool pull) {
+  xcmd_ = std::move(command);
+  xinput_ = input;
+  xpull_ = pull;
+  xout_.clear();
+  xerr_.clear();
+  xrc_ = 0;
+  xs_ = xstage::open;
+  xrunning_ = true;
+  sent_ = 0;
+  read_ = 0;
+  buf_.clear();
+  eof_ = false;
+}
+
+/// Drives the exec channel exec_start set up until its exit status is in `xrc_` (`done`).
+transfer::status transfer::exec_run() {
+  for (;;) {
+    switch (xs_) {
+      case xstage::open: {
+        ch_ = libssh2_channel_open_session(s_);
+        if (ch_ == nullptr) {
+          int rc = libssh2_session_last_errno(s_);
+          if (rc == LIBSSH2_ERROR_EAGAIN) {
+            return status::again;
+          }
+          return fail("ssh: cannot open a channel on " + node_,
+                      rc == 0 ? LIBSSH2_ERROR_CHANNEL_FAILURE : rc);
+        }
+        started_ = true;
+        xs_ = xstage::exec;
+        break;
+      }
+      case xstage::exec: {
+        int rc = libssh2_channel_exec(ch_, xcmd_.c_str());
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc != 0) {
+          return fail("ssh: cannot run a copy step on " + node_, rc);
+        }
+        unsigned long initial = 0;
+        xwindow0_ = libssh2_channel_window_write_ex(ch_, &initial);
+        // OpenSSH acknowledges (adjusts the window) once 3 packets (96 KiB) are consumed, so
+        // 256 KiB in flight never stalls; a server that waits for half its window would, so
+        // any other one gets its window unpaced
+        const char* banner = libssh2_session_banner_get(s_);
+        xpace_ = banner != nullptr && std::strstr(banner, "OpenSSH") != nullptr
+                   ? std::max<size_t>(spec_.chunk, 256 * 1024)
+                   : 0;
+        xs_ = xinput_ != nullptr ? xstage::input : xstage::eof;
+        break;
+      }
+      case xstage::input: {
+        const auto& f = *xinput_;
+        const char* p = nullptr;
+        size_t n = 0;
+        if (f.data) {
+          p = f.data->data() + sent_;
+          n = std::min<size_t>(spec_.chunk, f.data->size() - sent_);
+        } else {
+          if (!f.source) {
+            return fail(f.local.string() + ": not opened", LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          if (!refill(f.source->fd())) {
+            return fail(f.local.string() + ": " + std::strerror(errno),
+                        LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          p = buf_.data();
+          n = buf_.size();
+        }
+        if (n == 0) {
+          xs_ = xstage::eof;
+          break;
+        }
+        // paced, as SFTP's writes: sshd holding its whole window costs it three times the
+        // CPU (docs/performance.md, "xdcp"). libssh2 1.10 does not report the initial window:
+        // its first reading is it.
+        unsigned long initial = 0;
+        auto window = libssh2_channel_window_write_ex(ch_, &initial);
+        auto unacked = static_cast<size_t>(xwindow0_ > window ? xwindow0_ - window : 0);
+        if (xpace_ != 0 && unacked >= xpace_) {
+          char err[1024];
+          auto got = libssh2_channel_read_ex(ch_, 1, err, sizeof err); // takes in the adjusts
+          if (got > 0) {
+            xerr_.append(err, std::min(static_cast<size_t>(got),
+                                       exec_output_max - std::min(exec_output_max, xerr_.size())));
+            break;
+          }
+          if (got < 0 && got != LIBSSH2_ERROR_EAGAIN) {
+            return fail("", static_cast<int>(got));
+          }
+          if (libssh2_channel_window_write_ex(ch_, &initial) == window) {
+            return status::again; // until sshd acknowledges
+          }
+          break;
+        }
+        if (xpace_ != 0) {
+          n = std::min(n, xpace_ - unacked);
+        }
+        auto rc = libssh2_channel_write(ch_, p, n);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc < 0) {
+          return fail("", static_cast<int>(rc));
+        }
+        sent_ += static_cast<uint64_t>(rc);
+        if (!f.data) {
+          buf_.erase(0, static_cast<size_t>(rc));
+        }
+        break;
+      }
+      case xstage::eof: {
+        int rc = libssh2_channel_send_eof(ch_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        if (rc != 0) {
+          return fail("", rc);
+        }
+        xs_ = xstage::read;
+        break;
+      }
+      case xstage::read: {
+        bool progressed = false;
+        for (int stream = 0; stream < 2; ++stream) {
+          if (xpull_ && stream == 0) {
+            buf_.resize(spec_.chunk);
+          } else {
+            buf_.resize(16384);
+          }
+          auto n = libssh2_channel_read_ex(ch_, stream, &buf_[0], buf_.size());
+          if (n == LIBSSH2_ERROR_EAGAIN || n == 0) {
+            continue;
+          }
+          if (n < 0) {
+            return fail("", static_cast<int>(n));
+          }
+          progressed = true;
+          if (xpull_ && stream == 0) {
+            if (auto st = pull_write(n); failed_) {
+              return st;
+            }
+            continue;
+          }
+          auto& keep = stream == 0 ? xout_ : xerr_;
+          keep.append(buf_.data(),
+                      std::min(static_cast<size_t>(n),
+                               exec_output_max - std::min(exec_output_max, keep.size())));
+        }
+        if (progressed) {
+          break;
+        }
+        if (libssh2_channel_eof(ch_) == 0) {
+          return status::again;
+        }
+        xs_ = xstage::close;
+        break;
+      }
+      case xstage::close: {
+        int rc = libssh2_channel_close(ch_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        xs_ = xstage::wait;
+        break;
+      }
+      case xstage::wait: {
+        int rc = libssh2_channel_wait_closed(ch_);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          return status::again;
+        }
+        xrc_ = libssh2_channel_get_exit_status(ch_);
+        char* sig = nullptr;
+        size_t siglen = 0;
+        libssh2_channel_get_exit_signal(ch_, &sig, &siglen, nullptr, nullptr, nullptr, nullptr);
+        if (sig != nullptr) {
+          xrc_ = xrc_ == 0 ? 128 : xrc_;
+          libssh2_free(s_, sig);
+        }
+        libssh2_channel_free(ch_);
+        ch_ = nullptr;
+        xrunning_ = false;
+        return status::done;
+      }
+    }
+  }
+}
+
+/// The words of a failed exec step, as SFTP's status words: the end of the last line the
+/// node's tools wrote (`mkdir: cannot create directory 'x': Permission denied`).
+std::string transfer::exec_why() const {
+  auto text = xerr_;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+    text.pop_back();
+  }
+  text = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  auto colon = text.rfind(": ");
+  if (colon != std::string::npos) {
+    text = text.substr(colon + 2);
+  }
+  return text.empty() ? "Failure (exit status " + std::to_string(xrc_) + ")" : text;
+}
+
+/// A pulled file is complete: its mode and times (-p), then renamed into place.
+transfer::status transfer::pull_done() {
+  if (spec_.preserve) {
+    if (attrs_.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) {
+      ::fchmod(fd_, static_cast<mode_t>(pulled_mode(attrs_.permissions, false)));
+    }
+    if (attrs_.flags & LIBSSH2_SFTP_ATTR_ACMODTIME) {
+      timespec t[2]
+        = {{static_cast<time_t>(attrs_.atime), 0}, {static_cast<time_t>(attrs_.mtime), 0}};
+      ::futimens(fd_, t);
+    }
+  }
+  bool ok = ::close(fd_) == 0;
+  fd_ = -1;
+  std::error_code ec;
+  if (ok) {
+    std::filesystem::rename(local_tmp_, local_final_, ec);
+  }
+  if (!ok || ec) {
+    return fail(local_final_.string() + ": "
+                  + (ec ? ec.message() : std::string{std::strerror(errno)}),
+                LIBSSH2_ERROR_SFTP_PROTOCOL);
+  }
+  local_tmp_.clear();
+  ph_ = phase::finished;
+  return status::again;
+}
+
+/// The copy over exec channels, step by step as push_step and pull_step do it over SFTP.
+transfer::status transfer::exec_step() {
+  for (;;) {
+    auto running = [&](std::string command, const copy_file* input = nullptr,
+                       bool pull = false) -> std::optional<status> {
+      if (!xrunning_) {
+        exec_start(std::move(command), input, pull);
+      }
+      auto st = exec_run();
+      if (st != status::done) {
+        return st; // waiting, or failed (the connection)
+      }
+      return std::nullopt;
+    };
+    switch (ph_) {
+      case phase::x_stat: {
+        const auto& g = spec_.push[group_];
+        auto t = shell_quote(g.target);
+        if (auto st = running("if [ -d " + t + " ]; then echo d; elif [ -e " + t
+                              + " ]; then echo f; else echo n; fi")) {
+          return *st;
+        }
+        if (xrc_ != 0 || xout_.empty()) {
+          return fail(g.target + ": " + exec_why(), LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        bool exists = xout_[0] != 'n';
+        target_dir_ = xout_[0] == 'd';
+        size_t roots = static_cast<size_t>(
+          std::count_if(g.files.begin(), g.files.end(),
+                        [](const copy_file& f) { return f.name.find('/') == std::string::npos; }));
+        if (exists && !target_dir_ && (g.into || roots > 1 || g.files.front().directory)) {
+          return fail(g.target + ": Not a directory", LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        file_ = 0;
+        ph_ = !exists && g.into ? phase::x_make : phase::x_next_file;
+        break;
+      }
+      case phase::x_make: {
+        const auto& g = spec_.push[group_];
+        auto t = shell_quote(g.target);
+        // made meanwhile by someone else (another node on a shared file system): fine
+        if (auto st = running("mkdir -m 0755 -- " + t + " || test -d " + t)) {
+          return *st;
+        }
+        if (xrc_ != 0) {
+          return fail(g.target + ": " + exec_why(), LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        target_dir_ = true;
+        ph_ = phase::x_next_file;
+        break;
+      }
+      case phase::x_next_file: {
+        const auto& g = spec_.push[group_];
+        if (file_ == g.files.size()) {
+          ph_ = ++group_ == spec_.push.size() ? phase::finished : phase::x_stat;
+          break;
+        }
+        ph_ = g.files[file_].directory ? phase::x_mkdir : phase::x_write;
+        break;
+      }
+      case phase::x_mkdir: {
+        const auto& f = spec_.push[group_].files[file_];
+        auto path = final_path(f);
+        auto q = shell_quote(path);
+        if (auto st = running("test -d " + q + " || mkdir -m " + octal(f.mode) + " -- " + q)) {
+          return *st;
+        }
+        if (xrc_ != 0) {
+          return fail(path + ": " + exec_why(), LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        ++file_;
+        ph_ = phase::x_next_file;
+        break;
+      }
+      case phase::x_write: {
+        const auto& f = spec_.push[group_].files[file_];
+        if (!xrunning_) {
+          auto path = final_path(f);
+          auto tmp = join(parent_of(path), "." + base_of(path) + ".cws-" + random_suffix());
+          auto q = shell_quote(tmp);
+          // noclobber: the temporary is a new file (O_EXCL, as the SFTP open); 0600 until
+          // it is whole, then its mode (and with -p its times)
+          std::string cmd
+            = "set -C; umask 077; cat > " + q + " && chmod " + octal(f.mode) + " " + q;
+          if (f.mtime >= 0) {
+            cmd += " && TZ=UTC0 touch -a -t " + touch_time(f.atime) + " " + q
+                   + " && TZ=UTC0 touch -m -t " + touch_time(f.mtime) + " " + q;
+          }
+          renames_.emplace_back(tmp, path);
+          exec_start(cmd, &f);
+        }
+        if (auto st = running({}, &f)) {
+          return *st;
+        }
+        if (xrc_ != 0) {
+          return fail(renames_.back().second + ": " + exec_why(), LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        ++file_;
+        ph_ = phase::x_next_file;
+        break;
+      }
+      case phase::x_pull_stat: {
+        remote_ = spec_.pull;
+        if (auto st = running("stat -L -c '%a %X %Y' -- " + shell_quote(remote_))) {
+          return *st;
+        }
+        unsigned long mode = 0;
+        unsigned long long atime = 0;
+        unsigned long long mtime = 0;
+        if (xrc_ != 0 || std::sscanf(xout_.c_str(), "%lo %llu %llu", &mode, &atime, &mtime) != 3) {
+          return fail(remote_ + ": " + exec_why(), LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        attrs_.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS | LIBSSH2_SFTP_ATTR_ACMODTIME;
+        attrs_.permissions = mode;
+        attrs_.atime = static_cast<unsigned long>(atime);
+        attrs_.mtime = static_cast<unsigned long>(mtime);
+        ph_ = phase::x_pull;
+        break;
+      }
+      case phase::x_pull: {
+        if (!xrunning_) {
+          remote_ = spec_.pull;
+          local_final_ = spec_.pull_dir / (base_of(spec_.pull) + "._" + node_);
+          local_tmp_ = local_final_;
+          local_tmp_ += ".cws-" + random_suffix();
+          fd_ = ::open(local_tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       0644);
+          if (fd_ < 0) {
+            auto why = std::string{std::strerror(errno)};
+            local_tmp_.clear();
+            return fail(local_final_.string() + ": " + why, LIBSSH2_ERROR_SFTP_PROTOCOL);
+          }
+          exec_start("cat -- " + shell_quote(remote_), nullptr, true);
+        }
+        if (auto st = running({}, nullptr, true)) {
+          return *st;
+        }
+        if (xrc_ != 0) {
+          return fail(remote_ + ": " + exec_why(), LIBSSH2_ERROR_SFTP_PROTOCOL);
+        }
+        if (auto st = pull_done(); failed_) {
+          return st;
+        }
+        break;
+      }
+      case phase::x_cleanup: {
+        if (xdrain_) {
+          auto st = exec_run();
+          if (st != status::done) {
+            return st;
+          }
+          xdrain_ = false;
+        }
+        if (renames_.empty() || !spec_.pull.empty()) {
+          ph_ = phase::finished;
+          break;
+        }
+        std::string cmd = "rm -f --";
+        for (const auto& r : renames_) {
+          cmd += " " + shell_quote(r.first);
+        }
+        if (auto st = running(cmd)) {
+          return *st;
+        }
+        ph_ = phase::finished;
+        break;
+      }
+      case phase::finished: return failed_ ? status::failed : status::done;
+      default: return fail("ssh: bad copy step", LIBSSH2_ERROR_SFTP_PROTOCOL);
+    }
+  }
 }
 
 std::string transfer::command(const std::string& command) const {

@@ -104,6 +104,12 @@ struct copy_spec {
 
 /// The SFTP part of one node's job: a state machine that never blocks, driven by its session
 /// on the engine thread until `done` or `failed`. Engine thread only.
+///
+/// A node whose sshd has no SFTP subsystem (the subsystem request is refused) gets the same
+/// copy over exec channels instead, one per step (`test -d`, `mkdir`, `cat > temporary` fed
+/// the content as stdin, `cat` of a pulled file, `rm` of the temporaries on failure): the same
+/// temporaries, renames, modes and messages, at the cost of a channel and a shell per file on
+/// the node. A pulled tree (xdcp -R -P) still needs SFTP's listing.
 class transfer {
  public:
   enum class status { again, done, failed };
@@ -160,8 +166,20 @@ class transfer {
     cleanup_close,
     cleanup_unlink,
     shutdown,
+    // no SFTP subsystem: the same steps over exec channels
+    x_stat,
+    x_make,
+    x_next_file,
+    x_mkdir,
+    x_write,
+    x_pull_stat,
+    x_pull,
+    x_cleanup,
     finished,
   };
+
+  /// One exec channel's life: open, exec, stdin, EOF, output, close, exit status.
+  enum class xstage { open, exec, input, eof, read, close, wait };
 
   status fail(const std::string& what, int rc);
   status sftp_fail(const std::string& what);
@@ -172,6 +190,11 @@ class transfer {
   status pull_step();
   status tree_step();
   status tree_finish();
+  status exec_step();
+  status exec_run();
+  void exec_start(std::string command, const copy_file* input = nullptr, bool pull = false);
+  std::string exec_why() const;
+  status pull_done();
 
   const copy_spec& spec_;
   std::string node_;
@@ -229,6 +252,26 @@ class transfer {
   std::filesystem::path local_tmp_;
   std::filesystem::path local_final_;
   LIBSSH2_SFTP_ATTRIBUTES attrs_{};
+
+  // exec channels (no SFTP subsystem on the node)
+  bool exec_ = false;
+  LIBSSH2_CHANNEL* ch_ = nullptr;
+  xstage xs_ = xstage::open;
+  bool xrunning_ = false;
+  /// Failed with a push's channel open: it is ended (EOF, exit) before the cleanup.
+  bool xdrain_ = false;
+  std::string xcmd_;
+  /// The file fed as the command's stdin; null: none.
+  const copy_file* xinput_ = nullptr;
+  /// The command's stdout is the pulled file (pull_write), not kept.
+  bool xpull_ = false;
+  std::string xout_;
+  std::string xerr_;
+  int xrc_ = 0;
+  /// The channel's send window when its command started (for the pacing of its input).
+  unsigned long xwindow0_ = 0;
+  /// Most bytes of input unacknowledged; 0: as many as the window takes.
+  size_t xpace_ = 0;
 };
 
 /// The mode a pulled file or directory gets with -p: OpenSSH's sftp keeps only the

@@ -34,7 +34,8 @@ class cli_test : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     home_ = new cws::test::temp_dir;
-    auto r = run_in(home_->path, "clusterctl init --admin-password adminpw");
+    // the suite's listings of networks start empty whatever this host's interfaces are
+    auto r = run_in(home_->path, "clusterctl init --no-networks --admin-password adminpw");
     ASSERT_EQ(r.rc, 0) << r.err;
   }
 
@@ -728,7 +729,7 @@ class stanza_cli_test : public cli_test {
   /// A freshly initialized home of its own (site defaults, default policy rows, xcatdefaults).
   static home_ptr fresh_home() {
     auto h = std::make_unique<cws::test::temp_dir>();
-    auto r = run_in(h->path, "clusterctl init --admin-password pw");
+    auto r = run_in(h->path, "clusterctl init --no-networks --admin-password pw");
     EXPECT_EQ(r.rc, 0) << r.err;
     return h;
   }
@@ -1007,7 +1008,7 @@ TEST_F(cli_test, table_tool_refusals_change_nothing) {
   expect_refused("chtab key=system,username=root passwd.password=x",
                  "clusterws keeps only the key=xcat rows of passwd");
   expect_refused("tabprune nodelist -a", "Table nodelist not supported");
-  expect_refused("tabprune auditlog -a", "clusterws keeps no auditlog table");
+  expect_refused("tabprune auditlog -a -i 3", "Only one option -p or -i or -n or -a maybe used");
   EXPECT_EQ(run("lsdef tn1 -i mgt,os -c").out, "tn1: mgt=ipmi\ntn1: os=\n");
   EXPECT_EQ(run("nodels").out, "tn1\n");
 }
@@ -1055,8 +1056,9 @@ struct test_netns {
     std::string cmd
       = "ip netns add " + name + " && ip" + ns + "link add v0 type veth peer name v1 && ip" + ns
         + "addr add 10.99.0.1/24 dev v0 && ip" + ns + "addr add 172.30.4.9/16 dev v1 && ip" + ns
-        + "link set v0 up && ip" + ns + "link set v1 up && ip" + ns + "link set v0 mtu 9000 && ip"
-        + ns + "route add default via 10.99.0.254";
+        + "addr add 169.254.7.7/16 dev v1 && ip" + ns + "link set v0 up && ip" + ns
+        + "link set v1 up && ip" + ns + "link set v0 mtu 9000 && ip" + ns
+        + "route add default via 10.99.0.254";
     ok = std::system(cmd.c_str()) == 0;
   }
 
@@ -1092,6 +1094,34 @@ TEST_F(cli_test, makenetworks_defines_the_hosts_networks_as_xcat_names_them) {
     << r.err;
   EXPECT_EQ(run("lsdef -t network").out, "10_99_0_0-255_255_255_0  (network)\nsite-b  (network)\n");
   run("rmdef -t network -o 10_99_0_0-255_255_255_0,site-b");
+}
+
+TEST_F(cli_test, clusterctl_init_defines_the_networks_of_the_hosts_interfaces) {
+  // as xCAT's install runs makenetworks: a fresh home answers lsdef -t network; loopback and
+  // link-local (169.254/16) are skipped
+  test_netns ns;
+  ASSERT_TRUE(ns.ok) << "cannot create a network namespace (root and iproute2 needed)";
+  cws::test::temp_dir fresh;
+  auto home = fresh.path / "h";
+  auto r = run_in(home, "ip netns exec " + ns.name + " clusterctl init --admin-password pw");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("Networks of this host's interfaces (lsdef -t network): "
+                       "10_99_0_0-255_255_255_0,172_30_0_0-255_255_0_0\n"),
+            std::string::npos)
+    << r.out;
+  EXPECT_EQ(run_in(home, "lsdef -t network").out,
+            "10_99_0_0-255_255_255_0  (network)\n172_30_0_0-255_255_0_0  (network)\n");
+  EXPECT_EQ(run_in(home, "lsdef -t network -o 10_99_0_0-255_255_255_0 -i net,mask,gateway -c").out,
+            "10_99_0_0-255_255_255_0: gateway=10.99.0.254\n"
+            "10_99_0_0-255_255_255_0: mask=255.255.255.0\n"
+            "10_99_0_0-255_255_255_0: net=10.99.0.0\n");
+  // --no-networks: none
+  auto bare = fresh.path / "bare";
+  r = run_in(bare,
+             "ip netns exec " + ns.name + " clusterctl init --no-networks --admin-password pw");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("Networks of"), std::string::npos);
+  EXPECT_EQ(run_in(bare, "lsdef -t network").rc, 1);
 }
 
 } // namespace

@@ -96,9 +96,35 @@ TEST(xdsh_options_test, node_options_change_only_what_the_engine_honours) {
   EXPECT_EQ(r.host_keys, host_key_policy::strict);
   EXPECT_THROW(parse_node_options("-o StrictHostKeyChecking=accept-new", host_key_policy::strict),
                usage_error); // never weaker than the administrator's setting
-  for (const char* bad : {"-i key", "-l root", "-o IdentityFile=k", "-o user=root", "-p 70000",
-                          "-o Port=1e3", "-F cfg", "-o Compression=yes", "-p"}) {
+  for (const char* bad :
+       {"-i key", "-l root", "-o IdentityFile=k", "-o user=root", "-p 70000", "-o Port=1e3",
+        "-F cfg", "-o Compression=yes", "-p", "-o LogLevel=LOUD"}) {
     EXPECT_THROW(parse_node_options(bad, host_key_policy::accept_new), usage_error) << bad;
+  }
+}
+
+TEST(xdsh_options_test, ssh_options_xcat_users_pass_trace_pty_or_name_the_one_refused) {
+  // xdsh.1's example: -o "-v -t"
+  auto r = parse_node_options("-v -t", host_key_policy::accept_new);
+  EXPECT_TRUE(r.trace);
+  EXPECT_TRUE(r.pty);
+  r = parse_node_options("-vvv -o LogLevel=ERROR -o PasswordAuthentication=no "
+                         "-o PubkeyAuthentication=yes -o RequestTTY=no",
+                         host_key_policy::accept_new);
+  EXPECT_TRUE(r.trace);
+  EXPECT_FALSE(r.pty);
+  r = parse_node_options("-o LogLevel=DEBUG3 -o RequestTTY=force", host_key_policy::accept_new);
+  EXPECT_TRUE(r.trace);
+  EXPECT_TRUE(r.pty);
+  r = parse_node_options("-o LogLevel=QUIET", host_key_policy::accept_new);
+  EXPECT_FALSE(r.trace);
+  // the option the engine cannot honour is named, with its value
+  try {
+    parse_node_options("-v -o ServerAliveInterval=30", host_key_policy::accept_new);
+    ADD_FAILURE() << "accepted";
+  } catch (const usage_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "ssh option ServerAliveInterval=30 is not supported by clusterws's SSH engine.");
   }
 }
 

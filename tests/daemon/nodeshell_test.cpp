@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <initializer_list>
@@ -310,6 +311,22 @@ TEST_F(nodeshell_test, xdsh_prints_node_lines) {
     << r.out;
 }
 
+TEST_F(nodeshell_test, xdsh_t_expiry_prints_xcats_message_and_exit_status) {
+  // xCAT-test xdsh_t: rc != 0, "Error: Caught SIGINT - terminating the child processes.",
+  // ended well before the command would have
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_tool(d_->home(), "xdsh node035 -t 1 'sleep 10'");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(7));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("Error: Caught SIGINT - terminating the child processes.\n"),
+            std::string::npos)
+    << r.out;
+  // the exit status ORs the failed nodes' count with the message's 1, as xCAT's client does
+  r = run_tool(d_->home(), "xdsh node035,node036 -t 1 'sleep 10'");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_EQ(r.out.find("Caught SIGINT"), r.out.rfind("Caught SIGINT")) << r.out; // once
+}
+
 // -- xdsh's flags (xdsh.1) against the real sshd ----------------------------------------
 
 TEST_F(nodeshell_test, xdsh_z_prints_each_exit_status_and_Q_prints_no_output) {
@@ -424,6 +441,63 @@ TEST_F(nodeshell_test, xdsh_v_m_and_T_report_in_xcats_words) {
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("clusterws:DSH_FANOUT=7\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("clusterws:ssh_connect_timeout=5\n"), std::string::npos) << r.out;
+}
+
+TEST_F(nodeshell_test, xdsh_q_and_T_print_xcats_dsh_lines) {
+  // xCAT-test xdsh_q: DSH:DSH_FANOUT=; the DSH context's variables sorted as show_dsh_config
+  auto r = run_tool(d_->home(), "DSH_FANOUT=7 DSH_REMOTE_OPTS='-p 22' xdsh node056 -q");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(
+    r.out.substr(0, r.out.find("clusterws:")),
+    "DSH:DCP_DEVICE_OPTS=\nDSH:DCP_DEVICE_RCP=\nDSH:DCP_NODE_OPTS=\nDSH:DCP_NODE_RCP=\n"
+    "DSH:DSH_CONTEXT=\nDSH:DSH_DEVICE_LIST=\nDSH:DSH_DEVICE_OPTS=\nDSH:DSH_DEVICE_RCP=\n"
+    "DSH:DSH_DEVICE_RSH=\nDSH:DSH_ENVIRONMENT=\nDSH:DSH_FANOUT=7\nDSH:DSH_LOG=\n"
+    "DSH:DSH_NODEGROUP_PATH=\nDSH:DSH_NODE_LIST=\nDSH:DSH_NODE_OPTS=-p 22\n"
+    "DSH:DSH_NODE_RCP=\nDSH:DSH_NODE_RSH=\nDSH:DSH_OUTPUT=\nDSH:DSH_PATH=\n"
+    "DSH:DSH_REPORT=\nDSH:DSH_SYNTAX=\nDSH:DSH_TIMEOUT=\nDSH:DSH_VERIFY=\nDSH:RSYNC_RSH=\n"
+    "XCAT:RemoteCopyCmd=(clusterws SFTP engine)\nXCAT:RemoteShell=(clusterws SSH engine)\n");
+  // xCAT-test xdsh_T: the trace (execute_dsh's lines) before the output
+  r = run_tool(d_->home(), "xdsh node056 -T -t 9 -v hostname");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto trace = r.out.find("TRACE:Default context is XCAT\nTRACE:Node RSH is \n"
+                          "TRACE: Fanout value is 64.\nTRACE: Timeout value is 9 \n"
+                          "TRACE: Verify value is 1 \n");
+  EXPECT_NE(trace, std::string::npos) << r.out;
+  auto command = r.out.find("Command name: root@node056 ");
+  auto output = r.out.find("node056: ");
+  EXPECT_LT(trace, command) << r.out;
+  EXPECT_LT(command, output) << r.out;
+}
+
+TEST_F(nodeshell_test, xdsh_o_v_prints_the_connection_trace_and_t_asks_a_pty) {
+  // xCAT-test xdsh_o: "node: OpenSSH" and "node: debug" lines, the command's output too
+  auto r = run_tool(d_->home(), "xdsh node058 -o '-v' date");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  for (const char* line :
+       {"node058: OpenSSH_", "node058: debug1: Connecting to node058 [127.0.0.1] port ",
+        "node058: debug1: Remote protocol version 2.0, remote software version OpenSSH_",
+        "node058: debug1: kex: algorithm: curve25519-sha256",
+        "node058: debug1: Server host key: ED25519 SHA256:",
+        "node058: debug1: Authentication succeeded (publickey).\n",
+        "node058: debug1: Sending command: ", "node058: debug1: Exit status 0\n"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("cws-pid"), std::string::npos) << r.out; // the engine's marker stays hidden
+  // without -v: none of it
+  r = run_tool(d_->home(), "xdsh node058 true");
+  EXPECT_EQ(r.out, "");
+  // -t: a pty (the command sees a terminal), as ssh -t
+  r = run_tool(d_->home(), "xdsh node058 -o '-t' 'test -t 0 && echo tty || echo none'");
+  EXPECT_EQ(r.out, "node058: tty\n");
+  r = run_tool(d_->home(), "xdsh node058 'test -t 0 && echo tty || echo none'");
+  EXPECT_EQ(r.out, "node058: none\n");
+  // the one it cannot honour is named
+  r = run_tool(d_->home(), "xdsh node058 -o '-v -o ServerAliveInterval=30' true");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("ssh option ServerAliveInterval=30 is not supported by clusterws's SSH "
+                       "engine."),
+            std::string::npos)
+    << r.out;
 }
 
 TEST_F(nodeshell_test, xdsh_c_removes_the_sync_backup_directory_on_the_nodes) {

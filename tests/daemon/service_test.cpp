@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -404,6 +405,20 @@ TEST_F(service_test, tables_routes_in_xcat_shapes_over_the_same_store) {
   run_tool(home(), "chdef cn3 power=");
 }
 
+TEST_F(service_test, an_unknown_column_in_a_row_filter_matches_no_rows_as_in_xcat) {
+  // getAttribs' SQL fails on a column the table lacks, so xcatws.cgi answers "no rows"
+  auto no_rows = "{\"error\":[\"No table rows matched specified keys or attributes\"],"
+                 "\"errorcode\":\"1\"}\n";
+  auto r = get("/tables/site/rows/nosuchcolumn=x");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, no_rows);
+  r = get("/tables/nodehm/rows/node=cn1,mgtt=kvm/mgt");
+  EXPECT_EQ(r.status, 403u);
+  EXPECT_EQ(r.body, no_rows);
+  // a known column still filters
+  EXPECT_EQ(get("/tables/site/rows/key=master").status, 200u);
+}
+
 TEST_F(service_test, post_networks_defines_the_service_hosts_networks) {
   // the networks makenetworks -d computes on this host are the ones POST /networks writes
   auto expected = run_tool(home(), "makenetworks -d").out;
@@ -484,6 +499,92 @@ TEST_F(service_test, audit_log_records_changes_and_no_secret_anywhere) {
     EXPECT_EQ(text.find("wrongpw123"), std::string::npos);
     EXPECT_EQ(text.find("userPW"), std::string::npos);
     EXPECT_EQ(text.find(id), std::string::npos);
+  }
+}
+
+TEST_F(service_test, tabdump_and_tabprune_auditlog_are_the_audit_log_the_daemon_writes) {
+  const std::string header = "#recid,audittime,userid,clientname,clienttype,command,noderange,"
+                             "args,status,comments,disable\n";
+  auto rows = [&](const std::string& dump) {
+    std::vector<long long> ids;
+    std::istringstream lines{dump};
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty() && line[0] == '"') {
+        ids.push_back(std::stoll(line.substr(1)));
+      }
+    }
+    return ids;
+  };
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(send("PUT", "/nodes/pruned" + std::to_string(i), R"({"groups":"all"})").status, 200u);
+  }
+  // Schema.pm's auditlog columns, one row per line of the log, recids in order
+  auto r = run_tool(home(), "tabdump auditlog");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.substr(0, header.size()), header);
+  EXPECT_NE(r.out.find(",\"root\",\"127.0.0.1\",\"rest\",\"PUT /clusterws/nodes/pruned3\","
+                       "\"pruned3\",,\"Allowed\",\"HTTP 200\","),
+            std::string::npos)
+    << r.out;
+  auto ids = rows(r.out);
+  ASSERT_GE(ids.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()); // unique
+  EXPECT_EQ(rows(run_tool(home(), "tabdump -n 2 auditlog").out),
+            std::vector<long long>(ids.end() - 2, ids.end()));
+  // -n N: the N oldest; -i ID: those below ID
+  r = run_tool(home(), "tabprune auditlog -n 1");
+  EXPECT_EQ(r.out, "tabprune of auditlog complete.\n");
+  auto after = rows(run_tool(home(), "tabdump auditlog").out);
+  EXPECT_EQ(after, std::vector<long long>(ids.begin() + 1, ids.end()));
+  r = run_tool(home(), "tabprune auditlog -V -i " + std::to_string(ids.back()));
+  EXPECT_EQ(rows(r.out), std::vector<long long>(ids.begin() + 1, ids.end() - 1)); // shown
+  EXPECT_EQ(rows(run_tool(home(), "tabdump auditlog").out), std::vector<long long>{ids.back()});
+  // the daemon goes on writing at the new end, numbering on
+  ASSERT_EQ(send("DELETE", "/nodes/pruned0", "").status, 200u);
+  after = rows(run_tool(home(), "tabdump auditlog").out);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_GT(after.back(), ids.back());
+  auto text = slurp(home() / "audit.log");
+  EXPECT_EQ(text.find('\0'), std::string::npos); // no hole where the cut lines were
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+  // REST reads of the same view (xcatws.cgi's tablerowhdl): every row, or getAttribs' first
+  auto rest = get("/tables/auditlog/rows");
+  EXPECT_EQ(rest.status, 200u) << rest.body;
+  EXPECT_NE(rest.body.find("\"recid\":\"" + std::to_string(after.back()) + "\""), std::string::npos)
+    << rest.body;
+  EXPECT_NE(rest.body.find("\"command\":\"DELETE /clusterws/nodes/pruned0\""), std::string::npos)
+    << rest.body;
+  rest = get("/tables/auditlog/rows/recid=" + std::to_string(after.back()) + "/command,status");
+  EXPECT_EQ(rest.body, "{\"auditlog\":[{\"command\":\"DELETE /clusterws/nodes/pruned0\","
+                       "\"status\":\"Allowed\"}]}\n");
+  rest = get("/tables/auditlog/rows/recid=1");
+  EXPECT_EQ(rest.status, 403u); // pruned: no rows matched
+  rest = get("/tables/auditlog/rows/nosuch=1");
+  EXPECT_EQ(rest.status, 403u);
+  EXPECT_EQ(get("/tables/eventlog/rows").body, "{\"eventlog\":[]}\n");
+  // -a: every row
+  EXPECT_EQ(run_tool(home(), "tabprune auditlog -a").rc, 0);
+  EXPECT_EQ(run_tool(home(), "tabdump auditlog").out, header);
+  ASSERT_EQ(send("DELETE", "/nodes/pruned1", "").status, 200u);
+  EXPECT_EQ(rows(run_tool(home(), "tabdump auditlog").out),
+            std::vector<long long>{after.back() + 1});
+  // xCAT's checks
+  r = run_tool(home(), "tabprune auditlog -a -n 2");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Only one option -p or -i or -n or -a maybe used at a time."),
+            std::string::npos);
+  r = run_tool(home(), "tabprune auditlog");
+  EXPECT_NE(r.out.find("One option -p or -i or -n or -a or -d must be supplied."),
+            std::string::npos);
+  // eventlog: its columns, no records (reventlog reads the BMCs' SEL when asked)
+  r = run_tool(home(), "tabdump eventlog");
+  EXPECT_EQ(r.out, "#recid,eventtime,eventtype,monitor,monnode,node,application,component,id,"
+                   "severity,message,rawdata,comments,disable\n");
+  EXPECT_EQ(run_tool(home(), "tabprune eventlog -n 5").out,
+            "Nothing to prune from eventlog.\ntabprune of eventlog complete.\n");
+  for (int i = 2; i < 4; ++i) {
+    run_tool(home(), "rmdef pruned" + std::to_string(i));
   }
 }
 

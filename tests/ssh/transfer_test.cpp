@@ -80,6 +80,10 @@ class transfer_test : public ::testing::Test {
       farm_->authorize(test_user, (dir_->path / "ukey" / "id_ed25519.pub").string());
     }
     farm_->start();
+    // a node whose sshd serves no SFTP subsystem
+    bare_ = new cws::test::sshd(dir_->path / "bare", false);
+    bare_->authorize("root", (dir_->path / "key" / "id_ed25519.pub").string());
+    bare_->start();
     engine_config c;
     c.known_hosts = dir_->path / "known_hosts";
     c.connect_timeout = 20s;
@@ -88,10 +92,12 @@ class transfer_test : public ::testing::Test {
 
   static void TearDownTestSuite() {
     delete engine_;
+    delete bare_;
     delete farm_;
     delete dir_;
     engine_ = nullptr;
     farm_ = nullptr;
+    bare_ = nullptr;
     dir_ = nullptr;
   }
 
@@ -170,6 +176,7 @@ class transfer_test : public ::testing::Test {
 
   static cws::test::temp_dir* dir_;
   static cws::test::sshd* farm_;
+  static cws::test::sshd* bare_;
   static engine* engine_;
   static bool user_ok_;
   fs::path work_;
@@ -177,6 +184,7 @@ class transfer_test : public ::testing::Test {
 
 cws::test::temp_dir* transfer_test::dir_ = nullptr;
 cws::test::sshd* transfer_test::farm_ = nullptr;
+cws::test::sshd* transfer_test::bare_ = nullptr;
 engine* transfer_test::engine_ = nullptr;
 bool transfer_test::user_ok_ = false;
 
@@ -537,6 +545,139 @@ TEST(shell_quote, quotes_anything_for_sh) {
   EXPECT_EQ(cws::ssh::shell_quote("a b"), "'a b'");
   EXPECT_EQ(cws::ssh::shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(cws::ssh::shell_quote(""), "''");
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(transfer_test, without_an_sftp_subsystem_the_same_copies_go_over_exec_channels) {
+  auto bare = [&](const std::string& node, std::shared_ptr<const copy_spec> spec) {
+    auto j = make_job(node, std::move(spec));
+    j.port = bare_->port();
+    return j;
+  };
+  // a file: written whole to a new name, then renamed over the old one
+  auto target = work_ / "hosts";
+  spit(target, "old\n");
+  struct stat before {};
+  ::stat(target.c_str(), &before);
+  auto r = run_one(bare("x1", push(target.string(), {file("src", "first\n", 0640)})));
+  EXPECT_EQ(r.error, "") << r.message;
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(slurp(target), "first\n");
+  EXPECT_EQ(fs::status(target).permissions(), fs::perms(0640));
+  struct stat after {};
+  ::stat(target.c_str(), &after);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  // a tree with modes and (-p) times, into a directory made for it
+  std::vector<copy_file> tree;
+  copy_file d;
+  d.name = "tree";
+  d.directory = true;
+  d.mode = 0750;
+  tree.push_back(d);
+  d.name = "tree/sub";
+  tree.push_back(d);
+  auto f = file("tree/sub/run.sh", "#!/bin/sh\necho hi\n", 0751);
+  f.atime = 1000000000;
+  f.mtime = 1200000000;
+  tree.push_back(f);
+  tree.push_back(file("tree/it's", "quoted"));
+  r = run_one(bare("x1", push((work_ / "into").string(), tree, true)));
+  EXPECT_EQ(r.rc, 0) << r.err << r.message;
+  struct stat st {};
+  ASSERT_EQ(::stat((work_ / "into" / "tree" / "sub" / "run.sh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0751u);
+  EXPECT_EQ(st.st_mtime, 1200000000);
+  EXPECT_EQ(st.st_atime, 1000000000);
+  EXPECT_EQ(fs::status(work_ / "into" / "tree" / "sub").permissions(), fs::perms(0750));
+  EXPECT_EQ(slurp(work_ / "into" / "tree" / "it's"), "quoted");
+  // a large file streamed from its descriptor to several nodes at once
+  std::string big(1024 * 1024 + 17, '\0');
+  for (size_t i = 0; i < big.size(); ++i) {
+    big[i] = static_cast<char>(i * 7919 % 251);
+  }
+  spit(work_ / "big", big);
+  copy_file b;
+  b.name = "big";
+  b.local = work_ / "big";
+  b.source = std::make_shared<source_file>(::open(b.local.c_str(), O_RDONLY | O_CLOEXEC));
+  std::vector<job> jobs;
+  for (int i = 0; i < 4; ++i) {
+    auto spec = push((work_ / ("big" + std::to_string(i))).string(), {b});
+    spec->chunk = 64 * 1024;
+    jobs.push_back(bare("x" + std::to_string(i), spec));
+  }
+  for (const auto& res : run(std::move(jobs))) {
+    EXPECT_EQ(res.rc, 0) << res.name << ": " << res.error << " " << res.message << res.err;
+  }
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(slurp(work_ / ("big" + std::to_string(i))) == big) << i;
+  }
+  // refusals name the path and leave no temporary
+  spit(work_ / "plain", "keep");
+  r = run_one(bare("x1", push((work_ / "plain").string(), {file("a", "A"), file("b", "B")}, true)));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find("Not a directory"), std::string::npos) << r.message;
+  EXPECT_EQ(slurp(work_ / "plain"), "keep");
+  r = run_one(bare("x1", push((work_ / "missing" / "deep" / "f").string(), {file("f", "x")})));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find((work_ / "missing" / "deep" / "f").string() + ": "), std::string::npos)
+    << r.message;
+  copy_file broken;
+  broken.name = "b";
+  broken.local = work_ / "no-such-source";
+  broken.source = std::make_shared<source_file>(::open(work_.c_str(), O_RDONLY | O_CLOEXEC));
+  r = run_one(bare("x1", push((work_ / "dest").string(), {file("a", "A"), broken}, true)));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find("no-such-source"), std::string::npos) << r.message;
+  EXPECT_FALSE(fs::exists(work_ / "dest" / "a"));
+  EXPECT_EQ(temporaries(work_), 0);
+  // xdsh -e: the script is copied, run with its arguments and removed
+  auto script
+    = push("/tmp", {file("probe.sh", "#!/bin/sh\necho \"args: $*\"\nexit 4\n", 0700)}, true);
+  script->execute = true;
+  auto j = bare("x1", script);
+  j.command = "one 'two words'";
+  r = run_one(j);
+  EXPECT_EQ(r.error, "") << r.message;
+  EXPECT_EQ(r.rc, 4);
+  EXPECT_EQ(r.out, "args: one two words\n");
+  // pull (xdcp -P -p): `cat` of the file, its mode and times from `stat`
+  spit(work_ / "remote.conf", "node data\n");
+  fs::permissions(work_ / "remote.conf", fs::perms(0640));
+  timespec times[2] = {{1100000000, 0}, {1300000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (work_ / "remote.conf").c_str(), times, 0), 0);
+  fs::create_directories(work_ / "local");
+  auto pull = std::make_shared<copy_spec>();
+  pull->pull = (work_ / "remote.conf").string();
+  pull->pull_dir = work_ / "local";
+  pull->preserve = true;
+  r = run_one(bare("cn1", pull));
+  EXPECT_EQ(r.rc, 0) << r.error << r.message;
+  EXPECT_EQ(slurp(work_ / "local" / "remote.conf._cn1"), "node data\n");
+  EXPECT_EQ(fs::status(work_ / "local" / "remote.conf._cn1").permissions(), fs::perms(0640));
+  ASSERT_EQ(::stat((work_ / "local" / "remote.conf._cn1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtime, 1300000000);
+  pull = std::make_shared<copy_spec>();
+  pull->pull = (work_ / "nothing").string();
+  pull->pull_dir = work_ / "local";
+  r = run_one(bare("cn2", pull));
+  EXPECT_EQ(r.error, "copy");
+  EXPECT_NE(r.message.find("No such file"), std::string::npos) << r.message;
+  EXPECT_FALSE(fs::exists(work_ / "local" / "nothing._cn2"));
+  // a pulled tree needs SFTP's listing: refused, named
+  pull = std::make_shared<copy_spec>();
+  pull->pull = work_.string();
+  pull->pull_dir = work_ / "local";
+  pull->pull_tree = true;
+  r = run_one(bare("cn3", pull));
+  EXPECT_NE(r.error, "");
+  EXPECT_NE(r.message.find("SFTP"), std::string::npos) << r.message;
+  for (const auto& e : fs::recursive_directory_iterator{work_}) {
+    EXPECT_EQ(e.path().filename().string().find(".cws-"), std::string::npos) << e.path();
+  }
 }
 
 } // namespace

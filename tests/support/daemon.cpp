@@ -33,7 +33,7 @@ daemon::daemon(std::filesystem::path home, std::string admin_password,
                std::vector<std::string> extra_args)
     : home_(std::move(home)), password_(std::move(admin_password)), args_(std::move(extra_args)) {
   if (!std::filesystem::exists(home_ / "db" / "data.mdb")) {
-    auto r = run_tool(home_, "clusterctl init --admin-password '" + password_ + "'");
+    auto r = run_tool(home_, "clusterctl init --no-networks --admin-password '" + password_ + "'");
     if (r.rc != 0) {
       throw std::runtime_error("clusterctl init failed: " + r.out);
     }

@@ -71,7 +71,7 @@ bool ensure_user(const std::string& name) {
   return std::system(unlock.c_str()) == 0;
 }
 
-sshd::sshd(std::filesystem::path dir) : dir_(std::move(dir)), port_(free_port()) {
+sshd::sshd(std::filesystem::path dir, bool sftp) : dir_(std::move(dir)), port_(free_port()) {
   namespace fs = std::filesystem;
   fs::create_directories(dir_ / "authorized");
   // sshd reads authorized keys as the user: the way there must be open to everyone
@@ -97,7 +97,8 @@ sshd::sshd(std::filesystem::path dir) : dir_(std::move(dir)), port_(free_port())
     << "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nUseDNS no\n"
     << "PrintMotd no\nPrintLastLog no\nX11Forwarding no\nAllowTcpForwarding no\n"
     << "StrictModes no\nMaxStartups 4096\nMaxSessions 1024\nLoginGraceTime 60\n"
-    << "LogLevel INFO\nSetEnv SHLVL=1\nSubsystem sftp internal-sftp\n";
+    << "LogLevel INFO\nSetEnv SHLVL=1\n"
+    << (sftp ? "Subsystem sftp internal-sftp\n" : "");
 }
 
 sshd::~sshd() {

@@ -21,7 +21,9 @@ bool ensure_user(const std::string& name);
 /// raised for high fanout. Stopped by its pid.
 class sshd {
  public:
-  explicit sshd(std::filesystem::path dir);
+  /// `sftp` false: no `Subsystem sftp` line, as on nodes whose sshd serves none (the copies
+  /// then go over exec channels).
+  explicit sshd(std::filesystem::path dir, bool sftp = true);
   ~sshd();
 
   sshd(const sshd&) = delete;
