@@ -54,7 +54,10 @@ enum class operation : uint8_t {
   job_list,   ///< GET /jobs
   job_show,   ///< GET /jobs/{id} (with `sink`: its nodes streamed, then live)
   job_cancel, ///< DELETE /jobs/{id}
-  count_,     ///< not an operation: how many there are (new ones go above)
+  // provisioning (api/nodeset.hpp): the state word in `command`
+  bootstate, ///< nodeset stat: each node's boot state (GET /nodes/{nr}/bootstate)
+  nodeset,   ///< nodeset: set the boot state (PUT /nodes/{nr}/bootstate)
+  count_,    ///< not an operation: how many there are (new ones go above)
 };
 
 /// True for the operations on jobs (job_list, job_show, job_cancel).

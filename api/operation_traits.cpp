@@ -53,6 +53,9 @@ constexpr std::array<operation_traits, operation_count> rows{{
   {o::job_list,          "job_list",          false, false, sc::never,       "",                        ""},
   {o::job_show,          "job_show",          false, false, sc::never,       "",                        ""},
   {o::job_cancel,        "job_cancel",        false, false, sc::never,       "",                        ""},
+  // provisioning: `nodeset nr stat` reads, every other nodeset writes the boot state
+  {o::bootstate,         "bootstate",         false, false, sc::never,       "nodeset",                 "bootstate"},
+  {o::nodeset,           "nodeset",           true,  false, sc::always,      "nodeset",                 "bootstate"},
 }};
 // clang-format on
 

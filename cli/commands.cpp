@@ -370,6 +370,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
+    {"nodeset", nodeset},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -397,7 +398,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
-       "nodestat reventlog rbeacon\n";
+       "nodestat reventlog rbeacon nodeset\n";
   return 1;
 }
 

@@ -17,6 +17,11 @@ install(TARGETS clusterctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(tool IN LISTS CLUSTERWS_TOOLS)
   install(FILES ${CMAKE_BINARY_DIR}/bin/${tool} DESTINATION ${CMAKE_INSTALL_BINDIR}) # symlinks
 endforeach()
+foreach(tool IN LISTS CLUSTERWS_ADMIN_TOOLS) # /usr/sbin/nodeset -> ../bin/clusterctl
+  install(CODE "file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\")
+    file(CREATE_LINK ../${CMAKE_INSTALL_BINDIR}/clusterctl
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}/${tool}\" SYMBOLIC)")
+endforeach()
 install(FILES config/clusterws.conf DESTINATION /etc/clusterws)
 install(FILES config/clusterws.logrotate DESTINATION /etc/logrotate.d RENAME clusterws)
 install(DIRECTORY DESTINATION /var/log/clusterws
@@ -61,6 +66,9 @@ cws_man_page(clusterwsd 8 clusterwsd)
 cws_man_page(clusterctl 8 clusterctl)
 foreach(tool IN LISTS CLUSTERWS_TOOLS)
   cws_man_page(${tool} 1 clusterctl)
+endforeach()
+foreach(tool IN LISTS CLUSTERWS_ADMIN_TOOLS)
+  cws_man_page(${tool} 8 clusterctl)
 endforeach()
 add_custom_target(man DEPENDS ${CLUSTERWS_MAN_PAGES})
 

@@ -63,6 +63,8 @@ const pinned before[] = {
   {o::job_list, "job_list", false, false, false, false, false, "", ""},
   {o::job_show, "job_show", false, false, false, false, false, "", ""},
   {o::job_cancel, "job_cancel", false, false, false, false, false, "", ""},
+  {o::bootstate, "bootstate", false, false, false, false, false, "nodeset", "bootstate"},
+  {o::nodeset, "nodeset", true, false, true, true, true, "nodeset", "bootstate"},
 };
 
 bool audited(operation op, const char* command) {
