@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "api/install_token.hpp"
+
 namespace cws::api {
 
 namespace {
@@ -268,6 +270,14 @@ store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string
     if (differs) {
       t.put(object_type::node, nodes[i], attrs);
       ++out.count;
+    }
+    // an install (or netboot) arms a fresh token, anything else ends the one armed
+    const auto& s = states[i];
+    if (s.rfind("install ", 0) == 0 || s.rfind("netboot ", 0) == 0
+        || s.rfind("statelite ", 0) == 0) {
+      arm_install_tokens(t, {nodes[i]});
+    } else {
+      disarm_install_token(t, nodes[i]);
     }
     out.info.push_back(nodes[i] + ": " + states[i]);
   }

@@ -47,6 +47,8 @@ std::string boot_state_of(const store::cluster_view& view, std::string_view node
 /// nodeset `action` on `nodes` (verified node names) in `t`: chain.currstate and currchain,
 /// and for osimage nodetype.os/arch/profile/provmethod from the osimage, for every node in
 /// this one transaction. Info lines are xCAT's `node: <state>` in the order of `nodes`.
+/// An install (netboot, statelite) state arms a fresh install token for the node, any other
+/// state ends the armed one (api/install_token.hpp).
 /// Any error (an unknown osimage, a node without one, ...) rejects the whole change.
 /// `stat` writes nothing. @throws store::rejected with xCAT's messages.
 store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string>& nodes,
