@@ -23,6 +23,8 @@ foreach(tool IN LISTS CLUSTERWS_ADMIN_TOOLS) # /usr/sbin/nodeset -> ../bin/clust
     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}/${tool}\" SYMBOLIC)")
 endforeach()
 install(FILES config/clusterws.conf DESTINATION /etc/clusterws)
+# the default compute templates: /usr/share/clusterws/install/<platform>/ (api/template.hpp)
+install(DIRECTORY share/install DESTINATION ${CMAKE_INSTALL_DATADIR}/clusterws)
 install(FILES config/clusterws.logrotate DESTINATION /etc/logrotate.d RENAME clusterws)
 install(DIRECTORY DESTINATION /var/log/clusterws
         DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE)
