@@ -59,7 +59,10 @@ enum class operation : uint8_t {
   dns_apply,   ///< POST /nodes/{nr}/dns: makedns nr
   dns_delete,  ///< DELETE /nodes/{nr}/dns: makedns -d nr
   dns_service, ///< POST /services/dns: makedns -n
-  count_,      ///< not an operation: how many there are (new ones go above)
+  // provisioning (api/nodeset.hpp): the state word in `command`
+  bootstate, ///< nodeset stat: each node's boot state (GET /nodes/{nr}/bootstate)
+  nodeset,   ///< nodeset: set the boot state (PUT /nodes/{nr}/bootstate)
+  count_,    ///< not an operation: how many there are (new ones go above)
 };
 
 /// True for the operations on jobs (job_list, job_show, job_cancel).

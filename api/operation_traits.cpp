@@ -59,6 +59,9 @@ constexpr std::array<operation_traits, operation_count> rows{{
   {o::dns_apply,         "dns_apply",         false, false, sc::always,      "makedns",                 ""},
   {o::dns_delete,        "dns_delete",        false, false, sc::always,      "makedns",                 ""},
   {o::dns_service,       "dns_service",       false, false, sc::always,      "makedns",                 ""},
+  // provisioning: `nodeset nr stat` reads, every other nodeset writes the boot state
+  {o::bootstate,         "bootstate",         false, false, sc::never,       "nodeset",                 "bootstate"},
+  {o::nodeset,           "nodeset",           true,  false, sc::always,      "nodeset",                 "bootstate"},
 }};
 // clang-format on
 

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "api/makenetworks.hpp"
+#include "api/nodeset.hpp"
 #include "api/object_pages.hpp"
 #include "api/tables.hpp"
 #include "base/text.hpp"
@@ -62,6 +63,56 @@ api_result list_own_tokens(const store::read_txn& t, const authorization& auth) 
     store::attr_map attrs{{"created", expire_text(tok.created)},
                           {"expire", tok.expires == 0 ? "never" : expire_text(tok.expires)}};
     r.objects.emplace_back(tok.handle(), attrs);
+  }
+  return r;
+}
+
+/// GET /nodes/{nr}/bootstate (nodeset stat): each node's state as its answer.
+api_result read_boot_states(const store::cluster_view& view, const api_call& call,
+                            const authorization& auth, const store::noderange_options& opts) {
+  std::vector<std::string> nodes;
+  auto found = verified_nodes(view, call, auth, opts, nodes);
+  if (!found.ok()) {
+    return found;
+  }
+  api_result r;
+  r.nodes.reserve(nodes.size());
+  for (auto& n : nodes) {
+    base::node_result one;
+    one.rc = 0;
+    one.out = boot_state_of(view, n);
+    one.name = std::move(n);
+    r.nodes.push_back(std::move(one));
+  }
+  return r;
+}
+
+/// PUT /nodes/{nr}/bootstate (nodeset nr <state>): one transaction for every node.
+api_result write_boot_states(store::write_txn& t, const api_call& call, const authorization& auth,
+                             const store::noderange_options& opts) {
+  std::string error;
+  auto action = parse_nodeset_action(call.command, error);
+  if (!action) {
+    return api_result::failure({error});
+  }
+  std::vector<std::string> nodes;
+  {
+    store::cluster_view view{t};
+    auto found = verified_nodes(view, call, auth, opts, nodes);
+    if (!found.ok()) {
+      return found;
+    }
+  }
+  auto out = set_boot_state(t, nodes, *action);
+  api_result r;
+  r.nodes.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    base::node_result one;
+    one.rc = 0;
+    one.name = nodes[i];
+    auto& line = out.info[i];
+    one.out = line.substr(std::min(line.size(), nodes[i].size() + 2));
+    r.nodes.push_back(std::move(one));
   }
   return r;
 }
@@ -306,6 +357,7 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
         return r;
       }
       case operation::token_list: return list_own_tokens(txn, auth);
+      case operation::bootstate: return read_boot_states(view, call, auth, opts);
       case operation::table_nodes:
       case operation::table_rows: return read_tables(view, call, auth, opts);
       default: return api_result::failure({"This operation is not a read."});
@@ -345,6 +397,9 @@ api_result run_write(store::write_txn& t, const api_call& call, const authorizat
   if (call.op == operation::table_set_nodes || call.op == operation::table_set_rows
       || call.op == operation::table_delete_rows) {
     return write_tables(t, call, auth, opts);
+  }
+  if (call.op == operation::nodeset) {
+    return write_boot_states(t, call, auth, opts);
   }
   store::cluster_view view{t};
   std::vector<std::string> names;

@@ -208,6 +208,10 @@ const base::settings_schema& settings_schema() {
      "Kea's lease file, as the written configuration names it"},
     {"tftp_root", text, "", 0, 0,
      "directory dnsmasq serves over TFTP (default site.tftpdir, else /srv/tftp)"},
+    // -- provisioning: install templates (api/template.hpp)
+    {"template_max_bytes", num, "1048576", 1024, 67108864,
+     "bytes of an install template and every file it includes, together"},
+    {"template_include_depth", num, "8", 0, 64, "nested #INCLUDE# levels of an install template"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
@@ -259,6 +263,13 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
   c.pull_run_max = s.number("copy_pull_run_max");
   c.pull_free_min = s.number("copy_pull_free_min");
   return c;
+}
+
+template_limits template_settings(const base::settings& s) {
+  template_limits l;
+  l.max_bytes = s.number("template_max_bytes");
+  l.max_depth = s.number("template_include_depth");
+  return l;
 }
 
 nodestat_config nodestat_settings(const base::settings& s) {

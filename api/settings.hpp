@@ -10,6 +10,7 @@
 #include "api/makedns.hpp"
 #include "api/nodestat.hpp"
 #include "api/shell.hpp"
+#include "api/template.hpp"
 #include "base/settings.hpp"
 #include "ssh/engine.hpp"
 #include "store/noderange.hpp"
@@ -34,6 +35,9 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
 /// How nodestat probes (`nodestat_*`, and `ssh_port` for nodes without `sshport`).
 /// @throws std::invalid_argument for a bad `nodestat_ports`.
 nodestat_config nodestat_settings(const base::settings& s);
+
+/// The bounds of install templates (`template_max_bytes`, `template_include_depth`).
+template_limits template_settings(const base::settings& s);
 
 /// The SSH engine's settings (`ssh_*`).
 ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);

@@ -380,6 +380,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rbeacon", rbeacon},     {"events", events},
     {"makedns", makedns},
     {"makedhcp", makedhcp},
+    {"nodeset", nodeset},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -407,7 +408,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
-       "nodestat reventlog rbeacon makedhcp\n";
+       "nodestat reventlog rbeacon makedhcp nodeset\n";
   return 1;
 }
 

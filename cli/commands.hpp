@@ -134,6 +134,8 @@ int makenetworks(const std::vector<std::string>& args, io& streams);
 int makedns(const std::vector<std::string>& args, io& streams);
 /// makedhcp (cli/makedhcp.cpp).
 int makedhcp(const std::vector<std::string>& args, io& streams);
+/// nodeset: the next boot state of a noderange (cli/nodeset.cpp).
+int nodeset(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);
 int pki(const std::vector<std::string>& args, io& streams);
 int xdshbak(const std::vector<std::string>& args, io& streams);

@@ -17,7 +17,14 @@ install(TARGETS clusterctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(tool IN LISTS CLUSTERWS_TOOLS)
   install(FILES ${CMAKE_BINARY_DIR}/bin/${tool} DESTINATION ${CMAKE_INSTALL_BINDIR}) # symlinks
 endforeach()
+foreach(tool IN LISTS CLUSTERWS_ADMIN_TOOLS) # /usr/sbin/nodeset -> ../bin/clusterctl
+  install(CODE "file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\")
+    file(CREATE_LINK ../${CMAKE_INSTALL_BINDIR}/clusterctl
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}/${tool}\" SYMBOLIC)")
+endforeach()
 install(FILES config/clusterws.conf DESTINATION /etc/clusterws)
+# the default compute templates: /usr/share/clusterws/install/<platform>/ (api/template.hpp)
+install(DIRECTORY share/install DESTINATION ${CMAKE_INSTALL_DATADIR}/clusterws)
 install(FILES config/clusterws.logrotate DESTINATION /etc/logrotate.d RENAME clusterws)
 # /var/log/clusterws (0750) is not a file of the package: postinst makes it (a 0750 directory
 # in the archive is lintian's non-standard-dir-perm) and the unit's LogsDirectory= too
@@ -72,6 +79,9 @@ cws_man_page(clusterwsd 8 clusterwsd)
 cws_man_page(clusterctl 8 clusterctl)
 foreach(tool IN LISTS CLUSTERWS_TOOLS)
   cws_man_page(${tool} 1 clusterctl)
+endforeach()
+foreach(tool IN LISTS CLUSTERWS_ADMIN_TOOLS)
+  cws_man_page(${tool} 8 clusterctl)
 endforeach()
 add_custom_target(man DEPENDS ${CLUSTERWS_MAN_PAGES})
 

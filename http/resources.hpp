@@ -21,6 +21,7 @@ enum class resource_kind {
   rename,         ///< /nodes/{node}/rename
   power,          ///< /nodes/{noderange}/power (rpower)
   nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
+  bootstate,      ///< /nodes/{noderange}/bootstate (nodeset)
   eventlog,       ///< /nodes/{noderange}/eventlog (reventlog)
   beacon,         ///< /nodes/{noderange}/beacon (rbeacon)
   vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)

@@ -232,6 +232,30 @@ void build_hardware(routed& r, const resource& res, const std::string& m, const 
   }
 }
 
+/// /nodes/{noderange}/bootstate (xcatws.cgi): GET runs `nodeset nr stat`; PUT `nodeset nr
+/// osimage=<osimage>` for {"osimage":...}, `nodeset nr <state>` for {"state":...} (offline) or
+/// {"action":...}; 404 "Missed Action." without any.
+void build_bootstate(routed& r, const std::string& m, const fields& attrs) {
+  auto& call = *r.call;
+  r.out = output::action;
+  if (m == "GET") {
+    call.op = operation::bootstate;
+    call.command = "stat";
+    return;
+  }
+  call.op = operation::nodeset;
+  for (const auto& [k, v] : attrs) {
+    if (k == "osimage" && !v.empty()) {
+      call.command = "osimage=" + v;
+    } else if ((k == "state" || k == "action") && call.command.empty()) {
+      call.command = v;
+    }
+  }
+  if (call.command.empty()) {
+    refuse(r, errc::not_found, "Missed Action.");
+  }
+}
+
 /// /tables (xcatws.cgi's tablenodehdl and tablerowhdl): the operation and the xCAT command
 /// that policy rows name for it.
 void build_table(routed& r, const resource& res, const std::string& m, const fields& attrs) {
@@ -597,6 +621,8 @@ routed route_request(const http_input& in, const router_limits& limits) {
     build_nodeshell(r, query, attrs);
   } else if (res->kind == resource_kind::nodecopy) {
     build_nodecopy(r, query, attrs);
+  } else if (res->kind == resource_kind::bootstate) {
+    build_bootstate(r, m, attrs);
   } else if (res->kind == resource_kind::power || res->kind == resource_kind::nextboot
              || res->kind == resource_kind::eventlog || res->kind == resource_kind::beacon
              || res->kind == resource_kind::vitals || res->kind == resource_kind::inventory) {

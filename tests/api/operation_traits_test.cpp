@@ -68,6 +68,8 @@ const pinned before[] = {
   {o::dns_apply, "dns_apply", false, false, true, true, true, "makedns", ""},
   {o::dns_delete, "dns_delete", false, false, true, true, true, "makedns", ""},
   {o::dns_service, "dns_service", false, false, true, true, true, "makedns", ""},
+  {o::bootstate, "bootstate", false, false, false, false, false, "nodeset", "bootstate"},
+  {o::nodeset, "nodeset", true, false, true, true, true, "nodeset", "bootstate"},
 };
 
 bool audited(operation op, const char* command) {

@@ -1,0 +1,59 @@
+#pragma once
+
+// The per-node install token (docs/provisioning.md, "The install token"): `nodeset osimage`
+// arms it, the node's boot script carries it on the kernel command line, and the node's
+// kickstart/preseed and every status callback must present it; it ends when the node
+// reports `installed` (or a nodeset to anything but an osimage).
+//
+// What is stored: per armed node one meta record `install.token.<node>` holding a random
+// nonce (128 bits), never the token. The token is HMAC-SHA256(key, node, nonce) under a key
+// of 256 random bits in the home (`install-token.key`, mode 0600, root's), so the database
+// (and its backups, and any reader of it) cannot give a token, and a new nodeset (a new
+// nonce) voids the old token at once. Meta records stay out of the change log.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/database.hpp"
+
+namespace cws::api {
+
+/// Arms a fresh token for each of `nodes` in `t` (replacing any armed one).
+void arm_install_tokens(store::write_txn& t, const std::vector<std::string>& nodes);
+
+/// Ends the token of `node` in `t`; false if none was armed.
+bool disarm_install_token(store::write_txn& t, std::string_view node);
+
+/// True if `node` has an armed token in `txn`.
+bool install_token_armed(const store::read_txn& txn, std::string_view node);
+
+/// The key tokens are derived with.
+class install_token_key {
+ public:
+  /// Reads the key file at `path`, creating it (0600, 32 random bytes as hex) when missing.
+  /// @throws std::runtime_error when it cannot be read or written, or is malformed.
+  static install_token_key load_or_create(const std::filesystem::path& path);
+
+  /// A key of the given bytes (tests).
+  explicit install_token_key(std::string bytes) : key_(std::move(bytes)) {
+    // nop
+  }
+
+  /// The token of `node` as `txn` has it armed: 64 hex digits; "" when none is armed.
+  std::string token(const store::read_txn& txn, std::string_view node) const;
+
+  /// True if `presented` is the armed token of `node` in `txn`, compared in constant time;
+  /// false when none is armed or `presented` is empty.
+  bool check(const store::read_txn& txn, std::string_view node, std::string_view presented) const;
+
+ private:
+  std::string derive(std::string_view node, std::string_view nonce) const;
+  std::string key_;
+};
+
+/// The key file's name in the home.
+constexpr const char* install_token_key_file = "install-token.key";
+
+} // namespace cws::api

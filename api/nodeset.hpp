@@ -1,0 +1,60 @@
+#pragma once
+
+// nodeset (and GET/PUT /nodes/{nr}/bootstate): the next boot state of nodes, as xCAT's
+// destiny.pm words it (`chain.currstate` = `install debian12-x86_64-compute`, `boot`,
+// `shell`, `offline`; `chain.currchain`), written for any number of nodes in the one
+// transaction the caller gives. Nothing else is written: no per-node file, no DHCP call;
+// the node-facing boot listener renders each node's boot script from these values when the
+// node asks (docs/provisioning.md, "Boot chain and install status").
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/cluster_view.hpp"
+#include "store/database.hpp"
+#include "store/definitions.hpp"
+
+namespace cws::api {
+
+/// What `nodeset <noderange> <state>` asks for.
+struct nodeset_action {
+  enum class kind : uint8_t {
+    osimage, ///< osimage[=name]: install (or netboot) the node's osimage
+    boot,    ///< boot from the local disk (the script says `exit`)
+    shell,   ///< boot the service shell (genesis in xCAT)
+    offline, ///< no boot script at all
+    stat,    ///< print the state, change nothing
+    next,    ///< move along chain.currchain (what a node's `next` callback does)
+  };
+  kind what = kind::stat;
+  /// osimage=NAME: the image; empty: each node's nodetype.provmethod.
+  std::string image;
+};
+
+/// xCAT's usage line of nodeset.
+extern const char* const nodeset_usage;
+
+/// Parses the state word (`osimage`, `osimage=NAME`, `boot`, `shell`, `offline`, `stat`,
+/// `next`); nullopt for anything else (`error` says why, in xCAT's words).
+std::optional<nodeset_action> parse_nodeset_action(std::string_view word, std::string& error);
+
+/// The boot state a node reads as (`nodeset stat`): chain.currstate, `offline` when unset (no
+/// boot script, as xCAT's xnba getstate says for a node without a boot file).
+std::string boot_state_of(const store::cluster_view& view, std::string_view node);
+
+/// nodeset `action` on `nodes` (verified node names) in `t`: chain.currstate and currchain,
+/// and for osimage nodetype.os/arch/profile/provmethod from the osimage, for every node in
+/// this one transaction. Info lines are xCAT's `node: <state>` in the order of `nodes`.
+/// An install (netboot, statelite) state arms a fresh install token for the node, any other
+/// state ends the armed one (api/install_token.hpp).
+/// Any error (an unknown osimage, a node without one, ...) rejects the whole change.
+/// `stat` writes nothing. @throws store::rejected with xCAT's messages.
+store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string>& nodes,
+                              const nodeset_action& action);
+
+/// `nodeset stat`: `node: <state>` for each of `nodes`.
+store::outcome boot_states(const store::cluster_view& view, const std::vector<std::string>& nodes);
+
+} // namespace cws::api

@@ -1,0 +1,85 @@
+// nodeset: the next boot state of a noderange (api/nodeset), one store transaction for any
+// number of nodes, printing xCAT's `node: install debian12-x86_64-compute` lines.
+
+#include "api/nodeset.hpp"
+#include "api/targets.hpp"
+#include "cli/commands.hpp"
+
+namespace cws::cli {
+
+namespace {
+
+constexpr const char* nodeset_help
+  = "Usage: nodeset <noderange> [shell|boot|runcmd=bmcsetup|osimage[=<imagename>]|offline]\n"
+    "       nodeset <noderange> [stat|next]\n"
+    "       nodeset [-h | --help | -v | --version]\n"
+    "Sets the state the nodes boot into next (chain.currstate, chain.currchain), for every\n"
+    "node in one transaction; the boot listener serves each node's script from it.\n"
+    "  osimage[=NAME]  install the osimage (default: each node's nodetype.provmethod);\n"
+    "                  sets nodetype.os, arch, profile, provmethod from it\n"
+    "  boot            boot from the local disk\n"
+    "  shell           boot the service shell\n"
+    "  offline         no boot script at all\n"
+    "  stat            print each node's state\n"
+    "  next            move each node along chain.currchain\n"
+    "  --home DIR      state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n";
+
+} // namespace
+
+int nodeset(const std::vector<std::string>& argv, io& streams) {
+  auto args = parse_args(
+    argv, {"", "hV", {"home"}, {"help", "noupdateinitrd", "ignorekernelchk"}, {{"verbose", 'V'}}});
+  if (args.has("help") || args.has("h")) {
+    streams.out << nodeset_help;
+    return 0;
+  }
+  if (args.positional.size() != 2) {
+    streams.err << api::nodeset_usage << '\n';
+    return 1;
+  }
+  std::string error;
+  auto action = api::parse_nodeset_action(args.positional[1], error);
+  if (!action) {
+    streams.err << "Error: " << error << '\n' << api::nodeset_usage << '\n';
+    return 1;
+  }
+  auto s = session::open(args);
+  api::api_call call;
+  call.op = action->what == api::nodeset_action::kind::stat ? api::operation::bootstate
+                                                            : api::operation::nodeset;
+  call.target = args.positional[0];
+  call.command = args.positional[1];
+  api::authorization me; // the CLI runs as its caller: no policy stamp
+  me.user = "root";
+  auto nodes_of = [&](const store::cluster_view& view) {
+    std::vector<std::string> nodes;
+    auto found = api::verified_nodes(view, call, me, s.noderange, nodes);
+    if (!found.ok()) {
+      store::outcome o;
+      o.errors = found.messages;
+      throw store::rejected{std::move(o)};
+    }
+    return nodes;
+  };
+  if (call.op == api::operation::bootstate) {
+    try {
+      auto txn = s.db->read();
+      store::cluster_view view{txn};
+      return report(api::boot_states(view, nodes_of(view)), streams);
+    } catch (const store::rejected& r) {
+      return report(r.result, streams);
+    }
+  }
+  return report(store::apply(*s.db,
+                             [&](store::write_txn& t) {
+                               std::vector<std::string> nodes;
+                               {
+                                 store::cluster_view view{t};
+                                 nodes = nodes_of(view);
+                               }
+                               return api::set_boot_state(t, nodes, *action);
+                             }),
+                streams);
+}
+
+} // namespace cws::cli

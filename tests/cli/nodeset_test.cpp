@@ -1,0 +1,162 @@
+// nodeset end to end: the built tool against a temporary home, output compared as text with
+// xCAT's (destiny.pm's words), and the store read back.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "../store/temp_home.hpp"
+#include "store/database.hpp"
+
+namespace {
+
+struct result {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in{p};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class nodeset_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    home_ = new cws::test::temp_dir;
+    auto r = run("clusterctl init --admin-password adminpw");
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+
+  static void TearDownTestSuite() {
+    delete home_;
+  }
+
+  void SetUp() override {
+    run("rmdef all");
+    run("rmdef -t osimage -o rocky9-x86_64-netboot-compute");
+    run("rmdef -t osimage -o bare");
+    ASSERT_EQ(run("mkdef -f -t osimage -o debian12-x86_64-install-compute imagetype=linux "
+                  "provmethod=install osname=Linux osvers=debian12 osarch=x86_64 profile=compute "
+                  "pkgdir=/usr/lib/debian-installer/images/12/amd64/text")
+                .rc,
+              0);
+  }
+
+  static result run(const std::string& cmd) {
+    cws::test::temp_dir io;
+    auto out = io.path / "out";
+    auto err = io.path / "err";
+    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home_->path.string()
+                       + "' " + cmd + " </dev/null >'" + out.string() + "' 2>'" + err.string()
+                       + "'";
+    int status = std::system(line.c_str());
+    return {WEXITSTATUS(status), slurp(out), slurp(err)};
+  }
+
+  static uint64_t generation() {
+    cws::store::database db{home_->path / "db"};
+    return db.read().generation();
+  }
+
+  static cws::test::temp_dir* home_;
+};
+
+cws::test::temp_dir* nodeset_test::home_ = nullptr;
+
+TEST_F(nodeset_test, osimage_sets_the_chain_and_nodetype_in_xcats_words) {
+  ASSERT_EQ(run("mkdef -t node n[1-3] groups=compute,all mgt=kvm").rc, 0);
+  auto r = run("nodeset compute osimage=debian12-x86_64-install-compute");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "n1: install debian12-x86_64-compute\n"
+                   "n2: install debian12-x86_64-compute\n"
+                   "n3: install debian12-x86_64-compute\n");
+  EXPECT_EQ(run("lsdef n2 -i currstate,currchain,os,arch,profile,provmethod -c").out,
+            "n2: arch=x86_64\n"
+            "n2: currchain=boot\n"
+            "n2: currstate=install debian12-x86_64-compute\n"
+            "n2: os=debian12\n"
+            "n2: profile=compute\n"
+            "n2: provmethod=debian12-x86_64-install-compute\n");
+  r = run("nodeset n[1-2] stat");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "n1: install debian12-x86_64-compute\nn2: install debian12-x86_64-compute\n");
+  // `osimage` alone: each node's nodetype.provmethod
+  ASSERT_EQ(run("nodeset n3 boot").rc, 0);
+  EXPECT_EQ(run("nodeset n3 stat").out, "n3: boot\n");
+  r = run("nodeset n3 osimage");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "n3: install debian12-x86_64-compute\n");
+}
+
+TEST_F(nodeset_test, next_boot_offline_and_shell_move_the_state_as_destiny_does) {
+  ASSERT_EQ(run("mkdef -t node n1 groups=compute,all arch=x86_64").rc, 0);
+  EXPECT_EQ(run("nodeset n1 stat").out, "n1: offline\n"); // never set: no boot script
+  ASSERT_EQ(run("nodeset n1 osimage=debian12-x86_64-install-compute").rc, 0);
+  // the node's `next` after its install: currchain's first state, which sticks
+  auto r = run("nodeset n1 next");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "n1: boot\n");
+  EXPECT_EQ(run("lsdef n1 -i currstate,currchain,provmethod -c").out,
+            "n1: currchain=boot\nn1: currstate=boot\n"
+            "n1: provmethod=debian12-x86_64-install-compute\n"); // an install image stays
+  ASSERT_EQ(run("chdef n1 currchain=shell,boot").rc, 0);
+  EXPECT_EQ(run("nodeset n1 next").out, "n1: shell\n");
+  EXPECT_EQ(run("lsdef n1 -i currchain -c").out, "n1: currchain=boot\n");
+  EXPECT_EQ(run("nodeset n1 offline").out, "n1: offline\n");
+  EXPECT_EQ(run("nodeset n1 stat").out, "n1: offline\n");
+  // boot after a diskless image blanks provmethod (destiny.pm)
+  ASSERT_EQ(run("mkdef -t osimage -o rocky9-x86_64-netboot-compute provmethod=netboot "
+                "osvers=rocky9 osarch=x86_64 profile=compute")
+              .rc,
+            0);
+  r = run("nodeset n1 osimage=rocky9-x86_64-netboot-compute");
+  EXPECT_EQ(r.out, "n1: netboot rocky9-x86_64-compute\n") << r.err;
+  EXPECT_EQ(run("nodeset n1 boot").out, "n1: boot\n");
+  EXPECT_EQ(run("lsdef n1 -i provmethod -c").out, "n1: provmethod=\n");
+}
+
+TEST_F(nodeset_test, errors_are_xcats_and_change_nothing) {
+  ASSERT_EQ(run("mkdef -t node n[1-2] groups=compute,all").rc, 0);
+  ASSERT_EQ(run("nodeset n1 osimage=debian12-x86_64-install-compute").rc, 0);
+  auto before = generation();
+  auto refused = [&](const std::string& cmd, const std::string& error) {
+    auto r = run(cmd);
+    EXPECT_EQ(r.rc, 1) << cmd;
+    EXPECT_NE(r.err.find(error), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_EQ(r.out, "") << cmd;
+  };
+  refused("nodeset compute osimage=nosuch",
+          "Error: Cannot find the OS image nosuch on the osimage table.");
+  // n2 has no osimage: the whole range is refused, n1 included
+  refused("nodeset compute osimage", "Error: n2: OS image name must be specified.");
+  ASSERT_EQ(run("mkdef -t osimage -o bare osvers=debian12").rc, 0);
+  before = generation();
+  refused("nodeset compute osimage=bare", "Error: osimage.provmethod for bare must be set.");
+  refused("nodeset compute frobnicate", "Error: Unknown state frobnicate requested");
+  refused("nodeset compute", "Usage: nodeset <noderange>");
+  refused("nodeset n1,n9 boot", "Invalid nodes and/or groups in noderange: n9");
+  refused("nodeset n2 shell", "Error: No archictecture defined in nodetype table for n2");
+  refused("nodeset n2 next", "n2: no path in chain.currchain or chain.chain");
+  EXPECT_EQ(generation(), before);
+  EXPECT_EQ(run("nodeset compute stat").out, "n1: install debian12-x86_64-compute\nn2: offline\n");
+}
+
+TEST_F(nodeset_test, many_nodes_are_one_transaction) {
+  ASSERT_EQ(run("mkdef -t node node[0001-2000] groups=compute,all").rc, 0);
+  auto before = generation();
+  auto r = run("nodeset compute osimage=debian12-x86_64-install-compute");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(generation(), before + 1); // one commit for 2,000 nodes
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2000);
+  // the same again writes nothing
+  r = run("nodeset compute osimage=debian12-x86_64-install-compute");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(run("nodeset node2000 stat").out, "node2000: install debian12-x86_64-compute\n");
+}
+
+} // namespace
