@@ -148,16 +148,7 @@ const std::string& change_texts::ws_frame(const event_filter& f) {
   return render(form::ws, f);
 }
 
-std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f) {
-  if (!f.jobs || (f.user != "root" && f.user != job.user)) {
-    return {};
-  }
-  json_writer w;
-  w.begin_object();
-  w.key("job");
-  w.value(job.id);
-  w.key("event");
-  w.value(what);
+void write_job_summary(json_writer& w, const api::job_info& job) {
   w.key("user");
   w.value(job.user);
   w.key("operation");
@@ -170,6 +161,19 @@ std::string job_json(const api::job_info& job, std::string_view what, const even
   w.number(static_cast<long long>(job.finished));
   w.key("failed");
   w.number(static_cast<long long>(job.failed));
+}
+
+std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f) {
+  if (!f.jobs || (f.user != "root" && f.user != job.user)) {
+    return {};
+  }
+  json_writer w;
+  w.begin_object();
+  w.key("job");
+  w.value(job.id);
+  w.key("event");
+  w.value(what);
+  write_job_summary(w, job);
   w.end_object();
   return w.str();
 }

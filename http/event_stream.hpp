@@ -92,6 +92,12 @@ class change_texts {
 /// (no `seq`: no id, so a client that reconnects resumes after the last event it received).
 std::string sse_reset(std::optional<uint64_t> seq, std::string_view why);
 
+class json_writer;
+
+/// A job's "user", "operation", "state", "targets", "finished" and "failed", as keys of the
+/// object `w` is in: what a job event and the answer of GET /jobs/{id} share.
+void write_job_summary(json_writer& w, const api::job_info& job);
+
 /// A job event's data {"job":id,"event":created|progress|ended,"user","operation","state",
 /// "targets","finished","failed"}, or "" when `f` does not let it through (another user's
 /// job). Job and power events have no id: they are live only, never replayed.
