@@ -59,7 +59,7 @@ void event_hub::leave(uint64_t id) {
     return;
   }
   if (handing_) {
-    it->reader.reset(); // removed once the loop that called it ends
+    it->gone = true; // removed once the loop ends (it may be the reader being called)
     left_ = true;
   } else {
     members_.erase(it);
@@ -73,7 +73,7 @@ void event_hub::each(uint64_t stream, F f) {
   for (size_t i = 0, n = members_.size(); i < n; ++i) {
     auto& m = members_[i];
     bool picked = stream == every ? true : stream == 0 ? m.joined : m.id == stream;
-    if (m.reader && picked) {
+    if (!m.gone && picked) {
       f(*m.reader);
     }
   }
@@ -81,7 +81,7 @@ void event_hub::each(uint64_t stream, F f) {
   if (left_) {
     left_ = false;
     members_.erase(
-      std::remove_if(members_.begin(), members_.end(), [](const member& m) { return !m.reader; }),
+      std::remove_if(members_.begin(), members_.end(), [](const member& m) { return m.gone; }),
       members_.end());
   }
 }

@@ -68,6 +68,8 @@ class event_hub : public std::enable_shared_from_this<event_hub> {
     std::unique_ptr<event_reader> reader;
     /// Its backlog was sent: what the feed sends every stream is its too.
     bool joined = false;
+    /// It left while the hub was handing something to its members.
+    bool gone = false;
   };
 
   void on_changes(const actors::change_set_ptr& set, uint64_t stream);
