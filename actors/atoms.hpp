@@ -66,6 +66,9 @@ using node_atom = caf::atom_constant<caf::atom("node")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 /// Subscribe to the change feed (events).
 using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+/// One stream of a subscriber has its backlog: what the feed sends to every stream is its
+/// too from then on (to a stream_subscriber).
+using join_atom = caf::atom_constant<caf::atom("join")>;
 /// Stop a subscription (events).
 using unsubscribe_atom = caf::atom_constant<caf::atom("unsubscr")>;
 /// The store's writer made its commits durable (events).

@@ -83,32 +83,20 @@ void dispatch(caf::event_based_actor* self, const handles& h, api_call_ptr call,
   self->send(h.policy, authz_atom::value, call, attempt > 0, std::move(verdict));
 }
 
-/// Carries the change feed to one subscriber's handlers, and beats when nothing comes. It ends
-/// with the feed (a stop does not wait for the streams' clients); monitored, not linked: its
-/// own end must not take the feed with it.
-using event_bridge = change_subscriber::extend<caf::reacts_to<tick_atom>>;
-
-event_bridge::behavior_type bridge_impl(event_bridge::pointer self, event_handlers h,
-                                        const events_actor& events, uint64_t after) {
+/// Carries the change feed to one group's handlers. It ends with the feed (a stop does not
+/// wait for the streams' clients); monitored, not linked: its own end must not take the feed
+/// with it.
+stream_subscriber::behavior_type bridge_impl(stream_subscriber::pointer self, event_handlers h,
+                                             const events_actor& events) {
   self->monitor(events);
   self->set_down_handler([self](const caf::down_msg&) { self->quit(); });
-  self
-    ->request(events, caf::infinite, subscribe_atom::value,
-              caf::actor_cast<change_subscriber>(self), after)
-    .then([](uint64_t) {});
-  self->delayed_send(self, h.heartbeat, tick_atom::value);
   return {
-    [h](const change_set_ptr& set) { h.on_changes(set); },
-    [h](reset_atom, uint64_t seq) { h.on_reset(seq); },
-    [h](const activity_ptr& a) {
-      if (h.on_activity) {
-        h.on_activity(a);
-      }
-    },
-    [self, h](tick_atom) {
-      h.on_heartbeat();
-      self->delayed_send(self, h.heartbeat, tick_atom::value);
-    },
+    [h](const change_set_ptr& set) { h.on_changes(set, 0); },
+    [h](reset_atom, uint64_t seq) { h.on_reset(seq, 0); },
+    [h](const activity_ptr& a) { h.on_activity(a); },
+    [h](const change_set_ptr& set, uint64_t stream) { h.on_changes(set, stream); },
+    [h](reset_atom, uint64_t seq, uint64_t stream) { h.on_reset(seq, stream); },
+    [h](join_atom, uint64_t stream) { h.on_joined(stream); },
   };
 }
 
@@ -124,6 +112,11 @@ caf::behavior dispatcher_impl(caf::event_based_actor* self, handles h) {
 
 event_subscription::~event_subscription() {
   caf::anon_send_exit(bridge_, caf::exit_reason::user_shutdown);
+}
+
+void event_subscription::join(uint64_t stream, uint64_t after) const {
+  caf::anon_send(events_, subscribe_atom::value, caf::actor_cast<stream_subscriber>(bridge_), after,
+                 stream);
 }
 
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
@@ -146,12 +139,12 @@ void dispatcher::next_page(api::object_pages_ptr pages, size_t count, done_fn do
                  std::make_shared<done_fn>(std::move(done)));
 }
 
-std::unique_ptr<event_subscription> dispatcher::subscribe(uint64_t after, event_handlers h) const {
+std::unique_ptr<event_subscription> dispatcher::subscribe(event_handlers h) const {
   if (!events_) {
     return nullptr;
   }
-  return std::make_unique<event_subscription>(
-    caf::actor_cast<caf::actor>(sys_.spawn(bridge_impl, std::move(h), events_, after)));
+  auto bridge = sys_.spawn(bridge_impl, std::move(h), events_);
+  return std::make_unique<event_subscription>(caf::actor_cast<caf::actor>(bridge), events_);
 }
 
 void dispatcher::shutdown() const {

@@ -18,31 +18,42 @@
 
 namespace cws::actors {
 
-/// What a subscriber of the change feed is told, each on an actor thread (post it on).
+/// What the change feed tells a group of streams (the event streams of one io thread): one
+/// subscriber of the feed for all of them, so that each change set is one message for the
+/// group. Each is called on an actor thread, in the order the feed sent them (post them on
+/// in that order).
 struct event_handlers {
-  std::function<void(change_set_ptr)> on_changes;
-  /// It missed change sets; the stream goes on after number `seq`.
-  std::function<void(uint64_t seq)> on_reset;
-  /// A job or power event (none: not wanted).
+  /// A change set of stream `stream`'s backlog, or (stream 0) for every stream that joined.
+  std::function<void(change_set_ptr, uint64_t stream)> on_changes;
+  /// Stream `stream` (0: every stream that joined) missed change sets; it goes on after
+  /// number `seq`.
+  std::function<void(uint64_t seq, uint64_t stream)> on_reset;
+  /// Stream `stream` has its backlog: what comes for every stream is its too from now on.
+  std::function<void(uint64_t stream)> on_joined;
+  /// A job or power event, for every stream that joined.
   std::function<void(activity_ptr)> on_activity;
-  /// Every `heartbeat` while nothing else comes: keeps proxies from closing an idle stream,
-  /// and finds a client that is gone.
-  std::function<void()> on_heartbeat;
-  std::chrono::milliseconds heartbeat{15000};
 };
 
-/// A subscription to the change feed: it ends when this is destroyed, or when the feed ends.
+/// A group's subscription to the change feed: it ends when this is destroyed, or when the
+/// feed ends.
 class event_subscription {
  public:
-  explicit event_subscription(caf::actor bridge) : bridge_(std::move(bridge)) {
+  event_subscription(caf::actor bridge, events_actor events)
+      : bridge_(std::move(bridge)), events_(std::move(events)) {
     // nop
   }
   ~event_subscription();
   event_subscription(const event_subscription&) = delete;
   event_subscription& operator=(const event_subscription&) = delete;
 
+  /// Stream `stream` (not 0, unique in the group) joins after number `after` (`from_now`:
+  /// new changes only): its backlog, or a reset when the log no longer holds it, then
+  /// `on_joined`. A stream leaves on the group's side (nothing more is sent for it).
+  void join(uint64_t stream, uint64_t after) const;
+
  private:
   caf::actor bridge_;
+  events_actor events_;
 };
 
 /// The entry of the actor system, as the HTTP layer sees it: a pool of long-lived dispatcher
@@ -68,9 +79,9 @@ class dispatcher {
   /// the listing is over), on an actor thread.
   void next_page(api::object_pages_ptr pages, size_t count, done_fn done) const;
 
-  /// Subscribes to the change feed after number `after` (`from_now`: new changes only);
-  /// null when the service has no feed. Authorize first: the feed holds every change.
-  std::unique_ptr<event_subscription> subscribe(uint64_t after, event_handlers h) const;
+  /// Subscribes a group of streams to the change feed (each joins with `join`); null when
+  /// the service has no feed. Authorize first: the feed holds every change.
+  std::unique_ptr<event_subscription> subscribe(event_handlers h) const;
 
   /// Stops the dispatchers.
   void shutdown() const;

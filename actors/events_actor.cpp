@@ -30,10 +30,10 @@ void unreadable(const std::exception& e) {
   burst.note(e.what());
 }
 
-/// Sends `who` the change sets after `after` up to `until`, oldest first; false when the
-/// log no longer holds all of them.
-bool send_backlog(self_ptr self, const store::database& db, const change_subscriber& who,
-                  uint64_t after, uint64_t until) {
+/// Hands `to` the change sets after `after` up to `until`, oldest first; false when the log
+/// no longer holds all of them.
+template<class To>
+bool send_backlog(const store::database& db, uint64_t after, uint64_t until, To to) {
   auto txn = db.read();
   if (after < txn.changes_dropped()) {
     return false;
@@ -45,13 +45,45 @@ bool send_backlog(self_ptr self, const store::database& db, const change_subscri
         return true;
       }
       after = set.seq;
-      self->send(who, std::make_shared<const store::change_set>(std::move(set)));
+      to(std::make_shared<const store::change_set>(std::move(set)));
     }
     if (sets.empty()) {
       break;
     }
   }
   return true;
+}
+
+/// Sends the change sets after `after` that were published already through `to`, or says
+/// through `reset` that the log no longer holds them.
+template<class To, class Reset>
+void catch_up(self_ptr self, const store::database& db, uint64_t after, To to, Reset reset) {
+  auto& st = self->state;
+  if (after == from_now || after >= st.published) {
+    return;
+  }
+  bool whole = false;
+  try {
+    whole = send_backlog(db, after, st.published, to);
+  } catch (const std::exception& e) {
+    unreadable(e);
+  }
+  if (!whole) {
+    reset(st.published);
+  }
+}
+
+/// Adds `who` to the subscribers, once, and looks for the tools' commits while any listen.
+void add_subscriber(self_ptr self, const events_config& cfg, const change_subscriber& who) {
+  auto& st = self->state;
+  if (std::find(st.subscribers.begin(), st.subscribers.end(), who) == st.subscribers.end()) {
+    self->monitor(who);
+    st.subscribers.push_back(who);
+  }
+  if (!st.tick_scheduled) {
+    st.tick_scheduled = true;
+    self->delayed_send(self, cfg.poll, tick_atom::value);
+  }
 }
 
 /// Publishes the durable change sets the log holds past `published`, at most a turn's worth;
@@ -108,26 +140,20 @@ events_actor::behavior_type events_impl(self_ptr self, std::shared_ptr<store::da
   });
   return {
     [=](subscribe_atom, change_subscriber& who, uint64_t after) -> uint64_t {
-      auto& st = self->state;
       publish(self, *db, cfg); // what is durable now goes to the others first
-      if (after != from_now && after < st.published) {
-        bool whole = false;
-        try {
-          whole = send_backlog(self, *db, who, after, st.published);
-        } catch (const std::exception& e) {
-          unreadable(e);
-        }
-        if (!whole) {
-          self->send(who, reset_atom::value, st.published);
-        }
-      }
-      self->monitor(who);
-      st.subscribers.push_back(std::move(who));
-      if (!st.tick_scheduled) {
-        st.tick_scheduled = true;
-        self->delayed_send(self, cfg.poll, tick_atom::value);
-      }
-      return st.published;
+      catch_up(
+        self, *db, after, [&](change_set_ptr set) { self->send(who, std::move(set)); },
+        [&](uint64_t seq) { self->send(who, reset_atom::value, seq); });
+      add_subscriber(self, cfg, who);
+      return self->state.published;
+    },
+    [=](subscribe_atom, const stream_subscriber& who, uint64_t after, uint64_t stream) {
+      publish(self, *db, cfg);
+      catch_up(
+        self, *db, after, [&](change_set_ptr set) { self->send(who, std::move(set), stream); },
+        [&](uint64_t seq) { self->send(who, reset_atom::value, seq, stream); });
+      self->send(who, join_atom::value, stream);
+      add_subscriber(self, cfg, caf::actor_cast<change_subscriber>(who));
     },
     [=](publish_atom, const activity_ptr& a) {
       for (const auto& who : self->state.subscribers) {

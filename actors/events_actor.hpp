@@ -80,6 +80,16 @@ using change_subscriber
   = caf::typed_actor<caf::reacts_to<change_set_ptr>, caf::reacts_to<reset_atom, uint64_t>,
                      caf::reacts_to<activity_ptr>>;
 
+/// A subscriber that carries many streams (the event streams of one io thread, http/
+/// event_hub.hpp), so that each change set is one message for all of them. Besides what
+/// every subscriber receives (meant for each stream that joined), the number `stream` of one
+/// stream: a set of its backlog, (reset_atom, n, stream) when its log is gone, and
+/// (join_atom, stream) once its backlog is sent: what follows for every stream is its too
+/// (what came before was its backlog's, or older than what it asked for).
+using stream_subscriber = change_subscriber::extend<caf::reacts_to<change_set_ptr, uint64_t>,
+                                                    caf::reacts_to<reset_atom, uint64_t, uint64_t>,
+                                                    caf::reacts_to<join_atom, uint64_t>>;
+
 /// `subscribe_atom`'s `after` for "from the next change on".
 constexpr uint64_t from_now = std::numeric_limits<uint64_t>::max();
 
@@ -92,6 +102,10 @@ using events_actor = caf::typed_actor<
   // set after `after`, a reset first. Replies the last published number. `who` is dropped
   // when it ends.
   caf::replies_to<subscribe_atom, change_subscriber, uint64_t>::with<uint64_t>,
+  // Stream `stream` of `who` joins after number `after` (`from_now`: the next one on): its
+  // backlog (or a reset) to that stream, then (join_atom, stream). `who` is subscribed once,
+  // whatever the number of its streams; a stream leaves on the subscriber's side.
+  caf::reacts_to<subscribe_atom, stream_subscriber, uint64_t, uint64_t>,
   // Stops sending to `who`.
   caf::reacts_to<unsubscribe_atom, change_subscriber>,
   // The store's writer made commits durable: publish what the log holds now.

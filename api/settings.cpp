@@ -74,6 +74,9 @@ const base::settings_schema& settings_schema() {
      "seconds between an event stream's heartbeats when nothing else is sent"},
     {"events_buffer_bytes", num, "1048576", 4096, 1073741824,
      "an event stream's bytes its client has not taken; past this it is cut off"},
+    {"events_flush_ms", num, "10", 0, 1000,
+     "milliseconds an event may wait for the ones that follow, so that a burst goes to a client "
+     "in one write (0: no wait)"},
     {"ws_max_message_bytes", num, "1024", 125, 1048576,
      "longest message a client may send on an events WebSocket (it sends none): past it, close "
      "1009"},

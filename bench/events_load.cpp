@@ -18,6 +18,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "tls_client.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -53,9 +55,7 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   }
 
   void connect(const net::ip::tcp::endpoint& ep) {
-    stream_.set_verify_callback(ssl::host_name_verification(ep.address().to_string()));
-    beast::get_lowest_layer(stream_).connect(ep);
-    stream_.handshake(ssl::stream_base::client);
+    cws::bench::connect_tls(stream_, ep);
     req_
       = {bhttp::verb::get, "/clusterws/events?types=node&userName=root&userPW=" + s_.password, 11};
     req_.set(bhttp::field::host, "127.0.0.1");
@@ -132,7 +132,7 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
     }
   }
 
-  beast::ssl_stream<beast::tcp_stream> stream_;
+  cws::bench::tls_stream stream_;
   shared& s_;
   beast::flat_buffer buffer_;
   bhttp::request<bhttp::empty_body> req_;
@@ -152,11 +152,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    net::ip::tcp::endpoint ep{net::ip::make_address("127.0.0.1"),
-                              static_cast<unsigned short>(std::stoi(argv[1]))};
-    ssl::context tls{ssl::context::tls_client};
-    tls.load_verify_file(argv[2]);
-    tls.set_verify_mode(ssl::verify_peer);
+    auto ep = cws::bench::local_endpoint(argv[1]);
+    auto tls = cws::bench::client_context(argv[2]);
     net::io_context ioc{1};
     shared s;
     s.password = argv[3];

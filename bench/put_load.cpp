@@ -16,6 +16,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "tls_client.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -46,9 +48,7 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   void connect(const net::ip::tcp::endpoint& ep) {
-    stream_.set_verify_callback(ssl::host_name_verification(ep.address().to_string()));
-    beast::get_lowest_layer(stream_).connect(ep);
-    stream_.handshake(ssl::stream_base::client);
+    cws::bench::connect_tls(stream_, ep);
   }
 
   void send_next() {
@@ -93,7 +93,7 @@ class connection : public std::enable_shared_from_this<connection> {
     std::fprintf(stderr, "cws-put-load: connection lost\n");
   }
 
-  beast::ssl_stream<beast::tcp_stream> stream_;
+  cws::bench::tls_stream stream_;
   load& load_;
   beast::flat_buffer buffer_;
   bhttp::request<bhttp::string_body> req_;
@@ -109,11 +109,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    net::ip::tcp::endpoint ep{net::ip::make_address("127.0.0.1"),
-                              static_cast<unsigned short>(std::stoi(argv[1]))};
-    ssl::context tls{ssl::context::tls_client};
-    tls.load_verify_file(argv[2]);
-    tls.set_verify_mode(ssl::verify_peer);
+    auto ep = cws::bench::local_endpoint(argv[1]);
+    auto tls = cws::bench::client_context(argv[2]);
     load l{argv[3], argv[6], std::stol(argv[4])};
     l.read = method == "GET";
     int conns = std::stoi(argv[5]);

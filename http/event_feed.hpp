@@ -2,48 +2,64 @@
 
 #include <memory>
 
-#include "actors/dispatcher.hpp"
-#include "http/beast.hpp"
-
-#include <boost/asio/strand.hpp>
+#include "http/event_hub.hpp"
+#include "http/session.hpp"
 
 namespace cws::http {
 
-/// Subscribes `reader` (an SSE response or a WebSocket session) to the change feed after
-/// `after`: each change set, reset, job or power event and heartbeat is posted to the
-/// reader's own io thread as `on_changes(set)`, `on_reset(seq)`, `on_activity(a)`,
-/// `on_heartbeat()`, in the order the feed sent them, while the reader lives. Null when the
-/// service has no feed. Authorize first: the feed holds every change.
+/// The hub's view of a `Reader` (basic_session, ws_session), held weakly: a reader that is
+/// gone is skipped until its membership leaves.
 template<class Reader>
-std::unique_ptr<actors::event_subscription>
-subscribe_events(const actors::dispatcher& svc, uint64_t after, std::chrono::milliseconds heartbeat,
-                 const std::shared_ptr<Reader>& reader) {
-  std::weak_ptr<Reader> weak = reader;
-  // each handler runs on an actor thread, not always the same: posted to the reader's own
-  // through a strand, which keeps their order (a plain post from an io thread waits in that
-  // thread's private queue until its handler ends, and a later one from another thread
-  // overtook it: ids went backwards under load, bench/events.sh)
-  auto ex = net::make_strand(reader->get_executor());
-  auto on_io = [weak, ex](auto f) {
-    if (auto r = weak.lock()) {
-      net::post(ex, [r = std::move(r), f = std::move(f)] { f(*r); });
+class reader_of final : public event_reader {
+ public:
+  explicit reader_of(std::weak_ptr<Reader> r) : reader_(std::move(r)) {
+    // nop
+  }
+  void on_changes(change_texts& texts) override {
+    if (auto r = reader_.lock()) {
+      r->on_changes(texts);
     }
-  };
-  actors::event_handlers h;
-  h.on_changes = [on_io](actors::change_set_ptr set) {
-    on_io([set](Reader& r) { r.on_changes(set); });
-  };
-  h.on_reset = [on_io](uint64_t seq) {
-    on_io([seq](Reader& r) { r.on_reset(seq); });
-  };
-  h.on_activity = [on_io](actors::activity_ptr a) {
-    on_io([a](Reader& r) { r.on_activity(*a); });
-  };
-  h.on_heartbeat = [on_io] {
-    on_io([](Reader& r) { r.on_heartbeat(); });
-  };
-  h.heartbeat = heartbeat;
-  return svc.subscribe(after, std::move(h));
+  }
+  void on_reset(uint64_t seq) override {
+    if (auto r = reader_.lock()) {
+      r->on_reset(seq);
+    }
+  }
+  void on_activity(const actors::activity& a) override {
+    if (auto r = reader_.lock()) {
+      r->on_activity(a);
+    }
+  }
+  void on_heartbeat() override {
+    if (auto r = reader_.lock()) {
+      r->on_heartbeat();
+    }
+  }
+  void flush() override {
+    if (auto r = reader_.lock()) {
+      r->flush();
+    }
+  }
+
+ private:
+  std::weak_ptr<Reader> reader_;
+};
+
+/// Subscribes `reader` (an SSE response or a WebSocket session) to the change feed after
+/// `after`, through the hub of its io thread (http/event_hub.hpp): its `on_changes(texts)`,
+/// `on_reset(seq)`, `on_activity(a)`, `on_heartbeat()` and `flush()` are called on its own
+/// thread, in the order the feed sent, while the membership lives. Null when the service has
+/// no feed. Authorize first: the feed holds every change.
+template<class Reader>
+std::unique_ptr<event_membership> subscribe_events(session_context& ctx, uint64_t after,
+                                                   const std::shared_ptr<Reader>& reader) {
+  auto hub = ctx.hubs.of(reader->get_executor(), *ctx.svc,
+                         {ctx.cfg.events_heartbeat, ctx.cfg.events_flush});
+  if (!hub) {
+    return nullptr;
+  }
+  auto id = hub->join(std::make_unique<reader_of<Reader>>(reader), after);
+  return std::make_unique<event_membership>(std::move(hub), id);
 }
 
 /// The reason of a reset event for changes the change log no longer holds.

@@ -4,6 +4,7 @@
 
 #include "base/text.hpp"
 #include "http/json_writer.hpp"
+#include "http/response_stream.hpp"
 
 namespace cws::http {
 
@@ -99,37 +100,55 @@ std::string sse_changes(const store::change_set& set, const event_filter& f) {
   return "id: " + std::to_string(set.seq) + "\nevent: changes\ndata: " + data + "\n\n";
 }
 
-std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& set,
-                               const event_filter& f) {
-  if (f.nodes_only) {
-    return sse_changes(*set, f);
-  }
-  struct rendered {
-    std::shared_ptr<const store::change_set> set;
-    std::vector<store::object_type> types;
-    bool sees_users = false;
-    bool objects = true;
-    std::string text;
-  };
-  // the key is every field of the filter sse_changes reads but `nodes`
-  thread_local rendered last;
-  if (last.set != set || last.types != f.types || last.sees_users != f.sees_users
-      || last.objects != f.objects) {
-    last = {set, f.types, f.sees_users, f.objects, sse_changes(*set, f)};
-  }
-  return last.text;
+namespace {
+
+/// Whether `a` and `b` let the same changes through (what changes_json reads of them).
+bool same_changes(const event_filter& a, const event_filter& b) {
+  return &a == &b
+         || (!a.nodes_only && !b.nodes_only && a.types == b.types && a.sees_users == b.sees_users
+             && a.objects == b.objects);
 }
 
-std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f) {
-  if (!f.jobs || (f.user != "root" && f.user != job.user)) {
-    return {};
+/// Distinct filters of one thread's streams that share texts; past that many, a set is
+/// rendered for each stream (no scan of a long list per stream).
+constexpr size_t max_shared_texts = 16;
+
+} // namespace
+
+const std::string& change_texts::render(form kind, const event_filter& f) {
+  for (const auto& t : texts_) {
+    if (t.kind == kind && same_changes(*t.filter, f)) {
+      return t.value;
+    }
   }
-  json_writer w;
-  w.begin_object();
-  w.key("job");
-  w.value(job.id);
-  w.key("event");
-  w.value(what);
+  std::string value;
+  if (kind == form::sse) {
+    value = sse_changes(*set_, f);
+    if (!value.empty()) {
+      value = chunk(value);
+    }
+  } else {
+    auto data = changes_json(*set_, f);
+    if (!data.empty()) {
+      value = ws_event(set_->seq, "changes", data);
+    }
+  }
+  if (texts_.size() == max_shared_texts) {
+    texts_.pop_back(); // the last one is the least shared: replaced
+  }
+  texts_.push_back({kind, &f, std::move(value)});
+  return texts_.back().value;
+}
+
+const std::string& change_texts::sse_chunk(const event_filter& f) {
+  return render(form::sse, f);
+}
+
+const std::string& change_texts::ws_frame(const event_filter& f) {
+  return render(form::ws, f);
+}
+
+void write_job_summary(json_writer& w, const api::job_info& job) {
   w.key("user");
   w.value(job.user);
   w.key("operation");
@@ -142,6 +161,19 @@ std::string job_json(const api::job_info& job, std::string_view what, const even
   w.number(static_cast<long long>(job.finished));
   w.key("failed");
   w.number(static_cast<long long>(job.failed));
+}
+
+std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f) {
+  if (!f.jobs || (f.user != "root" && f.user != job.user)) {
+    return {};
+  }
+  json_writer w;
+  w.begin_object();
+  w.key("job");
+  w.value(job.id);
+  w.key("event");
+  w.value(what);
+  write_job_summary(w, job);
   w.end_object();
   return w.str();
 }

@@ -54,16 +54,49 @@ std::string reset_json(std::optional<uint64_t> seq, std::string_view why);
 /// what `f` lets through; "" when nothing passes.
 std::string sse_changes(const store::change_set& set, const event_filter& f);
 
-/// sse_changes, rendered once per set and filter on this thread while the filter names no
-/// nodes: a set goes to each subscriber of an io thread one after another, and most
-/// subscribers ask for the same thing (bench/events.sh: 100 subscribers).
-std::string sse_changes_shared(const std::shared_ptr<const store::change_set>& set,
-                               const event_filter& f);
+/// One change set rendered for the streams of one io thread (http/event_hub.hpp): once per
+/// form (SSE chunk, WebSocket frame) and filter, so that streams asking the same thing share
+/// one text (bench/events.sh: 100 streams of one filter). A filter naming nodes is its
+/// stream's alone: rendered for it only.
+class change_texts {
+ public:
+  explicit change_texts(std::shared_ptr<const store::change_set> set) : set_(std::move(set)) {
+    // nop
+  }
+
+  /// sse_changes as one chunk of a chunked answer ("" when nothing passes). Each text is
+  /// valid until the next call.
+  const std::string& sse_chunk(const event_filter& f);
+  /// The WebSocket frame ws_event(seq, "changes", changes_json) ("" when nothing passes).
+  const std::string& ws_frame(const event_filter& f);
+
+  const store::change_set& set() const noexcept {
+    return *set_;
+  }
+
+ private:
+  enum class form : uint8_t { sse, ws };
+  struct text {
+    form kind;
+    const event_filter* filter;
+    std::string value;
+  };
+  const std::string& render(form kind, const event_filter& f);
+
+  std::shared_ptr<const store::change_set> set_;
+  std::vector<text> texts_;
+};
 
 /// The event that tells a client it missed changes and must read the state again: the log no
 /// longer holds them (the stream goes on after `seq`, its id), or the client did not keep up
 /// (no `seq`: no id, so a client that reconnects resumes after the last event it received).
 std::string sse_reset(std::optional<uint64_t> seq, std::string_view why);
+
+class json_writer;
+
+/// A job's "user", "operation", "state", "targets", "finished" and "failed", as keys of the
+/// object `w` is in: what a job event and the answer of GET /jobs/{id} share.
+void write_job_summary(json_writer& w, const api::job_info& job);
 
 /// A job event's data {"job":id,"event":created|progress|ended,"user","operation","state",
 /// "targets","finished","failed"}, or "" when `f` does not let it through (another user's

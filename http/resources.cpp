@@ -4,12 +4,28 @@
 #include <iterator>
 
 #include "base/text.hpp"
+#include "http/router.hpp"
 
 namespace cws::http {
 
 namespace {
 
 using store::object_type;
+
+/// GET /openapi.yaml: public, as GET /clusterws: it describes the service, it holds no data.
+void answer_openapi(routed& r) {
+  r.answer.emplace();
+  r.out = output::openapi;
+  r.cacheable = true;
+}
+
+/// GET /metrics: policy decides who may read it (command `metrics`); the session writes the
+/// page (http/metrics_page).
+void answer_metrics(routed& r) {
+  r.call->op = api::operation::authorize;
+  r.call->policy_command = "metrics";
+  r.out = output::metrics;
+}
 
 /// One row of the resource table: a path pattern under a collection and its methods.
 /// `{name}` and `{attrs}` match one non-empty segment.
@@ -20,6 +36,7 @@ struct route_row {
   resource_kind kind;
   const char* methods;
   handler_kind handler = handler_kind::call;
+  local_handler local = nullptr;
 };
 
 // xcatws.cgi's resources (xcat-compat.md §1). POST on a group is refused as in xCAT (groups
@@ -72,8 +89,10 @@ constexpr route_row table[] = {
    "GET PUT DELETE"},
   {"tables", object_type::site, "{tables}/rows/{name}/{attrs}", resource_kind::table_rows, "GET"},
   // clusterws's own: not xCAT resources, nor listed by GET /clusterws
-  {"metrics", object_type::site, "", resource_kind::metrics, "GET", handler_kind::local},
-  {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET", handler_kind::local},
+  {"metrics", object_type::site, "", resource_kind::metrics, "GET", handler_kind::local,
+   answer_metrics},
+  {"openapi.yaml", object_type::site, "", resource_kind::openapi, "GET", handler_kind::local,
+   answer_openapi},
   {"events", object_type::node, "", resource_kind::events, "GET", handler_kind::upgrade},
   {"jobs", object_type::site, "", resource_kind::jobs, "GET"},
   {"jobs", object_type::site, "{name}", resource_kind::job, "GET DELETE"},
@@ -174,6 +193,7 @@ std::optional<resource> match_resource(const std::vector<std::string>& segments)
       r.methods = row.methods;
       r.route = i;
       r.handler = row.handler;
+      r.local = row.local;
       return r;
     }
   }

@@ -44,6 +44,15 @@ enum class resource_kind {
   dns_service,    ///< /services/dns: makedns -n (POST)
 };
 
+struct routed;
+
+/// How a `local` row is answered: fills the routed request, before its body and credentials
+/// are read. A public answer (it holds no data) is set as `routed::answer`, given at once;
+/// otherwise the handler names the output the session writes and the call that asks policy
+/// whether the caller may have it (credentials are collected after). A new local resource is
+/// a row with its handler (resources.cpp), not a branch in the router.
+using local_handler = void (*)(routed& r);
+
 /// Who answers a resource row: a new kind of answer is a column value, not a branch.
 enum class handler_kind {
   call,    ///< a call through policy to the actors, rendered by http/render (most rows)
@@ -66,6 +75,8 @@ struct resource {
   /// Its row of the resource table (an index of `routes()`).
   size_t route = 0;
   handler_kind handler = handler_kind::call;
+  /// A `local` row's handler.
+  local_handler local = nullptr;
 
   bool allows(std::string_view method) const;
 };

@@ -1,6 +1,17 @@
 #include "http/response_stream.hpp"
 
+#include <cstdio>
+
 namespace cws::http {
+
+std::string chunk(std::string_view data) {
+  char size[20];
+  auto n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  std::string out;
+  out.reserve(n + data.size() + 2);
+  out.append(size, n).append(data).append("\r\n");
+  return out;
+}
 
 void response_stream::start(unsigned status, std::string head) {
   started_ = true;

@@ -3,8 +3,12 @@
 #include <cstddef>
 #include <deque>
 #include <string>
+#include <string_view>
 
 namespace cws::http {
+
+/// `data` as one chunk of a chunked answer (its size in hex, the data, CRLF).
+std::string chunk(std::string_view data);
 
 /// A streamed answer as text waiting for the socket (chunked NDJSON of a fan-out call, the
 /// Server-Sent Events of GET /events, a listing sent in pages): the head, then chunks, one
@@ -35,6 +39,15 @@ class response_stream {
   /// included): then what waits goes (not the write under way), `last` is queued and the
   /// stream ends. False when it was cut off so.
   bool push_within(std::string text, size_t limit, std::string last);
+  /// The same, with the last text made only when it is needed (`last()`: a std::string).
+  template<class Last>
+  bool push_within_or(std::string text, size_t limit, Last&& last) {
+    if (ended_ || waiting_ < limit) {
+      push(std::move(text));
+      return true;
+    }
+    return push_within(std::move(text), limit, last());
+  }
 
   /// The next write (what waits, joined up to max_join bytes), or null while a write is
   /// under way or nothing waits. Valid until `write_done`.

@@ -479,12 +479,11 @@ routed route_request(const http_input& in, const router_limits& limits) {
     }
     res->target = "all";
   }
-  if (res->kind == resource_kind::openapi) {
-    // public, as GET /clusterws: it describes the service, it holds no data
-    r.answer.emplace();
-    r.out = output::openapi;
-    r.cacheable = true;
-    return r;
+  if (res->handler == handler_kind::local) {
+    res->local(r); // the service's own answer (resources.cpp)
+    if (r.answer) {
+      return r; // public: no body or credentials read
+    }
   }
 
   // -- body and credentials -------------------------------------------------------
@@ -533,12 +532,8 @@ routed route_request(const http_input& in, const router_limits& limits) {
   if (res->kind == resource_kind::events) {
     return route_events(r, query, in.last_event_id);
   }
-  if (res->kind == resource_kind::metrics) {
-    // policy decides who may read it (command `metrics`); the session writes the page
-    call.op = operation::authorize;
-    call.policy_command = "metrics";
-    r.out = output::metrics;
-    return r;
+  if (res->handler == handler_kind::local) {
+    return r; // its handler named the call above: policy decides, the session answers
   }
   if (res->kind == resource_kind::tokens || res->kind == resource_kind::token) {
     call.op = m == "POST"  ? operation::token_create

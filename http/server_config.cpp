@@ -17,6 +17,7 @@ void server_config::apply(const base::settings& s) {
   page_objects = s.number("page_objects");
   events_heartbeat = std::chrono::seconds(s.number("events_heartbeat_s"));
   events_buffer = s.number("events_buffer_bytes");
+  events_flush = std::chrono::milliseconds(s.number("events_flush_ms"));
   ws_max_message = s.number("ws_max_message_bytes");
   ws_handshake_timeout = std::chrono::seconds(s.number("ws_handshake_timeout_s"));
   ws_idle_timeout = std::chrono::seconds(s.number("ws_idle_timeout_s"));

@@ -42,6 +42,9 @@ struct server_config {
   /// An event stream's bytes not yet taken by its client: past this it is cut off, with a
   /// last event saying so (a slow consumer never slows a writer).
   size_t events_buffer = 1024 * 1024;
+  /// The longest an event waits for the events that follow it, so that a burst goes to a
+  /// client in one write (http/event_hub.hpp; 0: once those handed over together are in).
+  std::chrono::milliseconds events_flush{10};
   /// An events WebSocket (http/ws_session.hpp): the longest message a client may send (it
   /// sends none; control frames are smaller), the time for the 101 and the closing
   /// handshake, and the time the client may send nothing at all (not even a heartbeat's pong).

@@ -12,6 +12,7 @@
 #include "actors/dispatcher.hpp"
 #include "http/audit_log.hpp"
 #include "http/beast.hpp"
+#include "http/event_hub.hpp"
 #include "http/metrics_page.hpp"
 #include "http/monitor.hpp"
 #include "http/peer_limit.hpp"
@@ -49,6 +50,8 @@ struct session_context {
   metrics_sources sources;
   /// The WebSocket sessions (http/ws_session.hpp): a stop closes each (1001).
   stop_list upgraded;
+  /// The change feed's delivery to the event streams, one hub per io thread.
+  event_hubs hubs;
 };
 
 template<class Session>
@@ -99,11 +102,13 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
     return stream_.get_executor();
   }
 
-  /// An SSE stream's feed (http/event_feed.hpp), on the io thread.
-  void on_changes(const actors::change_set_ptr& set);
+  /// An SSE stream's feed (http/event_feed.hpp), on the io thread: each queues its event,
+  /// `flush` writes what waits.
+  void on_changes(change_texts& texts);
   void on_activity(const actors::activity& a);
   void on_reset(uint64_t seq);
   void on_heartbeat();
+  void flush();
 
  private:
   void on_run();
@@ -152,8 +157,9 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// GET /events allowed for a WebSocket upgrade request: the connection goes to a
   /// ws_session (http/ws_session.hpp), which answers 101; this session ends.
   void hand_over(const api::api_result& res);
-  /// One event's text for the stream; once cfg.events_buffer bytes wait for the client, the
-  /// stream ends with a reset event saying so (memory: the buffer and one event at most).
+  /// One event's text for the stream (chunked), written at the next `flush` (at once once a
+  /// write's worth waits); once cfg.events_buffer bytes wait for the client, the stream ends
+  /// with a reset event saying so (memory: the buffer and one event at most).
   void queue_event(std::string text);
   void on_stream_node(const base::node_result& out);
   void queue_stream(std::string text);
@@ -204,7 +210,7 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// A WebSocket upgrade request on a row that may upgrade, kept for the 101 (null: none).
   std::unique_ptr<bhttp::request<bhttp::string_body>> upgrade_;
   /// GET /events: the subscription and what passes.
-  std::unique_ptr<actors::event_subscription> events_;
+  std::unique_ptr<event_membership> events_;
   std::unique_ptr<event_filter> events_filter_;
   /// A large listing being sent in pages (api_result::pages) and how it is rendered.
   api::object_pages_ptr pages_;

@@ -42,12 +42,6 @@ class stream_sink : public api::node_sink {
 
 namespace detail {
 
-inline std::string chunk(const std::string& data) {
-  char size[20];
-  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  return size + data + "\r\n";
-}
-
 // Deadlines and closing, on TCP. A test stream has no timers: its tests drive time by hand.
 inline void expire_after(tcp_stream& s, std::chrono::steady_clock::duration d) {
   s.expires_after(d);
@@ -462,7 +456,7 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     if (!stream_out_.started()) {
       queue_stream({});
     }
-    stream_out_.finish(detail::chunk(stream_summary(res)) + "0\r\n\r\n");
+    stream_out_.finish(chunk(stream_summary(res)) + "0\r\n\r\n");
     pump_stream();
     return;
   }
@@ -536,11 +530,11 @@ void basic_session<NextLayer>::on_page(api::api_result res) {
   }
   if (res.objects.empty()) {
     pages_.reset(); // the snapshot's reader slot goes back now, not with the connection
-    stream_out_.finish(detail::chunk(listing_->end()) + "0\r\n\r\n");
+    stream_out_.finish(chunk(listing_->end()) + "0\r\n\r\n");
     pump_stream();
     return;
   }
-  queue_stream(detail::chunk(listing_->page(res.objects)));
+  queue_stream(chunk(listing_->page(res.objects)));
   request_page();
 }
 
@@ -576,7 +570,7 @@ template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
   if (!stream_out_.ended()) {
     auto op = pending_.call->op;
-    queue_stream(detail::chunk(stream_line(out, action_key(op))));
+    queue_stream(chunk(stream_line(out, action_key(op))));
   }
 }
 
@@ -601,32 +595,41 @@ void basic_session<NextLayer>::hand_over(const api::api_result& res) {
 }
 
 template<class NextLayer>
-void basic_session<NextLayer>::on_changes(const actors::change_set_ptr& set) {
-  queue_event(sse_changes_shared(set, *events_filter_));
+void basic_session<NextLayer>::on_changes(change_texts& texts) {
+  queue_event(texts.sse_chunk(*events_filter_));
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_activity(const actors::activity& a) {
-  queue_event(a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
-                                                    : sse_power(a.node, a.state, *events_filter_));
+  auto text = a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
+                                                    : sse_power(a.node, a.state, *events_filter_);
+  if (!text.empty()) {
+    queue_event(chunk(text));
+  }
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_reset(uint64_t seq) {
-  queue_event(sse_reset(seq, missed_changes_reason));
+  queue_event(chunk(sse_reset(seq, missed_changes_reason)));
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_heartbeat() {
-  queue_event(std::string{sse_heartbeat()});
+  queue_event(chunk(sse_heartbeat()));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::flush() {
+  if (!stream_out_.complete()) { // (a complete stream was ended by its last write)
+    pump_stream();
+  }
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::start_events(const api::api_result& res) {
   auto& req = *pending_.events;
   events_filter_ = std::make_unique<event_filter>(allowed_filter(req, res.user, res.names));
-  events_ = subscribe_events(*ctx_->svc, req.after.value_or(actors::from_now),
-                             ctx_->cfg.events_heartbeat, this->shared_from_this());
+  events_ = subscribe_events(*ctx_, req.after.value_or(actors::from_now), this->shared_from_this());
   if (!events_) {
     send(503,
          render(pending_, api::api_result::failure(api::errc::unavailable,
@@ -641,7 +644,8 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
   idle_ = true;
   ++ctx_->idle;
   start_stream(200, "text/event-stream");
-  queue_event(std::string{sse_heartbeat()}); // the head goes out now, not at the first event
+  queue_event(chunk(sse_heartbeat()));
+  pump_stream(); // the head goes out now, not at the first event
   // The client only listens: its end (or anything it sends) ends the stream at once. This
   // read is also what holds the session while no event is being written.
   stream_.async_read_some(buffer_.prepare(1),
@@ -663,15 +667,17 @@ void basic_session<NextLayer>::queue_event(std::string text) {
   }
   // the client does not keep up: what it has not taken goes (all but a write under way),
   // and a last event tells it why; the feed is left at once
-  if (!stream_out_.push_within(
-        detail::chunk(text), ctx_->cfg.events_buffer,
-        detail::chunk(sse_reset(std::nullopt, "the client did not take the events fast enough ("
-                                                + std::to_string(ctx_->cfg.events_buffer)
-                                                + " bytes waiting): the stream ends"))
-          + "0\r\n\r\n")) {
+  if (!stream_out_.push_within_or(std::move(text), ctx_->cfg.events_buffer, [&] {
+        return chunk(sse_reset(std::nullopt, "the client did not take the events fast enough ("
+                                               + std::to_string(ctx_->cfg.events_buffer)
+                                               + " bytes waiting): the stream ends"))
+               + "0\r\n\r\n";
+      })) {
     events_.reset();
+    pump_stream();
+  } else if (stream_out_.waiting_bytes() >= response_stream::max_join) {
+    pump_stream(); // a whole write's worth waits: no reason to wait for more
   }
-  pump_stream();
 }
 
 template<class NextLayer>

@@ -54,10 +54,13 @@ class ws_session : public std::enable_shared_from_this<ws_session<Stream>> {
   }
 
   /// The feed's handlers (http/event_feed.hpp), on the io thread.
-  void on_changes(const actors::change_set_ptr& set);
+  void on_changes(change_texts& texts);
   void on_activity(const actors::activity& a);
   void on_reset(uint64_t seq);
   void on_heartbeat();
+  /// (Each frame is written as it comes: frames are not joined.)
+  void flush() {
+  }
 
  private:
   /// What waits to be written: at most one write (a frame, a ping, the close) at a time.
@@ -91,7 +94,7 @@ class ws_session : public std::enable_shared_from_this<ws_session<Stream>> {
   std::string client_;
   std::string peer_key_;
   bool local_;
-  std::unique_ptr<actors::event_subscription> events_;
+  std::unique_ptr<event_membership> events_;
   event_filter filter_;
   std::deque<outgoing> queue_;
   /// Bytes of the event frames queued (the slow-consumer bound).

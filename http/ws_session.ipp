@@ -61,8 +61,7 @@ void ws_session<Stream>::on_accept(beast::error_code ec) {
   }
   idle_ = true; // an open events socket lasts until its client leaves: a stop closes it
   ++ctx_->idle;
-  events_ = subscribe_events(*ctx_->svc, after_.value_or(actors::from_now),
-                             ctx_->cfg.events_heartbeat, this->shared_from_this());
+  events_ = subscribe_events(*ctx_, after_.value_or(actors::from_now), this->shared_from_this());
   if (!events_) {
     close_with(websocket::close_code::internal_error, "the event stream is not enabled");
     return;
@@ -99,11 +98,8 @@ void ws_session<Stream>::on_read(beast::error_code ec, std::size_t) {
 }
 
 template<class Stream>
-void ws_session<Stream>::on_changes(const actors::change_set_ptr& set) {
-  auto data = changes_json(*set, filter_);
-  if (!data.empty()) {
-    queue_event(ws_event(set->seq, "changes", data));
-  }
+void ws_session<Stream>::on_changes(change_texts& texts) {
+  queue_event(texts.ws_frame(filter_));
 }
 
 template<class Stream>
@@ -138,7 +134,7 @@ void ws_session<Stream>::queue_event(std::string frame) {
     end();
     return;
   }
-  if (closing_) {
+  if (closing_ || frame.empty()) {
     return;
   }
   if (queued_ >= ctx_->cfg.events_buffer) {

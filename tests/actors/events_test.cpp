@@ -247,4 +247,55 @@ TEST_F(events_fixture, a_published_activity_reaches_every_subscriber_without_a_n
   EXPECT_TRUE(a->sets.empty()) << "not a change set: no number, not in the log";
 }
 
+TEST_F(events_fixture, streams_of_one_subscriber_share_each_set_and_get_their_backlog_before_it) {
+  // an io thread's hub: one subscriber of the feed for its streams
+  start();
+  write("n1");
+  write("n2");
+  sched.run();
+  auto seq1 = db->read().generation() - 1;
+  auto got = std::make_shared<std::vector<std::string>>(); // what the hub was sent, in order
+  auto hub = sys.spawn([got](stream_subscriber::pointer) -> stream_subscriber::behavior_type {
+    auto names = [](const change_set_ptr& s) {
+      std::string out;
+      for (const auto& c : s->changes) {
+        out += c.name;
+      }
+      return out;
+    };
+    return {
+      [got, names](const change_set_ptr& s) { got->push_back("all " + names(s)); },
+      [got](reset_atom, uint64_t) { got->push_back("all reset"); },
+      [got](const activity_ptr&) { got->push_back("all activity"); },
+      [got, names](const change_set_ptr& s, uint64_t stream) {
+        got->push_back(std::to_string(stream) + " " + names(s));
+      },
+      [got](reset_atom, uint64_t, uint64_t stream) {
+        got->push_back(std::to_string(stream) + " reset");
+      },
+      [got](join_atom, uint64_t stream) { got->push_back(std::to_string(stream) + " joined"); },
+    };
+  });
+  subscribers.push_back(caf::actor_cast<change_subscriber>(hub));
+  self->send(ev, subscribe_atom::value, hub, from_now, uint64_t{1});
+  sched.run();
+  write("n3");
+  sched.run();
+  // stream 2 resumes after n1: its backlog (n2, n3) for it alone, then it joins
+  self->send(ev, subscribe_atom::value, hub, seq1, uint64_t{2});
+  sched.run();
+  write("n4");
+  sched.run();
+  // stream 3 asks for what the log no longer holds: a reset for it alone
+  db->write([](store::write_txn& t) { t.set_meta(store::write_txn::changes_kept_key, "1"); });
+  write("n5");
+  sched.run();
+  self->send(ev, subscribe_atom::value, hub, seq1, uint64_t{3});
+  sched.run();
+  write("n6");
+  sched.run();
+  EXPECT_EQ(*got, (std::vector<std::string>{"1 joined", "all n3", "2 n2", "2 n3", "2 joined",
+                                            "all n4", "all n5", "3 reset", "3 joined", "all n6"}));
+}
+
 } // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "http/event_stream.hpp"
+#include "http/response_stream.hpp"
 
 namespace {
 
@@ -104,21 +105,27 @@ TEST(event_stream, a_reset_names_where_the_stream_goes_on_and_why) {
 
 TEST(event_stream, a_set_rendered_once_still_answers_each_filter_as_its_own) {
   auto set = std::make_shared<const store::change_set>(sample());
-  http::event_filter root, user, networks, cn2;
+  http::event_filter root, user, networks, cn2, root_too;
   root.sees_users = true;
+  root_too.sees_users = true;
   networks.types = {object_type::network};
   cn2.nodes_only = true;
   cn2.nodes = {"cn2"};
-  // alternating filters on one thread: each gets what sse_changes gives it, never another's
+  // the streams of one thread in turn, each in both forms: each gets what sse_changes and
+  // changes_json give it, never another's
+  http::change_texts texts{set};
   for (int round = 0; round < 2; ++round) {
-    for (const auto* f : {&root, &user, &networks, &cn2, &root}) {
-      EXPECT_EQ(http::sse_changes_shared(set, *f), http::sse_changes(*set, *f));
+    for (const auto* f : {&root, &user, &networks, &cn2, &root_too}) {
+      EXPECT_EQ(texts.sse_chunk(*f), http::chunk(http::sse_changes(*set, *f)));
+      EXPECT_EQ(texts.ws_frame(*f),
+                http::ws_event(set->seq, "changes", http::changes_json(*set, *f)));
     }
   }
-  // a new set with the same number is rendered again
-  auto other = std::make_shared<const store::change_set>(
-    store::change_set{42, {{object_type::node, "cn9", change_kind::created, {}}}});
-  EXPECT_NE(http::sse_changes_shared(other, user).find("cn9"), std::string::npos);
+  // a filter that lets nothing through gets nothing, in either form
+  http::event_filter sites;
+  sites.types = {object_type::site};
+  EXPECT_EQ(texts.sse_chunk(sites), "");
+  EXPECT_EQ(texts.ws_frame(sites), "");
 }
 
 TEST(event_stream, a_websocket_frame_holds_the_sse_events_id_event_and_data) {

@@ -297,6 +297,83 @@ TEST_F(session_test, an_allowed_websocket_upgrade_is_handed_over_and_a_stop_clos
   caf::anon_send_exit(evs, caf::exit_reason::user_shutdown);
 }
 
+/// A stream as the events hub sees it: what it was handed, in order ("set N" with the text's
+/// address, "flush"), and (`leave_at_first`) its membership dropped from its first handler.
+struct recording_reader : event_reader {
+  std::shared_ptr<std::vector<std::string>> got = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::unique_ptr<event_membership>> membership
+    = std::make_shared<std::unique_ptr<event_membership>>();
+  bool leave_at_first = false;
+  event_filter filter;
+
+  void on_changes(change_texts& texts) override {
+    const auto& text = texts.sse_chunk(filter);
+    got->push_back("set " + std::to_string(texts.set().seq) + " "
+                   + std::to_string(reinterpret_cast<uintptr_t>(&text)));
+    if (leave_at_first) {
+      membership->reset();
+    }
+  }
+  void on_reset(uint64_t) override {
+    got->push_back("reset");
+  }
+  void on_activity(const actors::activity&) override {
+  }
+  void on_heartbeat() override {
+  }
+  void flush() override {
+    got->push_back("flush");
+  }
+};
+
+TEST_F(session_test,
+       the_hub_of_a_thread_hands_each_set_to_its_streams_then_one_flush_for_the_burst) {
+  auto evs = actors::spawn_events(sys, db, {});
+  actors::dispatcher with_events{sys, st, pol, ex, 1, evs};
+  auto hub = ctx->hubs.of(ioc.get_executor(), with_events,
+                          {std::chrono::hours(1), std::chrono::milliseconds(100)});
+  ASSERT_TRUE(hub);
+  EXPECT_EQ(ctx->hubs.of(ioc.get_executor(), with_events, {}), hub) << "one hub a thread";
+  auto a = std::make_unique<recording_reader>();
+  auto b = std::make_unique<recording_reader>();
+  a->leave_at_first = true;
+  auto a_got = a->got, b_got = b->got;
+  auto a_membership = a->membership;
+  *a_membership
+    = std::make_unique<event_membership>(hub, hub->join(std::move(a), actors::from_now));
+  auto b_membership
+    = std::make_unique<event_membership>(hub, hub->join(std::move(b), actors::from_now));
+  // both joined once the feed said so (nothing to wait for but time)
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (std::chrono::steady_clock::now() < until) {
+    ioc.run_one_for(std::chrono::milliseconds(20));
+  }
+  // two commits (of the tools' kind) published in one look: a burst
+  for (auto name : {"hubnet1", "hubnet2"}) {
+    db->write([&](store::write_txn& t) {
+      t.put(store::object_type::network, name, {{"net", "10.0.0.0"}});
+    });
+  }
+  caf::anon_send(evs, actors::durable_atom::value);
+  until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (b_got->size() < 3 && std::chrono::steady_clock::now() < until) {
+    ioc.run_one_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(b_got->size(), 3u);
+  auto seq = db->read().generation();
+  // b: both sets, then one flush for both
+  EXPECT_EQ((*b_got)[0].rfind("set " + std::to_string(seq - 1) + " ", 0), 0u) << (*b_got)[0];
+  EXPECT_EQ((*b_got)[1].rfind("set " + std::to_string(seq) + " ", 0), 0u) << (*b_got)[1];
+  EXPECT_EQ((*b_got)[2], "flush");
+  // a left from its first handler: the first set only (rendered once for both: one text)
+  ASSERT_EQ(a_got->size(), 1u);
+  EXPECT_EQ((*a_got)[0], (*b_got)[0]);
+  b_membership.reset();
+  hub.reset();
+  ioc.poll();
+  caf::anon_send_exit(evs, caf::exit_reason::user_shutdown);
+}
+
 TEST_F(session_test, a_refused_upgrade_is_answered_401_in_http_before_any_upgrade) {
   open();
   test_ws ws{*client};
