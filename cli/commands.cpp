@@ -370,6 +370,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
+    {"makehosts", makehosts},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -396,7 +397,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
+       "makenetworks makehosts backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
        "nodestat reventlog rbeacon\n";
   return 1;
 }

@@ -130,6 +130,8 @@ int noderm(const std::vector<std::string>& args, io& streams);
 int tabrestore(const std::vector<std::string>& args, io& streams);
 int tabprune(const std::vector<std::string>& args, io& streams);
 int makenetworks(const std::vector<std::string>& args, io& streams);
+/// makehosts (cli/makehosts.cpp).
+int makehosts(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);
 int pki(const std::vector<std::string>& args, io& streams);
 int xdshbak(const std::vector<std::string>& args, io& streams);
