@@ -10,6 +10,7 @@
 #include <ctime>
 #include <iterator>
 
+#include "api/hosts.hpp"
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
 #include "store/error.hpp"
@@ -131,6 +132,11 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
+      if (call->op == api::operation::make_hosts) {
+        // a read of the store that writes a system file: on a reader, never the facade
+        (*done)(api::run_make_hosts(*db, *call, auth, cfg.noderange, cfg.hosts_file));
+        return;
+      }
       (*done)(api::run_read(db, *call, auth, cfg.noderange));
     },
     [=](page_atom, const api::object_pages_ptr& pages, size_t count, const done_ptr& done) {

@@ -5,6 +5,7 @@
 #include <caf/typed_actor.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 
 #include "actors/atoms.hpp"
@@ -54,6 +55,8 @@ struct store_config {
   std::chrono::microseconds commit_wait{1000};
   /// Limits of noderanges in requests (files are never allowed).
   store::noderange_options noderange;
+  /// The hosts file makehosts writes (setting `hosts_file`).
+  std::filesystem::path hosts_file = "/etc/hosts";
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The change feed: the writer holds it back from commits not durable yet and tells it

@@ -41,6 +41,7 @@ enum class operation : uint8_t {
   table_set_rows,    ///< setAttribs: the rows matching the keys, or a new one
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
+  make_hosts,        ///< makehosts: the nodes' lines of the hosts file (api/hosts.hpp)
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
   power,             ///< rpower: the action (on, off, stat, ...) in `command`
@@ -150,6 +151,9 @@ struct api_call {
   /// make/change: the attribute changes, in order.
   std::vector<store::attr_change> changes;
   store::list_mode mode = store::list_mode::set;
+  /// make_hosts (and the other commands that change system files): dryrun=1, the diff
+  /// only, nothing written.
+  bool dry_run = false;
   /// table_*: the tables named.
   std::vector<std::string> tables;
   /// rename: the object's new name.

@@ -4,8 +4,11 @@
 #include <arpa/inet.h>
 #include <cctype>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
+#include "api/operations.hpp"
+#include "api/targets.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
 #include "store/regex_value.hpp"
@@ -719,6 +722,65 @@ store::outcome plan_hosts(const store::cluster_view& view, const std::filesystem
     change.files.push_back({path, std::move(r.content), 0644});
   }
   return std::move(r.messages);
+}
+
+api_result run_make_hosts(const store::database& db, const api_call& call,
+                          const authorization& auth, const store::noderange_options& opts,
+                          const std::filesystem::path& hosts_file) {
+  static std::mutex one_at_a_time;
+  std::lock_guard<std::mutex> guard{one_at_a_time};
+  system_change change;
+  store::outcome out;
+  try {
+    auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      api_result r;
+      r.error = errc::stale;
+      return r;
+    }
+    store::cluster_view view{txn, false};
+    hosts_request req;
+    if (!call.target.empty()) {
+      std::vector<std::string> nodes;
+      if (auto r = verified_nodes(view, call, auth, caller_options(opts, auth), nodes); !r.ok()) {
+        return r;
+      }
+      req.nodes = std::move(nodes);
+    }
+    out = plan_hosts(view, hosts_file, req, change);
+  } catch (const std::exception& e) {
+    return api_result::failure({e.what()});
+  }
+  if (call.dry_run) {
+    api_result r;
+    std::string error;
+    auto text = change.dry_run_text(&error);
+    if (!error.empty()) {
+      out.errors.push_back(error);
+    }
+    if (!out.errors.empty()) {
+      return api_result::failure(std::move(out.errors));
+    }
+    for (size_t pos = 0; pos < text.size();) {
+      auto nl = text.find('\n', pos);
+      r.names.push_back(text.substr(pos, nl == std::string::npos ? nl : nl - pos));
+      pos = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    return r;
+  }
+  if (change.files.empty() && !out.errors.empty()) {
+    return api_result::failure(std::move(out.errors)); // the file could not be read
+  }
+  std::string message;
+  if (change.apply(message)) {
+    out.errors.push_back(message);
+  }
+  if (!out.errors.empty()) {
+    return api_result::failure(std::move(out.errors));
+  }
+  api_result r;
+  r.created = true;
+  return r;
 }
 
 } // namespace cws::api

@@ -12,9 +12,13 @@
 #include <string_view>
 #include <vector>
 
+#include "api/call.hpp"
+#include "api/result.hpp"
 #include "api/system_change.hpp"
 #include "store/cluster_view.hpp"
+#include "store/database.hpp"
 #include "store/definitions.hpp"
+#include "store/noderange.hpp"
 
 namespace cws::api {
 
@@ -55,5 +59,16 @@ constexpr std::size_t hosts_file_max = 256 * 1024 * 1024;
 /// a file that cannot be read is an error in the outcome and `change` stays empty.
 store::outcome plan_hosts(const store::cluster_view& view, const std::filesystem::path& path,
                           const hosts_request& req, system_change& change);
+
+/// makehosts in the daemon (POST /nodes/{nr}/host, /services/host): the call's nodes (all
+/// nodes for an empty target), one read snapshot, then the hosts file at `hosts_file`
+/// published, or with `call.dry_run` its diff as `names` (lines) and nothing written. Runs
+/// one at a time in the process (two runs would each start from the same old file).
+/// @returns created (201, no body) on success; a failure with xCAT's error lines (the file
+/// is still written, as xCAT's makehosts writes it), or the write's error (the old file
+/// kept); warnings are not returned.
+api_result run_make_hosts(const store::database& db, const api_call& call,
+                          const authorization& auth, const store::noderange_options& opts,
+                          const std::filesystem::path& hosts_file);
 
 } // namespace cws::api

@@ -37,6 +37,8 @@ constexpr std::array<operation_traits, operation_count> rows{{
   {o::table_set_rows,    "table_set_rows",    true,  false, sc::always,      "setAttribs",              ""},
   {o::table_delete_rows, "table_delete_rows", true,  false, sc::always,      "delEntries",              ""},
   {o::make_networks,     "make_networks",     true,  false, sc::always,      "makenetworks",            ""},
+  // reads the store, writes the hosts file (not the store): audited as a change
+  {o::make_hosts,        "make_hosts",        false, false, sc::always,      "makehosts",               ""},
   // /metrics names `metrics`, /events `lsdef` (http/router.cpp)
   {o::authorize,         "authorize",         false, false, sc::never,       "",                        ""},
   {o::nodecopy,          "nodecopy",          false, true,  sc::always,      "xdcp",                    ""},

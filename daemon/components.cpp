@@ -163,6 +163,7 @@ store_component::store_component(const base::settings& s, const runtime_componen
     : rt_(rt), db_(db), events_(events) {
   cfg_.noderange = api::noderange_limits(s);
   cfg_.commit_wait = std::chrono::microseconds(s.number("commit_wait_us"));
+  cfg_.hosts_file = s.text("hosts_file");
   cfg_.metrics = std::move(metrics);
 }
 

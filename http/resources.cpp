@@ -41,6 +41,8 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/vitals/{attrs}", resource_kind::vitals, "GET"},
   {"nodes", object_type::node, "{name}/inventory", resource_kind::inventory, "GET"},
   {"nodes", object_type::node, "{name}/inventory/{attrs}", resource_kind::inventory, "GET"},
+  {"nodes", object_type::node, "{name}/host", resource_kind::host, "POST"},
+  {"services", object_type::site, "host", resource_kind::host, "POST"},
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
   {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},

@@ -25,6 +25,7 @@ enum class resource_kind {
   beacon,         ///< /nodes/{noderange}/beacon (rbeacon)
   vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)
   inventory,      ///< /nodes/{noderange}/inventory[/{a;b}] (rinv)
+  host,           ///< /nodes/{noderange}/host, /services/host (makehosts)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

@@ -51,6 +51,7 @@ const pinned before[] = {
   {o::table_set_rows, "table_set_rows", true, false, true, true, true, "setAttribs", ""},
   {o::table_delete_rows, "table_delete_rows", true, false, true, true, true, "delEntries", ""},
   {o::make_networks, "make_networks", true, false, true, true, true, "makenetworks", ""},
+  {o::make_hosts, "make_hosts", false, false, true, true, true, "makehosts", ""},
   {o::authorize, "authorize", false, false, false, false, false, "", ""},
   {o::nodecopy, "nodecopy", false, true, true, true, true, "xdcp", ""},
   {o::power, "power", false, true, false, true, true, "rpower", "power"},
