@@ -189,6 +189,10 @@ class hosts_file {
   }
 
   void load(std::string_view text) {
+    size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    by_ip_.reserve(lines + 1024);
+    by_name_.reserve(2 * lines + 1024);
+    lines_.reserve(lines + 1);
     size_t pos = 0;
     while (pos < text.size()) {
       auto nl = text.find('\n', pos);
@@ -425,18 +429,13 @@ class hosts_file {
     if (ip.empty()) {
       return;
     }
+    // an emptied entry stays: the line that replaces this one usually brings the key back
     if (auto it = by_ip_.find(ip); it != by_ip_.end()) {
       drop(it->second, idx);
-      if (it->second.empty()) {
-        by_ip_.erase(it);
-      }
     }
     for (auto& n : names) {
       if (auto it = by_name_.find(n); it != by_name_.end()) {
         drop(it->second, idx);
-        if (it->second.empty()) {
-          by_name_.erase(it);
-        }
       }
     }
   }
