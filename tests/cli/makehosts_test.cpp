@@ -211,6 +211,51 @@ TEST_F(makehosts_test, xcats_messages_and_exit_codes_for_nodes_it_cannot_write) 
   run("rmdef n7.x");
 }
 
+TEST_F(makehosts_test, nics_prefixes_networks_aliases_and_their_messages) {
+  for (const char* cmd : {
+         "mkdef -t network dmz net=172.16.0.0 mask=255.255.0.0",
+         "mkdef -t network named net=192.168.99.0 mask=255.255.255.0 domain=named.local",
+         "mkdef m1 groups=all ip=10.0.0.1 'nicips=ib0!10.1.0.1,eth1!172.16.0.1,eth2!192.168.50.1' "
+         "'nichostnameprefixes=eth1!p-' 'nicnetworks=eth2!named,ib0!named' "
+         "'nicaliases=eth1!al1|al2'",
+       }) {
+    auto r = run(cmd);
+    ASSERT_EQ(r.rc, 0) << cmd << ": " << r.err;
+  }
+  auto r = run("makehosts -n m1");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  // the domain of the address's network (ib has none), else of the network nicnetworks
+  // names, else the site's; a prefix replaces the default suffix; one alias per address
+  EXPECT_EQ(slurp(hosts()), "127.0.0.1 localhost\n"
+                            "10.0.0.1 m1 m1.ten.local \n"
+                            "10.1.0.1 m1-ib0 m1-ib0.named.local \n"
+                            "172.16.0.1 p-m1 p-m1.cluster.local al1\n"
+                            "192.168.50.1 m1-eth2 m1-eth2.named.local \n");
+  // a named network that is not the address's: xCAT's warning, exit 0
+  ASSERT_EQ(run("chdef -t network ib domain=ib.local").rc, 0);
+  r = run("makehosts -n m1");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "Warning: The xCAT network name listed for\n'm1-ib0' is 'named' however the "
+                   "nic IP address '10.1.0.1' seems to be in the 'ib' network.\nIf there is an "
+                   "error then makes corrections to the database definitions and re-run this "
+                   "command.\n");
+  // a suffix with a dot: xCAT's error, exit 1
+  ASSERT_EQ(run("chdef m1 'nichostnamesuffixes=eth2!.x'").rc, 0);
+  r = run("makehosts -n m1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: m1: the value '.x' of nics.nichostnamesuffixes.eth2 should not "
+                       "contain dot.\n"),
+            std::string::npos)
+    << r.err;
+  // -d removes every line of the node, its nics' too
+  ASSERT_EQ(run("chdef m1 nichostnamesuffixes=").rc, 0);
+  ASSERT_EQ(run("makehosts -n m1").rc, 0);
+  ASSERT_EQ(run("makehosts -d m1").rc, 0);
+  EXPECT_EQ(slurp(hosts()), "127.0.0.1 localhost\n");
+  run("rmdef m1");
+  run("rmdef -t network dmz,named");
+}
+
 TEST_F(makehosts_test, dry_run_prints_the_diff_and_writes_nothing) {
   auto ino = inode(hosts());
   auto r = run("makehosts --dry-run n4");
