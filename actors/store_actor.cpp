@@ -134,7 +134,8 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
       if (call->op == api::operation::make_hosts) {
         // a read of the store that writes a system file: on a reader, never the facade
-        (*done)(api::run_make_hosts(*db, *call, auth, cfg.noderange, cfg.hosts_file));
+        (*done)(
+          api::run_make_hosts(*db, *call, auth, cfg.noderange, cfg.hosts_file, cfg.hosts_file_max));
         return;
       }
       (*done)(api::run_read(db, *call, auth, cfg.noderange));

@@ -57,6 +57,8 @@ struct store_config {
   store::noderange_options noderange;
   /// The hosts file makehosts writes (setting `hosts_file`).
   std::filesystem::path hosts_file = "/etc/hosts";
+  /// The largest hosts file it reads (setting `hosts_file_max_bytes`).
+  size_t hosts_file_max = 256 * 1024 * 1024;
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The change feed: the writer holds it back from commits not durable yet and tells it

@@ -711,12 +711,13 @@ store::outcome plan_hosts(const store::cluster_view& view, const std::filesystem
   store::outcome out;
   std::string current;
   if (!req.new_file) {
-    if (auto ec = base::read_file(path, hosts_file_max, current)) {
+    if (auto ec = base::read_file(path, req.max_bytes, current)) {
       out.errors.push_back("Cannot read " + path.string() + ": " + ec.message());
       return out;
     }
   }
   auto r = render_hosts(view, current, req);
+  change.read_limit = req.max_bytes;
   if (r.write) {
     change.files.push_back({path, std::move(r.content), 0644});
   }
@@ -725,7 +726,7 @@ store::outcome plan_hosts(const store::cluster_view& view, const std::filesystem
 
 api_result run_make_hosts(const store::database& db, const api_call& call,
                           const authorization& auth, const store::noderange_options& opts,
-                          const std::filesystem::path& hosts_file) {
+                          const std::filesystem::path& hosts_file, std::size_t max_bytes) {
   static std::mutex one_at_a_time;
   std::lock_guard<std::mutex> guard{one_at_a_time};
   system_change change;
@@ -739,6 +740,7 @@ api_result run_make_hosts(const store::database& db, const api_call& call,
     }
     store::cluster_view view{txn, false};
     hosts_request req;
+    req.max_bytes = max_bytes;
     if (!call.target.empty()) {
       std::vector<std::string> nodes;
       if (auto r = verified_nodes(view, call, auth, caller_options(opts, auth), nodes); !r.ok()) {

@@ -32,6 +32,8 @@ struct hosts_request {
   bool long_first = false;        ///< -l (or site.FQDNfirst): the long name first
   bool others_first = false;      ///< -o: the hostnames aliases first
   bool domain_on_aliases = false; ///< -a: the domain added to each hostnames alias
+  /// The largest hosts file read (setting `hosts_file_max_bytes`).
+  std::size_t max_bytes = 256 * 1024 * 1024;
 };
 
 /// What makehosts would write.
@@ -52,9 +54,6 @@ struct hosts_render {
 hosts_render render_hosts(const store::cluster_view& view, std::string_view current,
                           const hosts_request& req);
 
-/// The largest hosts file makehosts reads.
-constexpr std::size_t hosts_file_max = 256 * 1024 * 1024;
-
 /// Reads `path`, renders, and returns the change to apply (one file, no action) in `change`;
 /// a file that cannot be read is an error in the outcome and `change` stays empty.
 store::outcome plan_hosts(const store::cluster_view& view, const std::filesystem::path& path,
@@ -69,6 +68,6 @@ store::outcome plan_hosts(const store::cluster_view& view, const std::filesystem
 /// kept); warnings are not returned.
 api_result run_make_hosts(const store::database& db, const api_call& call,
                           const authorization& auth, const store::noderange_options& opts,
-                          const std::filesystem::path& hosts_file);
+                          const std::filesystem::path& hosts_file, std::size_t max_bytes);
 
 } // namespace cws::api

@@ -53,6 +53,7 @@ int makehosts(const std::vector<std::string>& argv, io& streams) {
   req.long_first = args.has("l");
   req.others_first = args.has("o");
   req.domain_on_aliases = args.has("a");
+  req.max_bytes = s.settings.number("hosts_file_max_bytes");
   if (!args.positional.empty()) {
     req.nodes = s.names(store::object_type::node, args.positional.front());
   }

@@ -295,6 +295,22 @@ TEST_F(makehosts_test, a_failed_write_leaves_the_old_file) {
   run("rmdef n[100-299]");
 }
 
+TEST_F(makehosts_test, a_hosts_file_over_its_limit_is_refused_and_kept) {
+  std::string big = foreign + std::string(2000, '#') + "\n";
+  write_hosts(big);
+  auto r = run("sh -c \"echo 'hosts_file_max_bytes = 1024' >>'"
+               + (home() / "clusterws.conf").string() + "'\"");
+  ASSERT_EQ(r.rc, 0);
+  r = run("makehosts");
+  // restore the limit before any assertion can end the test
+  auto conf = slurp(home() / "clusterws.conf");
+  std::ofstream{home() / "clusterws.conf", std::ios::trunc}
+    << conf.substr(0, conf.rfind("hosts_file_max_bytes"));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "Error: Cannot read " + hosts().string() + ": File too large\n");
+  EXPECT_EQ(slurp(hosts()), big);
+}
+
 TEST_F(makehosts_test, m_is_refused_with_a_clear_error) {
   auto r = run("makehosts -m");
   EXPECT_EQ(r.rc, 1);
