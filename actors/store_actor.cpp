@@ -11,6 +11,7 @@
 #include <iterator>
 #include <thread>
 
+#include "api/hosts.hpp"
 #include "api/makedhcp.hpp"
 #include "api/operations.hpp"
 #include "base/log_burst.hpp"
@@ -130,16 +131,21 @@ struct facade_state {
   }
 };
 
-/// A call that reads the store and then changes system files and services (makedhcp,
-/// makedns): it may wait on a server, so it never runs on an actor thread in the daemon.
+/// A call that reads the store and then changes system files and services (makehosts,
+/// makedhcp, makedns): it may wait on a disk or a server, so it never runs on an actor thread
+/// in the daemon.
 bool is_system_change(const api::api_call& call) {
   using api::operation;
-  return call.op == operation::make_dhcp || call.op == operation::dns_apply
+  return call.op == operation::make_hosts || call.op == operation::make_dhcp
+         || call.op == operation::dns_apply
          || call.op == operation::dns_delete || call.op == operation::dns_service;
 }
 
 api_result run_system_change(const store::database& db, const api::api_call& call,
                              const authorization& auth, const store_config& cfg) {
+  if (call.op == api::operation::make_hosts) {
+    return api::run_make_hosts(db, call, auth, cfg.noderange, cfg.hosts_file, cfg.hosts_file_max);
+  }
   if (call.op == api::operation::make_dhcp) {
     return api::run_make_dhcp(db, call, auth, cfg.noderange, cfg.dhcp);
   }

@@ -5,6 +5,7 @@
 #include <caf/typed_actor.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 
 #include "actors/atoms.hpp"
@@ -62,10 +63,14 @@ struct store_config {
   api::dns_config dns;
   /// makedhcp's settings (REST /nodes/{nr}/dhcp, /services/dhcp).
   api::dhcp_config dhcp;
-  /// Where the calls that change system files run (makedhcp, makedns: file writes, a reload,
+  /// Where the calls that change system files run (makehosts, makedhcp, makedns: file writes, a reload,
   /// Kea's socket, DNS updates), one at a time and off the actor threads; their answer comes
   /// back through a reader. None: they run on a reader (tests).
   std::shared_ptr<base::task_thread> system_changes;
+  /// The hosts file makehosts writes (setting `hosts_file`).
+  std::filesystem::path hosts_file = "/etc/hosts";
+  /// The largest hosts file it reads (setting `hosts_file_max_bytes`).
+  size_t hosts_file_max = 256 * 1024 * 1024;
   /// Where commits, their failures, batch sizes and commit times are counted.
   std::shared_ptr<api::service_metrics> metrics = std::make_shared<api::service_metrics>();
   /// The change feed: the writer holds it back from commits not durable yet and tells it

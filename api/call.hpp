@@ -42,6 +42,7 @@ enum class operation : uint8_t {
   table_delete_rows, ///< delEntries: every row matching the keys
   make_networks,     ///< makenetworks: networks of the service host's interfaces
   make_dhcp,         ///< makedhcp: `command` "" (the nodes), "-d" (remove them), "-n" (server)
+  make_hosts,        ///< makehosts: the nodes' lines of the hosts file (api/hosts.hpp)
   authorize,         ///< nothing to run: the caller answers once policy allows it (metrics)
   nodecopy,          ///< copy files to (or from) a noderange: xdcp (`copy`)
   power,             ///< rpower: the action (on, off, stat, ...) in `command`

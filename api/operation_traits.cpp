@@ -39,6 +39,8 @@ constexpr std::array<operation_traits, operation_count> rows{{
   {o::make_networks,     "make_networks",     true,  false, sc::always,      "makenetworks",            ""},
   // reads the store, changes the DHCP server (not the store): audited as a change
   {o::make_dhcp,         "make_dhcp",         false, false, sc::always,      "makedhcp",                ""},
+  // reads the store, writes the hosts file (not the store): audited as a change
+  {o::make_hosts,        "make_hosts",        false, false, sc::always,      "makehosts",               ""},
   // /metrics names `metrics`, /events `lsdef` (http/router.cpp)
   {o::authorize,         "authorize",         false, false, sc::never,       "",                        ""},
   {o::nodecopy,          "nodecopy",          false, true,  sc::always,      "xdcp",                    ""},

@@ -126,6 +126,11 @@ const base::settings_schema& settings_schema() {
     {"ssh_host_key_policy", text, "accept-new", 0, 0,
      "unknown host keys: accept-new adds them, strict refuses them, off skips checks",
      "strict|accept-new|off"},
+    // -- provisioning: makehosts
+    {"hosts_file", text, "/etc/hosts", 0, 0,
+     "the hosts file makehosts (and POST /nodes/{nr}/host, /services/host) writes"},
+    {"hosts_file_max_bytes", num, "268435456", 1024, 1ULL << 36,
+     "largest hosts file makehosts reads (a larger one is refused, nothing written)"},
     // -- xdcp, nodecopy and xdsh -e
     {"copy_root", text, "", 0, 0,
      "nodecopy (REST) copies only files under this directory (default <home>/copy)"},

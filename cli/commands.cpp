@@ -378,6 +378,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
+    {"makehosts", makehosts},
     {"makedns", makedns},
     {"makedhcp", makedhcp},
     {"nodeset", nodeset},
@@ -407,7 +408,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
+       "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
        "nodestat reventlog rbeacon makedhcp nodeset\n";
   return 1;
 }

@@ -136,6 +136,8 @@ int makedns(const std::vector<std::string>& args, io& streams);
 int makedhcp(const std::vector<std::string>& args, io& streams);
 /// nodeset: the next boot state of a noderange (cli/nodeset.cpp).
 int nodeset(const std::vector<std::string>& args, io& streams);
+/// makehosts (cli/makehosts.cpp).
+int makehosts(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);
 int pki(const std::vector<std::string>& args, io& streams);
 int xdshbak(const std::vector<std::string>& args, io& streams);

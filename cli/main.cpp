@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
            "Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke\n"
            "          rmuser events\n"
            "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
-           "          tabrestore tabprune makenetworks backup restore pki xdshbak\n"
+           "          tabrestore tabprune makenetworks makehosts backup restore pki xdshbak\n"
            "          xcoll rpower rsetboot rvitals rinv nodestat reventlog rbeacon makedns\n"
            "          makedhcp nodeset\n"
            "Each command takes --help. The definition tools are also installed under\n"

@@ -107,9 +107,11 @@ void print_columns_help(const table_def& t, std::ostream& out) {
     if (t.type == object_type::site) {
       desc = c.name == "key" ? "The setting's name." : c.name == "value" ? "Its value." : "";
     } else if (t.type == object_type::passwd) {
-      desc = c.name == "key"        ? "Always xcat: the API users."
-             : c.name == "username" ? "The API user's name."
-             : c.name == "password" ? "The crypt(3) hash of the user's password."
+      desc = c.name == "key"        ? "xcat: the API users; ipmi: the BMC credentials; system: the "
+                                      "nodes' root password."
+             : c.name == "username" ? "The API user's name (ipmi, system: the account's)."
+             : c.name == "password" ? "The crypt(3) hash of the API user's password (ipmi, "
+                                      "system: as given, read by root only)."
                                     : "";
     } else if (!c.sources.empty()) {
       desc

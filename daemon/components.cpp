@@ -180,6 +180,8 @@ store_component::store_component(const base::settings& s, const runtime_componen
   cfg_.commit_wait = std::chrono::microseconds(s.number("commit_wait_us"));
   cfg_.dhcp = api::dhcp_settings(s);
   cfg_.system_changes = std::make_shared<base::task_thread>();
+  cfg_.hosts_file = s.text("hosts_file");
+  cfg_.hosts_file_max = s.number("hosts_file_max_bytes");
   cfg_.metrics = std::move(metrics);
 }
 

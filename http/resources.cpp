@@ -62,6 +62,8 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/dns", resource_kind::dns, "POST DELETE"},
   {"nodes", object_type::node, "{name}/dhcp", resource_kind::dhcp, "POST DELETE"},
   {"services", object_type::site, "dhcp", resource_kind::dhcp, "POST"},
+  {"nodes", object_type::node, "{name}/host", resource_kind::host, "POST"},
+  {"services", object_type::site, "host", resource_kind::host, "POST"},
   {"groups", object_type::group, "", resource_kind::collection, "GET"},
   {"groups", object_type::group, "{name}", resource_kind::object, "GET PUT"},
   {"groups", object_type::group, "{name}/attrs/{attrs}", resource_kind::attrs, "GET"},

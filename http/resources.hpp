@@ -27,6 +27,7 @@ enum class resource_kind {
   vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)
   inventory,      ///< /nodes/{noderange}/inventory[/{a;b}] (rinv)
   dhcp,           ///< /nodes/{noderange}/dhcp, /services/dhcp (makedhcp)
+  host,           ///< /nodes/{noderange}/host, /services/host (makehosts)
   site,           ///< /globalconf
   site_attrs,     ///< /globalconf/attrs/{a,b}
   tokens,         ///< /tokens

@@ -585,6 +585,19 @@ routed route_request(const http_input& in, const router_limits& limits) {
     r.post = m == "POST" && !call.dry_run;
     return r;
   }
+  if (res->kind == resource_kind::host) {
+    // xcatws.cgi: makehosts {noderange} / makehosts (every node); 201 and no body. dryrun=1:
+    // the diff as lines, 200, nothing written
+    call.op = operation::make_hosts;
+    if (res->type != object_type::node) {
+      call.type = object_type::node;
+      call.target.clear();
+    }
+    call.dry_run = query.flag("dryrun");
+    r.out = call.dry_run ? output::names : output::none;
+    r.post = !call.dry_run;
+    return r;
+  }
   if (res->kind == resource_kind::nodestat) {
     // xcatws.cgi: nodestat {noderange}, rendered as actionout
     call.op = operation::nodestat;

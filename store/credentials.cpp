@@ -29,13 +29,15 @@ std::string to_hex(const unsigned char* p, size_t n) {
 
 } // namespace
 
-std::string hash_password(std::string_view password) {
+namespace {
+
+std::string hash_with(const char* prefix, std::string_view password) {
   if (password.find('\0') != std::string_view::npos) {
     throw error{store_errc::bad_request, "a password cannot contain a NUL character"};
   }
   char salt[CRYPT_GENSALT_OUTPUT_SIZE];
   // nullptr rbytes: libxcrypt reads the salt from the kernel's CSPRNG
-  if (crypt_gensalt_rn("$y$", 0, nullptr, 0, salt, sizeof salt) == nullptr) {
+  if (crypt_gensalt_rn(prefix, 0, nullptr, 0, salt, sizeof salt) == nullptr) {
     throw error{store_errc::database, "cannot generate a password salt"};
   }
   auto data = std::make_unique<crypt_data>();
@@ -46,6 +48,16 @@ std::string hash_password(std::string_view password) {
     throw error{store_errc::database, "cannot hash the password"};
   }
   return h;
+}
+
+} // namespace
+
+std::string hash_password(std::string_view password) {
+  return hash_with("$y$", password);
+}
+
+std::string hash_password_sha512(std::string_view password) {
+  return hash_with("$6$", password);
 }
 
 bool is_password_hash(std::string_view stored) {

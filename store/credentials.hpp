@@ -10,6 +10,11 @@ namespace cws::store {
 /// @throws cws::store::error when the system cannot hash, or the password holds a NUL.
 std::string hash_password(std::string_view password);
 
+/// Hashes `password` as a SHA-512 crypt(3) string (`$6$`, a fresh random salt): the form
+/// every installer (kickstart `rootpw --iscrypted`, preseed `root-password-crypted`) reads.
+/// @throws cws::store::error when the system cannot hash, or the password holds a NUL.
+std::string hash_password_sha512(std::string_view password);
+
 /// True if `stored` looks like a crypt(3) hash that libxcrypt can verify (e.g. copied from
 /// /etc/shadow: `$y$`, `$6$`, `$5$`, `$2b$`, `$1$`).
 bool is_password_hash(std::string_view stored);

@@ -305,11 +305,21 @@ bool is_name_column(const table_def& t, std::string_view column) {
          || (t.type == object_type::network && column == "netname");
 }
 
-/// Sets the passwd table's ipmi row (username, password) from `changes`.
-outcome write_bmc_credentials(write_txn& txn, const std::string& user,
-                              const std::vector<column_change>& changes) {
+/// The passwd rows kept apart from the API users (key ipmi and key system), by object name.
+bool is_credentials_object(std::string_view name) {
+  return name == bmc_credentials_object || name == system_credentials_object;
+}
+
+/// The passwd key of credentials object `name` ("ipmi", "system").
+std::string_view credentials_key(std::string_view name) {
+  return name.substr(name.find('.') + 1);
+}
+
+/// Sets the passwd table's ipmi or system row (username, password) from `changes`.
+outcome write_credentials(write_txn& txn, std::string_view object, const std::string& user,
+                          const std::vector<column_change>& changes) {
   attr_map row;
-  if (auto rec = txn.get(object_type::site, bmc_credentials_object)) {
+  if (auto rec = txn.get(object_type::site, object)) {
     row = rec->to_map();
   }
   if (!user.empty()) {
@@ -317,11 +327,15 @@ outcome write_bmc_credentials(write_txn& txn, const std::string& user,
   }
   for (const auto& c : changes) {
     if ((c.column != "password" && c.column != "username") || c.mode != list_mode::set) {
-      reject("Only passwd.username and passwd.password of the ipmi row can be set (with '=').");
+      reject("Only passwd.username and passwd.password of the "
+             + std::string{credentials_key(object)} + " row can be set (with '=').");
+    }
+    if (c.value.find('\0') != std::string::npos) {
+      reject("a password cannot contain a NUL character");
     }
     row[c.column] = c.value;
   }
-  txn.put(object_type::site, bmc_credentials_object, row);
+  txn.put(object_type::site, object, row);
   outcome total;
   total.count = 1;
   return total;
@@ -331,8 +345,8 @@ outcome write_bmc_credentials(write_txn& txn, const std::string& user,
 outcome write_object(write_txn& txn, const table_def& t, object_type type, const std::string& name,
                      const std::vector<column_change>& changes) {
   outcome total;
-  if (t.type == object_type::passwd && name == bmc_credentials_object) {
-    return write_bmc_credentials(txn, {}, changes);
+  if (t.type == object_type::passwd && is_credentials_object(name)) {
+    return write_credentials(txn, name, {}, changes);
   }
   if (t.type == object_type::passwd) {
     for (const auto& c : changes) {
@@ -514,12 +528,14 @@ void scan_rows(const cluster_view& view, const table_def& t, bool passwords,
         row[2] = passwords ? std::string{rec.find("password").value_or("")} : "********";
         sink(user, std::move(row));
       });
-      if (auto rec = txn.get(object_type::site, bmc_credentials_object)) {
-        table_row row(t.columns.size());
-        row[0] = "ipmi";
-        row[1] = std::string{rec->find("username").value_or("")};
-        row[2] = passwords ? std::string{rec->find("password").value_or("")} : "********";
-        sink(bmc_credentials_object, std::move(row));
+      for (auto object : {bmc_credentials_object, system_credentials_object}) {
+        if (auto rec = txn.get(object_type::site, object)) {
+          table_row row(t.columns.size());
+          row[0] = std::string{credentials_key(object)};
+          row[1] = std::string{rec->find("username").value_or("")};
+          row[2] = passwords ? std::string{rec->find("password").value_or("")} : "********";
+          sink(object, std::move(row));
+        }
       }
       return;
     default:
@@ -628,19 +644,21 @@ outcome set_rows(write_txn& txn, const table_def& t, const key_values& keys,
     }
     all.push_back({"net", key("net")});
     all.push_back({"mask", key("mask")});
-  } else if (t.type == object_type::passwd && key("key") == "ipmi") {
+  } else if (t.type == object_type::passwd && (key("key") == "ipmi" || key("key") == "system")) {
     std::string user = key("username");
     for (const auto& c : changes) {
       if (c.column == "username") {
         user = c.value;
       }
     }
-    return write_bmc_credentials(txn, user, changes);
+    return write_credentials(
+      txn, key("key") == "ipmi" ? bmc_credentials_object : system_credentials_object, user,
+      changes);
   } else if (t.type == object_type::passwd) {
     if (key("key") != "xcat") {
-      reject("clusterws keeps only the key=xcat rows of passwd (the API users) and its "
-             "key=ipmi row (BMC credentials); other credentials are node or group attributes "
-             "(bmcusername, bmcpassword, ...).");
+      reject("clusterws keeps only the key=xcat rows of passwd (the API users), its key=ipmi "
+             "row (BMC credentials) and its key=system row (the nodes' root password); other "
+             "credentials are node or group attributes (bmcusername, bmcpassword, ...).");
     }
     if (!is_user_name(name)) {
       reject("'" + name + "' is not a valid user name.");
@@ -698,8 +716,8 @@ size_t delete_rows(write_txn& txn, const table_def& t, const key_values& keys) {
     }
     ++deleted;
     auto type = t.type == object_type::node ? node_row_type(txn, t, name) : t.type;
-    if (t.type == object_type::passwd && name == bmc_credentials_object) {
-      txn.erase(object_type::site, bmc_credentials_object);
+    if (t.type == object_type::passwd && is_credentials_object(name)) {
+      txn.erase(object_type::site, name);
     } else if (t.type == object_type::passwd) {
       txn.erase(object_type::passwd, name);
       revoke_user_tokens(txn, name);

@@ -22,6 +22,13 @@ namespace cws::store {
 /// API login can ever use it. Its password is kept as given (the BMC needs it).
 constexpr std::string_view bmc_credentials_object = "passwd.ipmi";
 
+/// Where the passwd table's `system` row (the nodes' root password, `#CRYPT:passwd:key=system,
+/// username=root:password#` of the install templates) is kept: object `passwd.system` of the
+/// site kind, apart from the API users like the ipmi row, readable by root only. Its
+/// password is kept as given (clear text or a crypt(3) hash); api::system_password_hash
+/// renders it.
+constexpr std::string_view system_credentials_object = "passwd.system";
+
 /// An attribute that holds a column, when its condition holds (attribute_entry::only_if).
 struct column_source {
   std::string_view attr;

@@ -53,6 +53,7 @@ const pinned before[] = {
   {o::make_networks, "make_networks", true, false, true, true, true, "makenetworks", ""},
   // issue #29: reads the store, changes the DHCP server; audited
   {o::make_dhcp, "make_dhcp", false, false, true, true, true, "makedhcp", ""},
+  {o::make_hosts, "make_hosts", false, false, true, true, true, "makehosts", ""},
   {o::authorize, "authorize", false, false, false, false, false, "", ""},
   {o::nodecopy, "nodecopy", false, true, true, true, true, "xdcp", ""},
   {o::power, "power", false, true, false, true, true, "rpower", "power"},

@@ -1005,7 +1005,7 @@ TEST_F(cli_test, table_tool_refusals_change_nothing) {
   expect_refused("nodech nosuch nodehm.mgt=kvm", "nosuch");
   expect_refused("chtab -d node=tn1 nodehm.mgt", ". and = not valid in delete mode.");
   expect_refused("nodeadd tn5 hosts.ip=1.2.3.4", "groups=<groupnames>");
-  expect_refused("chtab key=system,username=root passwd.password=x",
+  expect_refused("chtab key=vmware,username=root passwd.password=x",
                  "clusterws keeps only the key=xcat rows of passwd");
   expect_refused("tabprune nodelist -a", "Table nodelist not supported");
   expect_refused("tabprune auditlog -a -i 3", "Only one option -p or -i or -n or -a maybe used");

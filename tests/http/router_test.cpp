@@ -97,6 +97,26 @@ TEST(router, node_routes_map_to_operations_and_commands) {
   EXPECT_EQ(go("PUT", "/clusterws/nodes/ALLRESOURCES", "{}").answer.value().status, 404u);
 }
 
+TEST(router, host_routes_are_makehosts_and_dryrun_is_a_200_listing) {
+  auto r = go("POST", "/clusterws/nodes/compute/host");
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call->op, operation::make_hosts);
+  EXPECT_EQ(r.call->target, "compute");
+  EXPECT_EQ(r.call->type, object_type::node);
+  EXPECT_EQ(r.call->policy_command, "makehosts");
+  EXPECT_FALSE(r.call->dry_run);
+  EXPECT_TRUE(r.post); // 201, as xcatws.cgi
+  r = go("POST", "/clusterws/services/host?dryrun=1");
+  EXPECT_EQ(r.call->op, operation::make_hosts);
+  EXPECT_EQ(r.call->target, ""); // every node
+  EXPECT_EQ(r.call->type, object_type::node);
+  EXPECT_TRUE(r.call->dry_run);
+  EXPECT_FALSE(r.post); // the diff answers 200
+  EXPECT_EQ(go("GET", "/clusterws/services/host").answer.value().status, 405u);
+  EXPECT_EQ(go("PUT", "/clusterws/nodes/n1/host", "{}").answer.value().status, 405u);
+  EXPECT_EQ(go("POST", "/clusterws/services/dhcpx").answer.value().status, 404u);
+}
+
 TEST(router, general_parameters_leave_the_body_and_the_query_wins) {
   auto r = go("PUT", "/clusterws/nodes/n1?mgt=ipmi&userPW=q",
               R"({"userName":"bob","userPW":"b","mgt":"kvm","pretty":"1"})");

@@ -132,7 +132,7 @@ TEST_F(tables_test, refusals_change_nothing) {
   o = set("nodehm", {{"bogus", "n1"}}, {{"power", "x"}});
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.errors.front(), "Unkown key bogus to nodehm");
-  o = set("passwd", {{"key", "system"}, {"username", "admin"}}, {{"password", "x"}});
+  o = set("passwd", {{"key", "vmware"}, {"username", "admin"}}, {{"password", "x"}});
   ASSERT_FALSE(o.ok());
   o = set("passwd", {{"key", "ipmi"}, {"username", "admin"}}, {{"comments", "x"}});
   ASSERT_FALSE(o.ok());
