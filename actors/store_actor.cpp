@@ -137,8 +137,8 @@ struct facade_state {
 bool is_system_change(const api::api_call& call) {
   using api::operation;
   return call.op == operation::make_hosts || call.op == operation::make_dhcp
-         || call.op == operation::dns_apply
-         || call.op == operation::dns_delete || call.op == operation::dns_service;
+         || call.op == operation::dns_apply || call.op == operation::dns_delete
+         || call.op == operation::dns_service;
 }
 
 api_result run_system_change(const store::database& db, const api::api_call& call,

@@ -10,8 +10,8 @@
 
 #include "actors/atoms.hpp"
 #include "actors/events_actor.hpp"
-#include "api/makedns.hpp"
 #include "api/dhcp.hpp"
+#include "api/makedns.hpp"
 #include "api/service_metrics.hpp"
 #include "base/task_thread.hpp"
 #include "store/database.hpp"
@@ -63,9 +63,9 @@ struct store_config {
   api::dns_config dns;
   /// makedhcp's settings (REST /nodes/{nr}/dhcp, /services/dhcp).
   api::dhcp_config dhcp;
-  /// Where the calls that change system files run (makehosts, makedhcp, makedns: file writes, a reload,
-  /// Kea's socket, DNS updates), one at a time and off the actor threads; their answer comes
-  /// back through a reader. None: they run on a reader (tests).
+  /// Where the calls that change system files run (makehosts, makedhcp, makedns: file writes, a
+  /// reload, Kea's socket, DNS updates), one at a time and off the actor threads; their answer
+  /// comes back through a reader. None: they run on a reader (tests).
   std::shared_ptr<base::task_thread> system_changes;
   /// The hosts file makehosts writes (setting `hosts_file`).
   std::filesystem::path hosts_file = "/etc/hosts";

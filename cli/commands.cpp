@@ -378,10 +378,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
-    {"makehosts", makehosts},
-    {"makedns", makedns},
-    {"makedhcp", makedhcp},
-    {"nodeset", nodeset},
+    {"makehosts", makehosts}, {"makedns", makedns},
+    {"makedhcp", makedhcp},   {"nodeset", nodeset},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -408,7 +406,8 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     << "Error: Unknown command '" << name
     << "'. Commands: lsdef nodels mkdef chdef rmdef xdsh xdcp init passwd tokens revoke rmuser "
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
-       "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals rinv "
+       "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals "
+       "rinv "
        "nodestat reventlog rbeacon makedhcp nodeset\n";
   return 1;
 }
