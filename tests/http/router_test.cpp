@@ -427,7 +427,8 @@ TEST(router, makedns_routes_are_xcatws_dns_resources) {
   auto r = go("POST", "/clusterws/services/dns?userName=root&userPW=x&dryrun=1");
   ASSERT_FALSE(r.answer) << r.answer->body;
   EXPECT_EQ(r.call->op, cws::api::operation::dns_service);
-  EXPECT_EQ(r.call->command, "dryrun");
+  EXPECT_TRUE(r.call->dry_run);
+  EXPECT_FALSE(r.post); // a dry run creates nothing: 200
   EXPECT_EQ(r.call->policy_command, "makedns");
   r = go("POST", "/clusterws/nodes/n1,n2/dns?userName=root&userPW=x");
   ASSERT_FALSE(r.answer) << r.answer->body;
