@@ -16,24 +16,15 @@
 #include <thread>
 
 #include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
 #include "api/dns_message.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct result {
-  int rc;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using result = cws::test::tool_output;
+using cws::test::slurp;
 
 /// A named of our own: started by fork/exec, stopped by its pid.
 class named_process {
@@ -120,12 +111,7 @@ class makedns_test : public ::testing::Test {
   }
 
   result run(const std::string& cmd) const {
-    cws::test::temp_dir io;
-    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home_.string() + "' "
-                       + cmd + " >'" + (io.path / "out").string() + "' 2>'"
-                       + (io.path / "err").string() + "' </dev/null";
-    int status = std::system(line.c_str());
-    return {WEXITSTATUS(status), slurp(io.path / "out"), slurp(io.path / "err")};
+    return cws::test::run_tool_streams(home_, cmd);
   }
 
   /// dig's short answer for `args` (`name A`, `-x ip`).

@@ -8,23 +8,14 @@
 #include <sys/stat.h>
 
 #include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct result {
-  int rc;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using result = cws::test::tool_output;
+using cws::test::slurp;
 
 ino_t inode(const fs::path& p) {
   struct stat st {};
@@ -82,13 +73,7 @@ class makehosts_test : public ::testing::Test {
   }
 
   static result run(const std::string& cmd) {
-    cws::test::temp_dir io;
-    auto out = io.path / "out";
-    auto err = io.path / "err";
-    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home().string() + "' "
-                       + cmd + " </dev/null >'" + out.string() + "' 2>'" + err.string() + "'";
-    int status = std::system(line.c_str());
-    return {WEXITSTATUS(status), slurp(out), slurp(err)};
+    return cws::test::run_tool_streams(home(), cmd);
   }
 
   /// Lines nobody's makehosts made, and stale lines for n1 (by address), n2 (by name), n3.

@@ -7,22 +7,13 @@
 #include <sstream>
 
 #include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
 #include "store/database.hpp"
 
 namespace {
 
-struct result {
-  int rc;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using result = cws::test::tool_output;
+using cws::test::slurp;
 
 class nodeset_test : public ::testing::Test {
  protected:
@@ -48,14 +39,7 @@ class nodeset_test : public ::testing::Test {
   }
 
   static result run(const std::string& cmd) {
-    cws::test::temp_dir io;
-    auto out = io.path / "out";
-    auto err = io.path / "err";
-    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home_->path.string()
-                       + "' " + cmd + " </dev/null >'" + out.string() + "' 2>'" + err.string()
-                       + "'";
-    int status = std::system(line.c_str());
-    return {WEXITSTATUS(status), slurp(out), slurp(err)};
+    return cws::test::run_tool_streams(home_->path, cmd);
   }
 
   static uint64_t generation() {

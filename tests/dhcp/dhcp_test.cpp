@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../store/temp_home.hpp"
+#include "../support/daemon.hpp"
 #include "../support/netns.hpp"
 #include "api/dhcp_backend.hpp"
 
@@ -22,18 +23,8 @@ using cws::api::dhcp_entry;
 using cws::api::dhcp_intent;
 using cws::api::dhcp_subnet;
 
-struct result {
-  int rc;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in{p};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using result = cws::test::tool_output;
+using cws::test::slurp;
 
 int sh(const std::string& cmd) {
   int status = std::system(cmd.c_str());
@@ -376,12 +367,7 @@ class makedhcp_test : public ::testing::Test {
   }
 
   result run(const std::string& cmd) {
-    auto out = dir_.path / "out";
-    auto err = dir_.path / "err";
-    std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home().string() + "' "
-                       + cmd + " >'" + out.string() + "' 2>'" + err.string() + "'";
-    int status = std::system(line.c_str());
-    return {WEXITSTATUS(status), slurp(out), slurp(err)};
+    return cws::test::run_tool_streams(home(), cmd);
   }
 
   /// dnsmasq in the server namespace with the configuration makedhcp wrote: foreground, no

@@ -47,6 +47,21 @@ std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+tool_output run_tool_streams(const std::filesystem::path& home, const std::string& cmd) {
+  char dir[] = "/tmp/cws-tool-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) {
+    throw std::runtime_error("mkdtemp failed");
+  }
+  std::filesystem::path io{dir};
+  std::string line = "PATH=" CLUSTERWS_BIN_DIR ":$PATH CLUSTERWS_HOME='" + home.string() + "' "
+                     + cmd + " </dev/null >'" + (io / "out").string() + "' 2>'"
+                     + (io / "err").string() + "'";
+  int status = std::system(line.c_str());
+  tool_output r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io / "out"), slurp(io / "err")};
+  std::filesystem::remove_all(io);
+  return r;
+}
+
 daemon::~daemon() {
   if (pid_ > 0) {
     stop(SIGKILL);

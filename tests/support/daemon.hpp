@@ -15,6 +15,15 @@ struct command_result {
 };
 command_result run_tool(const std::filesystem::path& home, const std::string& cmd);
 
+/// What a tool printed on each stream, and its exit status.
+struct tool_output {
+  int rc;
+  std::string out;
+  std::string err;
+};
+/// Runs `cmd` as run_tool does, stdin empty, its two streams apart.
+tool_output run_tool_streams(const std::filesystem::path& home, const std::string& cmd);
+
 /// The whole text of a file (empty if it cannot be read), e.g. a log.
 std::string slurp(const std::filesystem::path& p);
 
