@@ -409,6 +409,9 @@ std::string parse_key_file(std::string_view text, tsig_key& out) {
   for (auto it = b64.rbegin(); it != b64.rend() && *it == '='; ++it) {
     ++pad;
   }
+  if (pad > 2 || static_cast<size_t>(n) < pad) { // "====" decodes to 3 bytes, not -1
+    return "its secret is not base64";
+  }
   raw.resize(static_cast<size_t>(n) - pad);
   out.secret = std::move(raw);
   return "";

@@ -214,6 +214,7 @@ TEST(dns_message, key_files_of_tsig_keygen_are_read_and_new_ones_are_alike) {
   EXPECT_EQ(k.secret.size(), 32u);
   EXPECT_NE(parse_key_file("key \"k\" { algorithm hmac-md5; secret \"AAAA\"; };", k), "");
   EXPECT_NE(parse_key_file("key \"k\" { algorithm hmac-sha256; secret \"!!!\"; };", k), "");
+  EXPECT_NE(parse_key_file("key \"k\" { algorithm hmac-sha256; secret \"====\"; };", k), "");
   EXPECT_NE(parse_key_file("", k), "");
 }
 
