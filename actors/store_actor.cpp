@@ -152,7 +152,7 @@ api_result run_system_change(const store::database& db, const api::api_call& cal
   return api::run_dns_call(db, call, auth, cfg.noderange, cfg.dns);
 }
 
-reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_state> self,
+reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_state>,
                                         std::shared_ptr<store::database> db, store_config cfg) {
   return {
     [=](run_atom, const api_call_ptr& call, const authorization& auth, const done_ptr& done) {
