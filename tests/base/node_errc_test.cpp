@@ -13,7 +13,7 @@ using cws::base::node_errc;
 
 TEST(node_errc, every_code_has_a_distinct_spelling_that_parses_back) {
   std::set<std::string> seen;
-  for (auto i = static_cast<int>(node_errc::none); i <= static_cast<int>(node_errc::resources);
+  for (auto i = static_cast<int>(node_errc::none); i <= static_cast<int>(node_errc::servicenode);
        ++i) {
     auto e = static_cast<node_errc>(i);
     auto text = std::string{to_string(e)};
@@ -30,6 +30,7 @@ TEST(node_errc, the_wire_spellings_are_the_ones_clients_know) {
   EXPECT_EQ(to_string(node_errc::no_bmc), "no-bmc");
   EXPECT_EQ(to_string(node_errc::no_vmhost), "no-vmhost");
   EXPECT_EQ(to_string(node_errc::cancelled), "cancelled");
+  EXPECT_EQ(to_string(node_errc::servicenode), "servicenode");
   EXPECT_FALSE(cws::base::parse_node_errc("connect_timeout").has_value());
 }
 
