@@ -14,6 +14,9 @@ void add_wire_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<w::result_batch>("cws::wire::result_batch");
   cfg.add_message_type<w::credit>("cws::wire::credit");
   cfg.add_message_type<w::cancel>("cws::wire::cancel");
+  // service nodes (issue #31): a share of a job, its end (docs/service-nodes.md)
+  cfg.add_message_type<w::share_request>("cws::wire::share_request");
+  cfg.add_message_type<w::share_end>("cws::wire::share_end");
 }
 
 std::string read_job_request(caf::actor_system& sys, const char* data, size_t size,

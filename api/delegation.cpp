@@ -168,4 +168,32 @@ std::vector<size_t> split_fanout(size_t fanout, const std::vector<size_t>& count
   return parts;
 }
 
+wire::share_request make_share(const wire::job_request& job, const std::vector<uint32_t>& indexes,
+                               std::string service_node, uint64_t id, size_t fanout,
+                               const delegation_settings& s) {
+  wire::share_request r;
+  r.job.version = job.version;
+  r.job.id = id;
+  r.job.operation = job.operation;
+  r.job.command = job.command;
+  r.job.timeout_ms = job.timeout_ms;
+  r.job.fanout = static_cast<uint32_t>(std::min<size_t>(fanout, UINT32_MAX));
+  r.job.copy = job.copy;
+  r.job.recursive = job.recursive;
+  r.job.preserve = job.preserve;
+  r.job.pull = job.pull;
+  r.job.execute = job.execute;
+  r.job.targets.reserve(indexes.size());
+  for (size_t i = 0; i < indexes.size(); ++i) {
+    auto t = job.targets.at(indexes[i]);
+    t.index = static_cast<uint32_t>(i);
+    r.job.targets.push_back(std::move(t));
+  }
+  r.service_node = std::move(service_node);
+  r.credits = s.credits;
+  r.batch_nodes = s.batch_nodes;
+  r.batch_bytes = s.batch_bytes;
+  return r;
+}
+
 } // namespace cws::api

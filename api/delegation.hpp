@@ -13,12 +13,24 @@
 #include <utility>
 #include <vector>
 
+#include "api/wire.hpp"
+
 namespace cws::api {
 
 /// What a node whose every service node is down gets (the `sn_fallback` setting).
 enum class sn_fallback : uint8_t {
   fail,   ///< a per-node `servicenode` error naming the service nodes (default)
   direct, ///< it runs from the head, as if it had no service node
+};
+
+/// How delegated work runs (sn_* settings).
+struct delegation_settings {
+  sn_fallback fallback = sn_fallback::fail;
+  /// Batches a service node may have sent and not seen credited (sn_credits).
+  uint32_t credits = 4;
+  /// Results in one batch at most (sn_batch_nodes) and their bytes (sn_batch_bytes).
+  uint32_t batch_nodes = 128;
+  uint64_t batch_bytes = 4u << 20;
 };
 
 /// What the head knows of its service nodes when it plans a call.
@@ -77,5 +89,12 @@ delegation_plan plan_delegation(const std::vector<std::string>& names,
 /// to its nodes, at least 1 and never more than its nodes; the parts add up to `fanout`
 /// unless that is less than the engines with nodes (each still gets 1) or more than the nodes.
 std::vector<size_t> split_fanout(size_t fanout, const std::vector<size_t>& counts);
+
+/// Service node `service_node`'s share of `job` (the whole call's request, target i being
+/// node i): the targets at `indexes`, re-indexed 0..n-1 in that order, under share id `id`,
+/// with fanout `fanout` and the batch settings of `s`.
+wire::share_request make_share(const wire::job_request& job, const std::vector<uint32_t>& indexes,
+                               std::string service_node, uint64_t id, size_t fanout,
+                               const delegation_settings& s);
 
 } // namespace cws::api

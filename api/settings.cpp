@@ -220,6 +220,16 @@ const base::settings_schema& settings_schema() {
     {"template_max_bytes", num, "1048576", 1024, 67108864,
      "bytes of an install template and every file it includes, together"},
     {"template_include_depth", num, "8", 0, 64, "nested #INCLUDE# levels of an install template"},
+    // -- service nodes: delegation (docs/service-nodes.md)
+    {"sn_fallback", text, "fail", 0, 0,
+     "a node whose every service node is down: fail (a per-node servicenode error) or direct "
+     "(it runs from the head)",
+     "fail|direct"},
+    {"sn_credits", num, "4", 1, 1024,
+     "result batches a service node may send before the head credits them"},
+    {"sn_batch_nodes", num, "128", 1, 100000, "node results in one batch from a service node"},
+    {"sn_batch_bytes", num, "4194304", 1024, 268435456,
+     "bytes of output in one batch from a service node (a larger result goes alone)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
@@ -271,6 +281,15 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
   c.pull_run_max = s.number("copy_pull_run_max");
   c.pull_free_min = s.number("copy_pull_free_min");
   return c;
+}
+
+delegation_settings delegation_settings_from(const base::settings& s) {
+  delegation_settings d;
+  d.fallback = s.text("sn_fallback") == "direct" ? sn_fallback::direct : sn_fallback::fail;
+  d.credits = static_cast<uint32_t>(s.number("sn_credits"));
+  d.batch_nodes = static_cast<uint32_t>(s.number("sn_batch_nodes"));
+  d.batch_bytes = s.number("sn_batch_bytes");
+  return d;
 }
 
 template_limits template_settings(const base::settings& s) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/copy.hpp"
+#include "api/delegation.hpp"
 #include "api/hardware.hpp"
 #include "api/makedns.hpp"
 #include "api/nodestat.hpp"
@@ -35,6 +36,9 @@ copy_config copy_settings(const base::settings& s, const std::filesystem::path& 
 /// How nodestat probes (`nodestat_*`, and `ssh_port` for nodes without `sshport`).
 /// @throws std::invalid_argument for a bad `nodestat_ports`.
 nodestat_config nodestat_settings(const base::settings& s);
+
+/// How the head delegates to service nodes (`sn_fallback`, `sn_credits`, `sn_batch_*`).
+delegation_settings delegation_settings_from(const base::settings& s);
 
 /// The bounds of install templates (`template_max_bytes`, `template_include_depth`).
 template_limits template_settings(const base::settings& s);

@@ -67,6 +67,23 @@ std::string check(const job_request& r, const request_limits& limits) {
   return {};
 }
 
+std::string check(const share_request& r, const request_limits& limits) {
+  if (auto why = check(r.job, limits); !why.empty()) {
+    return why;
+  }
+  if (r.service_node.empty() || r.service_node.size() > limits.max_field_bytes) {
+    return "the share names no service node";
+  }
+  if (r.credits == 0 || r.batch_nodes == 0 || r.batch_bytes == 0) {
+    return "the share has no credit, batch size or batch bytes";
+  }
+  return {};
+}
+
+size_t result_bytes(const node_result& r) {
+  return r.name.size() + r.out.size() + r.err.size() + r.error.size() + r.message.size();
+}
+
 node_result to_wire(uint32_t index, const base::node_result& r, int64_t started_us,
                     int64_t elapsed_us) {
   node_result w;

@@ -97,6 +97,37 @@ struct cancel {
   std::string reason;
 };
 
+/// A service node's share of a job (docs/service-nodes.md "Delegation, results and
+/// failure"): the job with only the share's targets, indexed 0..n-1 in share order (the head
+/// maps them back to the call's nodes, so a service node can report on its own nodes only),
+/// and how its results come back.
+struct share_request {
+  /// `job.id` is the share's own id (random, one per share): its batches, credits, cancel and
+  /// end name it.
+  job_request job;
+  /// The service node it is for: another refuses it.
+  std::string service_node;
+  /// Batches the service node may have sent and not seen credited (sn_credits).
+  uint32_t credits = 4;
+  /// Results in one batch at most (sn_batch_nodes), and their bytes (sn_batch_bytes; one
+  /// larger result goes alone).
+  uint32_t batch_nodes = 128;
+  uint64_t batch_bytes = 4u << 20;
+  /// The link layer's seal (HMAC under the service node's secret, with its own id and
+  /// expiry): filled by the head's link over every field above, checked by the service
+  /// node's link before the share reaches the service-node actor. The delegation neither fills
+  /// nor reads it.
+  std::string sealed;
+};
+
+/// A service node's last word on a share: every node reported in `batches` batches (their
+/// seq 0..batches-1), or the share refused whole (`refused` says why; nothing ran).
+struct share_end {
+  uint64_t id = 0;
+  uint32_t batches = 0;
+  std::string refused;
+};
+
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, target& x) {
   return f(x.index, x.name, x.address, x.port, x.user);
@@ -134,6 +165,16 @@ typename Inspector::result_type inspect(Inspector& f, cancel& x) {
   return f(x.id, x.reason);
 }
 
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, share_request& x) {
+  return f(x.job, x.service_node, x.credits, x.batch_nodes, x.batch_bytes, x.sealed);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, share_end& x) {
+  return f(x.id, x.batches, x.refused);
+}
+
 /// The bounds a received request is checked against.
 struct request_limits {
   /// Targets in one request at most.
@@ -149,6 +190,13 @@ job_request make_request(uint64_t id, const api_call& call, std::vector<target> 
 /// nodes, too many targets, an index out of range or repeated, a field past its bound.
 /// @returns "" for a request that can be run.
 std::string check(const job_request& r, const request_limits& limits = {});
+
+/// Why share `r` cannot be run: its job's check, no service node named, or no credit, batch
+/// size or batch bytes. @returns "" for a share that can be run.
+std::string check(const share_request& r, const request_limits& limits = {});
+
+/// The bytes a result takes in a batch (its strings; sn_batch_bytes counts these).
+size_t result_bytes(const node_result& r);
 
 /// Node `index`'s result on the wire.
 node_result to_wire(uint32_t index, const base::node_result& r, int64_t started_us = 0,

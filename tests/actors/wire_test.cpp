@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "actors/type_ids.hpp"
+#include "api/delegation.hpp"
 #include "api/operation_traits.hpp"
 
 namespace {
@@ -221,6 +222,55 @@ TEST(wire, a_hostile_length_prefix_allocates_nothing_large) {
   many.push_back(0x0f);
   EXPECT_NE(actors::read_job_request(w.sys, many.data(), many.size(), out), "");
   EXPECT_LT(max_rss_kb() - before, 64 * 1024); // no allocation of the announced size
+}
+
+} // namespace
+
+namespace {
+
+TEST(wire, a_share_and_its_end_round_trip_inside_a_message_and_the_share_is_checked) {
+  wire_system w;
+  api::delegation_settings s;
+  s.credits = 3;
+  s.batch_nodes = 50;
+  s.batch_bytes = 1 << 20;
+  auto job = sample_request();
+  auto share = api::make_share(job, {1}, "sn2", 77, 8, s);
+  share.sealed = std::string("\x01\x02seal", 6);
+  auto m = caf::make_message(share, wire::share_end{77, 3, "no key for alice"});
+  std::vector<char> buf;
+  caf::binary_serializer sink{w.sys, buf};
+  ASSERT_FALSE(sink(m));
+  caf::message back;
+  caf::binary_deserializer source{w.sys, buf};
+  ASSERT_FALSE(source(back));
+  ASSERT_TRUE((back.match_elements<wire::share_request, wire::share_end>()));
+  const auto& y = back.get_as<wire::share_request>(0);
+  EXPECT_EQ(y.job.id, 77u);
+  EXPECT_EQ(y.job.fanout, 8u);
+  EXPECT_EQ(y.job.command, job.command);
+  ASSERT_EQ(y.job.targets.size(), 1u);
+  EXPECT_EQ(y.job.targets[0].name, "n2") << "the share's targets only";
+  EXPECT_EQ(y.job.targets[0].index, 0u) << "re-indexed within the share";
+  EXPECT_EQ(y.service_node, "sn2");
+  EXPECT_EQ(y.credits, 3u);
+  EXPECT_EQ(y.batch_nodes, 50u);
+  EXPECT_EQ(y.batch_bytes, 1u << 20);
+  EXPECT_EQ(y.sealed, share.sealed);
+  EXPECT_EQ(wire::check(y), "");
+  const auto& e = back.get_as<wire::share_end>(1);
+  EXPECT_EQ(e.id, 77u);
+  EXPECT_EQ(e.batches, 3u);
+  EXPECT_EQ(e.refused, "no key for alice");
+  auto bad = y;
+  bad.credits = 0;
+  EXPECT_EQ(wire::check(bad), "the share has no credit, batch size or batch bytes");
+  bad = y;
+  bad.service_node.clear();
+  EXPECT_EQ(wire::check(bad), "the share names no service node");
+  bad = y;
+  bad.job.targets[0].index = 1;
+  EXPECT_NE(wire::check(bad), "") << "the job inside is checked too";
 }
 
 } // namespace
