@@ -85,6 +85,19 @@ using job_atom = caf::atom_constant<caf::atom("job")>;
 /// Internal: write a job's record (jobs, to its writer).
 using record_atom = caf::atom_constant<caf::atom("record")>;
 
+// Service nodes (actors/service_node_actor.hpp, actors/delegation_actor.hpp): these cross the
+// link between the head and a service node.
+/// Run a share of a job (head -> service node).
+using sn_run_atom = caf::atom_constant<caf::atom("snrun")>;
+/// A batch of a share's results (service node -> head).
+using sn_batch_atom = caf::atom_constant<caf::atom("snbatch")>;
+/// A batch was consumed: one more may be sent (head -> service node).
+using sn_credit_atom = caf::atom_constant<caf::atom("sncredit")>;
+/// End a share's work (head -> service node).
+using sn_cancel_atom = caf::atom_constant<caf::atom("sncancel")>;
+/// A share's last word: every node reported, or the share refused (service node -> head).
+using sn_end_atom = caf::atom_constant<caf::atom("snend")>;
+
 /// Where a call's result goes when no reply message carries it back: called exactly once, on
 /// an actor thread.
 using done_fn = std::function<void(api::api_result)>;

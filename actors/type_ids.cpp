@@ -1,5 +1,7 @@
 #include "actors/type_ids.hpp"
 
+#include "actors/service_node_actor.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/binary_deserializer.hpp>
 
@@ -17,6 +19,9 @@ void add_wire_types(caf::actor_system_config& cfg) {
   // service nodes (issue #31): a share of a job, its end (docs/service-nodes.md)
   cfg.add_message_type<w::share_request>("cws::wire::share_request");
   cfg.add_message_type<w::share_end>("cws::wire::share_end");
+  // the handles a share carries across the link (actors/service_node_actor.hpp)
+  cfg.add_message_type<sn_sink_actor>("cws::sn_sink_actor");
+  cfg.add_message_type<sn_executor_actor>("cws::sn_executor_actor");
 }
 
 std::string read_job_request(caf::actor_system& sys, const char* data, size_t size,
