@@ -134,6 +134,12 @@ delegation_impl_actor::behavior_type delegation_impl(self_ptr self, delegated_ru
   for (auto& r : run.refused) {
     st.report(r.index, base::node_result::failure({}, base::node_errc::servicenode, r.message));
   }
+  if (!st.head) {
+    for (auto i : st.head_indexes) { // (a caller's slip: never leave a node without a result)
+      st.report(i, base::node_result::failure({}, base::node_errc::unsupported,
+                                              "the head's share of the call was not planned"));
+    }
+  }
   if (st.head && !st.finished) {
     auto me = caf::actor_cast<delegation_impl_actor>(self);
     // the transport calls back on its own thread: hand over by message
@@ -161,6 +167,9 @@ delegation_impl_actor::behavior_type delegation_impl(self_ptr self, delegated_ru
       continue;
     }
     self->monitor(placed.executor);
+    if (run.seal) {
+      run.seal(sh.request);
+    }
     self->send(placed.executor, sn_run_atom::value, std::move(sh.request), sink);
   }
   if (st.finished) {

@@ -3,6 +3,7 @@
 #include <caf/actor_system.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,9 @@ struct delegated_run {
   /// Nodes that run nowhere (every service node down, sn_fallback = fail): error
   /// `servicenode` with the message, reported at start.
   std::vector<api::sn_refusal> refused;
+  /// The link's seal: called on each share just before it is sent, to fill `sealed` (the
+  /// HMAC under that service node's secret). None: sent as it is.
+  std::function<void(api::wire::share_request&)> seal;
 };
 
 /// Builds the run of `plan`. `job` is the whole call's request (target i is node i, with its

@@ -108,10 +108,6 @@ sn_impl_actor::behavior_type service_node_impl(self_ptr self, service_node_confi
       auto refuse = [&](std::string why) {
         self->send(sink, sn_end_atom::value, api::wire::share_end{id, 0, std::move(why)});
       };
-      if (self->state.seen.count(id) != 0) {
-        return refuse("share " + std::to_string(id) + " was sent before; it is not run again");
-      }
-      remember(self->state, id, cfg.remember_ids);
       if (!cfg.name.empty() && req.service_node != cfg.name) {
         return refuse("the share is for service node '" + req.service_node.substr(0, 64)
                       + "', this is '" + cfg.name + "'");
@@ -119,6 +115,15 @@ sn_impl_actor::behavior_type service_node_impl(self_ptr self, service_node_confi
       if (auto why = api::wire::check(req, cfg.limits); !why.empty()) {
         return refuse(std::move(why));
       }
+      if (cfg.verify) {
+        if (auto why = cfg.verify(req); !why.empty()) {
+          return refuse(std::move(why));
+        }
+      }
+      if (self->state.seen.count(id) != 0) {
+        return refuse("share " + std::to_string(id) + " was sent before; it is not run again");
+      }
+      remember(self->state, id, cfg.remember_ids);
       if (!cfg.bind) {
         return refuse("service node " + cfg.name + " runs no operations");
       }

@@ -50,6 +50,9 @@ struct service_node_config {
   /// tests. None: every share is refused.
   std::function<api::api_result(const api::wire::job_request& job, api::node_operation_ptr& out)>
     bind;
+  /// The link's check of a share's seal (its `sealed` field, its id and expiry): why it is
+  /// refused, or "" (none: every share passes).
+  std::function<std::string(const api::wire::share_request& share)> verify;
   /// The bounds a share is checked against.
   api::wire::request_limits limits;
   /// Share ids remembered after their end, so a repeated one is refused rather than run again.

@@ -114,11 +114,13 @@ struct delegation_fixture : ::testing::Test, test::coordinated_system {
   }
 
   /// Spawns service node `name`, whose shares run on fake operations kept in records[name].
-  void spawn_sn(const std::string& name) {
+  void spawn_sn(const std::string& name,
+                std::function<std::string(const wire::share_request&)> verify = {}) {
     auto rec = std::make_shared<sn_record>();
     records[name] = rec;
     service_node_config c;
     c.name = name;
+    c.verify = std::move(verify);
     c.bind = [rec](const wire::job_request& job, node_operation_ptr& out) {
       std::vector<std::string> names;
       for (const auto& t : job.targets) {
@@ -137,7 +139,8 @@ struct delegation_fixture : ::testing::Test, test::coordinated_system {
   /// The delegated operation of nodes `names` with `servicenode` values `values`, the head's
   /// share on a fake operation (`head_op`).
   node_operation_ptr delegated(const std::vector<std::string>& names,
-                               const std::vector<std::string>& values, size_t fanout = 64) {
+                               const std::vector<std::string>& values, size_t fanout = 64,
+                               std::function<void(wire::share_request&)> seal = {}) {
     service_nodes known;
     for (const auto& [name, h] : sns) {
       known.known[name] = true;
@@ -162,6 +165,7 @@ struct delegation_fixture : ::testing::Test, test::coordinated_system {
     }
     head_op = std::make_shared<test::fake_operation>(head_names);
     run.head = head_names.empty() ? nullptr : head_op;
+    run.seal = std::move(seal);
     return delegate(sys, std::move(run));
   }
 
@@ -488,6 +492,26 @@ TEST_F(delegation_fixture, a_service_node_ends_the_shares_of_a_head_that_went_aw
   self->send_exit(sink, caf::exit_reason::remote_link_unreachable);
   sched.run();
   EXPECT_TRUE(records["sn1"]->ops.at(0)->cancelled());
+}
+
+TEST_F(delegation_fixture, the_links_seal_is_set_before_sending_and_checked_before_running) {
+  auto check = [](const wire::share_request& r) {
+    return r.sealed == "seal of " + r.service_node ? std::string{} : std::string{"bad seal"};
+  };
+  spawn_sn("sn1", check);
+  spawn_sn("sn2", check);
+  auto seal = [](wire::share_request& r) {
+    r.sealed = r.service_node == "sn1" ? "seal of sn1" : "forged";
+  };
+  auto a = send(shell_call("x"), delegated({"n0", "n1"}, {"sn1", "sn2"}, 64, seal));
+  EXPECT_TRUE(records["sn2"]->ops.empty()) << "refused before anything ran";
+  records["sn1"]->ops.at(0)->finish(0, 0, "ran");
+  sched.run();
+  ASSERT_TRUE(a->got);
+  EXPECT_EQ(a->result.nodes[0].out, "ran");
+  EXPECT_EQ(a->result.nodes[1].error, "servicenode");
+  EXPECT_EQ(a->result.nodes[1].message,
+            "service node sn2 refused the request: bad seal; nothing was run");
 }
 
 TEST_F(delegation_fixture, a_call_whose_nodes_are_all_refused_ends_at_once) {
