@@ -104,6 +104,25 @@ api_result node_targets(const store::cluster_view& view, const api_call& call,
   return {};
 }
 
+std::vector<std::string> service_node_values(const store::cluster_view& view,
+                                             const std::vector<std::string>& nodes) {
+  std::vector<std::string> out;
+  out.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    out.push_back(view.attribute(n, "servicenode"));
+  }
+  return out;
+}
+
+std::vector<std::string> head_names(const store::cluster_view& view, std::vector<std::string> own) {
+  if (auto site = view.txn().get(object_type::site, "clustersite")) {
+    if (auto master = site->find("master"); master && !master->empty()) {
+      own.emplace_back(*master);
+    }
+  }
+  return own;
+}
+
 size_t effective_fanout(size_t requested, size_t configured, size_t most) {
   return std::max<size_t>(1, std::min(requested > 0 ? requested : configured, most));
 }

@@ -71,6 +71,15 @@ api_result node_targets(const store::cluster_view& view, const api_call& call,
                         const authorization& auth, const store::noderange_options& opts,
                         std::vector<node_target>& out);
 
+/// Each node's `servicenode` (noderes, inherited from its groups; "" none), in the order of
+/// `nodes`: what api::plan_delegation reads.
+std::vector<std::string> service_node_values(const store::cluster_view& view,
+                                             const std::vector<std::string>& nodes);
+
+/// The names meaning the head in a `servicenode` list: `site.master` (when set) and `own`
+/// (the head's host names and addresses, which the daemon knows).
+std::vector<std::string> head_names(const store::cluster_view& view, std::vector<std::string> own);
+
 /// The one fanout rule of every fan-out operation: what the request asks (0: not asked)
 /// else the configured default, never more than the configured most, never less than 1.
 size_t effective_fanout(size_t requested, size_t configured, size_t most);

@@ -169,4 +169,19 @@ TEST(effective_fanout, the_request_else_the_default_within_the_most_and_at_least
   EXPECT_EQ(api::effective_fanout(3, 64, 0), 1u);
 }
 
+TEST_F(targets_test, service_nodes_are_read_inherited_from_groups_and_site_master_names_the_head) {
+  put(object_type::group, "rack1", {{"servicenode", "sn1,sn2"}});
+  put(object_type::node, "n1", {{"groups", "rack1,all"}});
+  put(object_type::node, "n2", {{"groups", "rack1,all"}, {"servicenode", "sn3"}});
+  auto txn = db->read();
+  store::cluster_view view{txn};
+  EXPECT_EQ(api::service_node_values(view, {"n1", "n2", "n3"}),
+            (std::vector<std::string>{"sn1,sn2", "sn3", ""}));
+  EXPECT_EQ(api::head_names(view, {"mgmt"}), (std::vector<std::string>{"mgmt"}));
+  put(object_type::site, "clustersite", {{"master", "10.0.0.254"}});
+  auto txn2 = db->read();
+  store::cluster_view view2{txn2};
+  EXPECT_EQ(api::head_names(view2, {"mgmt"}), (std::vector<std::string>{"mgmt", "10.0.0.254"}));
+}
+
 } // namespace
