@@ -29,9 +29,10 @@ constexpr std::string_view spellings[] = {
   "no-vmhost",       // no_vmhost
   "libvirt",         // libvirt
   "resources",       // resources
+  "boot-state",      // boot_state
 };
 
-static_assert(std::size(spellings) == static_cast<size_t>(node_errc::resources) + 1,
+static_assert(std::size(spellings) == static_cast<size_t>(node_errc::boot_state) + 1,
               "a node_errc without its spelling");
 
 } // namespace

@@ -32,6 +32,7 @@ enum class node_errc : uint8_t {
   no_vmhost,       ///< the virtual machine has no hypervisor (vm.host)
   libvirt,         ///< the hypervisor refused the call
   resources,       ///< the management node ran out of sockets or ports
+  boot_state,      ///< rinstall: the node's boot state could not be set (nodeset)
 };
 
 /// The wire spelling of `e` ("" for `none`).
