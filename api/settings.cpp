@@ -220,6 +220,13 @@ const base::settings_schema& settings_schema() {
     {"template_max_bytes", num, "1048576", 1024, 67108864,
      "bytes of an install template and every file it includes, together"},
     {"template_include_depth", num, "8", 0, 64, "nested #INCLUDE# levels of an install template"},
+    // -- provisioning re-apply through the change feed (actors/reapply_actor.hpp)
+    {"provision_reapply", text, "off", 0, 0,
+     "on: a node created, or whose name, MAC or addresses change, re-runs makehosts, makedhcp "
+     "(and makedns once configured) for it",
+     "off|on"},
+    {"provision_reapply_delay_ms", num, "500", 0, 60000,
+     "milliseconds from a burst's first change to its one re-apply"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

@@ -169,6 +169,31 @@ void events_component::stop() {
   end(handle_);
 }
 
+// -- provisioning re-apply -----------------------------------------------------------
+
+reapply_component::reapply_component(const base::settings& s, const runtime_component& rt,
+                                     const database_component& db, const events_component& events,
+                                     const store_component& store)
+    : rt_(rt), events_(events), store_(store) {
+  on_ = s.text("provision_reapply") == "on";
+  cfg_.delay = std::chrono::milliseconds(s.number("provision_reapply_delay_ms"));
+  // DNS is configured once makedns has run: it keeps what it sent in this file
+  cfg_.dns_configured = [records = api::dns_settings(s, db.home_dir()).state_file] {
+    std::error_code ec;
+    return std::filesystem::exists(records, ec);
+  };
+}
+
+void reapply_component::start() {
+  if (on_ && events_.handle()) {
+    handle_ = actors::spawn_reapply(rt_.system(), events_.handle(), store_.handle(), cfg_);
+  }
+}
+
+void reapply_component::stop() {
+  end(handle_);
+}
+
 // -- store ---------------------------------------------------------------------------
 
 store_component::store_component(const base::settings& s, const runtime_component& rt,
