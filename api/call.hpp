@@ -63,6 +63,7 @@ enum class operation : uint8_t {
   // provisioning (api/nodeset.hpp): the state word in `command`
   bootstate, ///< nodeset stat: each node's boot state (GET /nodes/{nr}/bootstate)
   nodeset,   ///< nodeset: set the boot state (PUT /nodes/{nr}/bootstate)
+  provision, ///< rinstall: nodeset, rsetboot net, rpower boot (PUT /nodes/{nr}/provision)
   count_,    ///< not an operation: how many there are (new ones go above)
 };
 

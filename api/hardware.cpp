@@ -149,8 +149,18 @@ std::shared_ptr<ipmi::action> make_action(operation op, const std::string& word,
     auto p = ipmi::parse_power(word);
     return p ? ipmi::power_action(*p) : nullptr;
   }
-  auto b = ipmi::parse_boot(word);
-  return b ? ipmi::boot_action(*b) : nullptr;
+  // rsetboot: the device, then `-u` (UEFI) for a device that is set
+  auto space = word.find(' ');
+  auto device = word.substr(0, space);
+  bool uefi = space != std::string::npos && word.substr(space + 1) == "-u";
+  if (space != std::string::npos && !uefi) {
+    return nullptr;
+  }
+  auto b = ipmi::parse_boot(device);
+  if (!b || (uefi && (*b == ipmi::boot_op::stat || *b == ipmi::boot_op::def))) {
+    return nullptr;
+  }
+  return ipmi::boot_action(*b, uefi);
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 #include <unordered_map>
 
 #include "api/install_token.hpp"
+#include "base/published_file.hpp"
+#include "base/text.hpp"
 
 namespace cws::api {
 
@@ -223,6 +225,19 @@ std::optional<nodeset_action> parse_nodeset_action(std::string_view word, std::s
   return a;
 }
 
+std::string nodeset_word(const nodeset_action& action) {
+  using k = nodeset_action::kind;
+  switch (action.what) {
+    case k::osimage: return action.image.empty() ? "osimage" : "osimage=" + action.image;
+    case k::boot: return "boot";
+    case k::shell: return "shell";
+    case k::offline: return "offline";
+    case k::stat: return "stat";
+    case k::next: return "next";
+  }
+  return "stat";
+}
+
 std::string boot_state_of(const store::cluster_view& view, std::string_view node) {
   auto state = view.attribute(node, "currstate");
   return state.empty() ? "offline" : state;
@@ -237,29 +252,23 @@ store::outcome boot_states(const store::cluster_view& view, const std::vector<st
   return out;
 }
 
-store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string>& nodes,
-                              const nodeset_action& action) {
-  store::cluster_view view{t};
-  if (action.what == nodeset_action::kind::stat) {
-    return boot_states(view, nodes);
-  }
-  store::outcome out;
-  planner p{view, out};
-  // plan every node first (reads only), so an error writes nothing at all
-  std::vector<node_changes> changes(nodes.size());
-  std::vector<std::string> states(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    states[i] = p.plan(nodes[i], action, changes[i]);
-  }
-  if (!out.errors.empty()) {
-    throw store::rejected{std::move(out)};
-  }
+namespace {
+
+/// Writes the planned changes of `nodes[i]` for every i where `keep(i)`, arming or ending
+/// each node's install token; xCAT's `node: <state>` info lines for them.
+template<class Keep>
+void write_planned(store::write_txn& t, const std::vector<std::string>& nodes,
+                   const std::vector<node_changes>& changes, const std::vector<std::string>& states,
+                   store::outcome& out, Keep keep) {
   out.info.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!keep(i)) {
+      continue;
+    }
     auto rec = t.get(object_type::node, nodes[i]);
     auto attrs = rec ? rec->to_map() : store::attr_map{};
     bool differs = false;
-    for (auto& [k, v] : changes[i]) {
+    for (const auto& [k, v] : changes[i]) {
       auto it = attrs.find(k);
       auto old = it == attrs.end() ? std::string{} : it->second;
       if (old != v) {
@@ -281,7 +290,101 @@ store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string
     }
     out.info.push_back(nodes[i] + ": " + states[i]);
   }
+}
+
+} // namespace
+
+store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string>& nodes,
+                              const nodeset_action& action) {
+  store::cluster_view view{t};
+  if (action.what == nodeset_action::kind::stat) {
+    return boot_states(view, nodes);
+  }
+  store::outcome out;
+  planner p{view, out};
+  // plan every node first (reads only), so an error writes nothing at all
+  std::vector<node_changes> changes(nodes.size());
+  std::vector<std::string> states(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    states[i] = p.plan(nodes[i], action, changes[i]);
+  }
+  if (!out.errors.empty()) {
+    throw store::rejected{std::move(out)};
+  }
+  write_planned(t, nodes, changes, states, out, [](size_t) { return true; });
   return out;
+}
+
+store::outcome boot_state_dry_run(const store::cluster_view& view,
+                                  const std::vector<std::string>& nodes,
+                                  const nodeset_action& action) {
+  if (action.what == nodeset_action::kind::stat) {
+    return boot_states(view, nodes);
+  }
+  store::outcome out;
+  planner p{view, out};
+  std::vector<node_changes> changes(nodes.size());
+  std::vector<std::string> states(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    states[i] = p.plan(nodes[i], action, changes[i]);
+  }
+  if (!out.errors.empty()) {
+    throw store::rejected{std::move(out)};
+  }
+  std::string text;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& node = nodes[i];
+    auto rec = view.txn().get(object_type::node, node);
+    auto attrs = rec ? rec->to_map() : store::attr_map{};
+    std::string before;
+    std::string after;
+    for (const auto& [k, v] : changes[i]) {
+      auto it = attrs.find(k);
+      auto old = it == attrs.end() ? std::string{} : it->second;
+      if (old != v) {
+        // xCAT's table.column: chain.currstate, nodetype.os, ...
+        auto column = (k == "currstate" || k == "currchain" ? "chain." : "nodetype.") + k;
+        before += old.empty() ? "" : column + "=" + old + "\n";
+        after += v.empty() ? "" : column + "=" + v + "\n";
+      }
+    }
+    auto diff = base::unified_diff(before, after, node + " (store)", node + " (nodeset)");
+    text += diff.empty() ? node + ": unchanged\n" : diff;
+    const auto& s = states[i];
+    if (s.rfind("install ", 0) == 0 || s.rfind("netboot ", 0) == 0
+        || s.rfind("statelite ", 0) == 0) {
+      text += "would arm the install token of " + node + "\n";
+    } else if (install_token_armed(view.txn(), node)) {
+      text += "would end the install token of " + node + "\n";
+    }
+  }
+  out.info = base::output_lines(text);
+  if (!out.info.empty() && out.info.back().empty()) {
+    out.info.pop_back();
+  }
+  return out;
+}
+
+std::vector<std::string> set_boot_state_each(store::write_txn& t,
+                                             const std::vector<std::string>& nodes,
+                                             const nodeset_action& action,
+                                             std::vector<std::string>& states) {
+  store::cluster_view view{t};
+  store::outcome out;
+  planner p{view, out};
+  std::vector<node_changes> changes(nodes.size());
+  std::vector<std::string> errors(nodes.size());
+  states.assign(nodes.size(), {});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto before = out.errors.size();
+    states[i] = p.plan(nodes[i], action, changes[i]);
+    for (auto k = before; k < out.errors.size(); ++k) {
+      errors[i] += (errors[i].empty() ? "" : " ") + out.errors[k];
+    }
+  }
+  out.errors.clear();
+  write_planned(t, nodes, changes, states, out, [&](size_t i) { return errors[i].empty(); });
+  return errors;
 }
 
 } // namespace cws::api

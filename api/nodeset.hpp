@@ -33,6 +33,9 @@ struct nodeset_action {
   std::string image;
 };
 
+/// The state word of `action` (what parse_nodeset_action reads back): `osimage=NAME`, `boot`.
+std::string nodeset_word(const nodeset_action& action);
+
 /// xCAT's usage line of nodeset.
 extern const char* const nodeset_usage;
 
@@ -53,6 +56,24 @@ std::string boot_state_of(const store::cluster_view& view, std::string_view node
 /// `stat` writes nothing. @throws store::rejected with xCAT's messages.
 store::outcome set_boot_state(store::write_txn& t, const std::vector<std::string>& nodes,
                               const nodeset_action& action);
+
+/// rinstall's nodeset: `action` (not stat) on each of `nodes` on its own in `t`: a node it
+/// refuses keeps its old values and gets xCAT's message at its index in the returned list
+/// ("" for the nodes written, whose new currstate is in `states`).
+std::vector<std::string> set_boot_state_each(store::write_txn& t,
+                                             const std::vector<std::string>& nodes,
+                                             const nodeset_action& action,
+                                             std::vector<std::string>& states);
+
+/// `nodeset --dry-run` (REST `dryrun=1`): what set_boot_state would write, writing nothing.
+/// For each node whose values would change, `diff -u` of its changed attributes
+/// (`chain.currstate=...`, `chain.currchain=...`, `nodetype.os=...`) between `<node> (store)`
+/// and `<node> (nodeset)`, `<node>: unchanged` otherwise; then the install token line,
+/// `would arm the install token of <node>` or `would end the install token of <node>` (one
+/// armed only). The same errors as set_boot_state. @throws store::rejected.
+store::outcome boot_state_dry_run(const store::cluster_view& view,
+                                  const std::vector<std::string>& nodes,
+                                  const nodeset_action& action);
 
 /// `nodeset stat`: `node: <state>` for each of `nodes`.
 store::outcome boot_states(const store::cluster_view& view, const std::vector<std::string>& nodes);

@@ -64,6 +64,8 @@ constexpr std::array<operation_traits, operation_count> rows{{
   // provisioning: `nodeset nr stat` reads, every other nodeset writes the boot state
   {o::bootstate,         "bootstate",         false, false, sc::never,       "nodeset",                 "bootstate"},
   {o::nodeset,           "nodeset",           true,  false, sc::always,      "nodeset",                 "bootstate"},
+  // rinstall: nodeset (through the store's writer), then rsetboot and rpower per node
+  {o::provision,         "provision",         false, true,  sc::always,      "rinstall",                "provision"},
 }};
 // clang-format on
 

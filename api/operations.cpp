@@ -6,6 +6,7 @@
 #include "api/makenetworks.hpp"
 #include "api/nodeset.hpp"
 #include "api/object_pages.hpp"
+#include "api/rinstall.hpp"
 #include "api/tables.hpp"
 #include "base/text.hpp"
 #include "store/credentials.hpp"
@@ -76,6 +77,20 @@ api_result read_boot_states(const store::cluster_view& view, const api_call& cal
     return found;
   }
   api_result r;
+  if (call.dry_run) {
+    // PUT /bootstate?dryrun=1: what nodeset would write, as lines; a read, nothing written
+    std::string error;
+    auto action = parse_nodeset_action(call.command, error);
+    if (!action) {
+      return api_result::failure({error});
+    }
+    try {
+      r.names = boot_state_dry_run(view, nodes, *action).info;
+    } catch (const store::rejected& e) {
+      return api_result::failure(e.result.errors);
+    }
+    return r;
+  }
   r.nodes.reserve(nodes.size());
   for (auto& n : nodes) {
     base::node_result one;
@@ -103,8 +118,13 @@ api_result write_boot_states(store::write_txn& t, const api_call& call, const au
       return found;
     }
   }
-  auto out = set_boot_state(t, nodes, *action);
   api_result r;
+  if (call.detail) {
+    // rinstall's step: each node on its own, its own result (api/rinstall.hpp)
+    r.nodes = write_boot_states_each(t, nodes, *action);
+    return r;
+  }
+  auto out = set_boot_state(t, nodes, *action);
   r.nodes.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     base::node_result one;

@@ -35,6 +35,11 @@ api_result plan_bmc(const planning& p, node_operation_ptr& out) {
   return plan_hardware(p.db, p.call, p.auth, p.opts, p.d.hardware, {p.d.ipmi, p.d.virt}, out);
 }
 
+api_result plan_provision(const planning& p, node_operation_ptr& out) {
+  rinstall_drivers d{p.d.boot_states, p.d.hardware, {p.d.ipmi, p.d.virt}};
+  return plan_rinstall(p.db, p.call, p.auth, p.opts, d, out);
+}
+
 api_result plan_ssh(const planning& p, node_operation_ptr& out) {
   const auto& call = p.call;
   if (!p.d.ssh) {
@@ -58,7 +63,7 @@ api_result plan_ssh(const planning& p, node_operation_ptr& out) {
 }
 
 /// The planner of each fan-out operation (operation_traits' fan_out rows).
-constexpr std::array<std::pair<operation, planner_fn>, 9> planners{{
+constexpr std::array<std::pair<operation, planner_fn>, 10> planners{{
   {operation::nodeshell, plan_ssh},
   {operation::nodecopy, plan_ssh},
   {operation::power, plan_bmc},
@@ -68,6 +73,7 @@ constexpr std::array<std::pair<operation, planner_fn>, 9> planners{{
   {operation::vitals, plan_bmc},
   {operation::inventory, plan_bmc},
   {operation::nodestat, plan_probe},
+  {operation::provision, plan_provision},
 }};
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "api/node_operation.hpp"
 #include "api/nodestat.hpp"
 #include "api/result.hpp"
+#include "api/rinstall.hpp"
 #include "api/shell.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
@@ -33,6 +34,8 @@ struct drivers {
   /// nodestat's port probes.
   std::shared_ptr<probe::prober> probe;
   nodestat_config nodestat;
+  /// rinstall's nodeset step (none: rinstall is refused as unavailable).
+  std::shared_ptr<const boot_state_writer> boot_states;
 };
 
 /// Plans fan-out call `call` in one read of `db`: its nodes (expanded once: the nodes policy

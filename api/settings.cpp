@@ -230,6 +230,14 @@ const base::settings_schema& settings_schema() {
     {"sn_batch_nodes", num, "128", 1, 100000, "node results in one batch from a service node"},
     {"sn_batch_bytes", num, "4194304", 1024, 268435456,
      "bytes of output in one batch from a service node (a larger result goes alone)"},
+
+    // -- provisioning re-apply through the change feed (actors/reapply_actor.hpp)
+    {"provision_reapply", text, "off", 0, 0,
+     "on: a node created, or whose name, MAC or addresses change, re-runs makehosts, makedhcp "
+     "(and makedns once configured) for it",
+     "off|on"},
+    {"provision_reapply_delay_ms", num, "500", 0, 60000,
+     "milliseconds from a burst's first change to its one re-apply"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

@@ -1,9 +1,7 @@
 #include "api/template.hpp"
 
-#include <crypt.h>
-
+#include "api/passwords.hpp"
 #include "base/published_file.hpp"
-#include "store/credentials.hpp"
 #include "store/tables.hpp"
 
 namespace cws::api {
@@ -248,7 +246,28 @@ std::optional<std::string> store_template_values::row_column(std::string_view ta
 std::optional<std::string> store_template_values::crypted(std::string_view table,
                                                           std::string_view keys,
                                                           std::string_view column) const {
-  return system_password_crypt(view_, table, keys, column);
+  // the one #CRYPT# function is api/passwords': only the passwd table's key=system row, so a
+  // template can never hand an API user's hash (or any other table's secret) to a node
+  store::key_values kv;
+  if (table != "passwd" || column != "password" || !store::parse_key_values(keys, kv).empty()) {
+    return std::nullopt;
+  }
+  std::string key;
+  std::string username;
+  for (const auto& [k, v] : kv) {
+    if (k == "key") {
+      key = v;
+    } else if (k == "username") {
+      username = v;
+    } else {
+      return std::nullopt;
+    }
+  }
+  auto hash = system_password_hash(view_.txn(), key, username, nullptr);
+  if (hash.empty()) {
+    return std::nullopt;
+  }
+  return hash;
 }
 
 std::string store_template_values::variable(std::string_view name) const {
@@ -289,29 +308,6 @@ find_template_file(const std::vector<std::filesystem::path>& dirs, std::string_v
     }
   }
   return std::nullopt;
-}
-
-std::optional<std::string> system_password_crypt(const store::cluster_view& view,
-                                                 std::string_view table, std::string_view keys,
-                                                 std::string_view column) {
-  store_template_values rows{view, {}, {}};
-  auto clear = rows.row_column(table, keys, column);
-  if (!clear || clear->empty()) {
-    return std::nullopt;
-  }
-  if (store::is_password_hash(*clear)) {
-    return clear;
-  }
-  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-  if (crypt_gensalt_rn("$6$", 0, nullptr, 0, salt, sizeof salt) == nullptr) {
-    throw template_error{"cannot make a SHA-512 crypt salt"};
-  }
-  crypt_data data{};
-  const char* hash = crypt_rn(clear->c_str(), salt, &data, sizeof data);
-  if (hash == nullptr || hash[0] == '*') {
-    throw template_error{"cannot hash the password of " + std::string{keys}};
-  }
-  return std::string{hash};
 }
 
 } // namespace cws::api

@@ -94,7 +94,8 @@ class compiled_template {
 };
 
 /// Values from a store snapshot for node rows (store/tables), rows by keys, `#CRYPT#` through
-/// system_password_crypt, and the variables given.
+/// api::system_password_hash (only `passwd` `key=system[,username=U]` column `password`;
+/// anything else renders as unset), and the variables given.
 class store_template_values : public template_values {
  public:
   store_template_values(const store::cluster_view& view, std::string node,
@@ -125,13 +126,5 @@ std::string template_platform(std::string_view os);
 std::optional<std::filesystem::path>
 find_template_file(const std::vector<std::filesystem::path>& dirs, std::string_view profile,
                    std::string_view os, std::string_view arch);
-
-/// THE SEAM for the nodes' root password (issue #29, hosts engineer's `api/passwords` on branch
-/// s36-hosts): the SHA-512 crypt of the passwd row `keys` (`key=system,username=root`), column
-/// `column`. Until that lands it reads the row through the table view and hashes a clear value
-/// with a random salt (a stored crypt hash is returned as it is); nullopt without the row.
-std::optional<std::string> system_password_crypt(const store::cluster_view& view,
-                                                 std::string_view table, std::string_view keys,
-                                                 std::string_view column);
 
 } // namespace cws::api

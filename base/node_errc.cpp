@@ -30,9 +30,10 @@ constexpr std::string_view spellings[] = {
   "libvirt",         // libvirt
   "resources",       // resources
   "servicenode",     // servicenode
+  "boot-state",      // boot_state
 };
 
-static_assert(std::size(spellings) == static_cast<size_t>(node_errc::servicenode) + 1,
+static_assert(std::size(spellings) == static_cast<size_t>(node_errc::boot_state) + 1,
               "a node_errc without its spelling");
 
 } // namespace

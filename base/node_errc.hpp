@@ -33,6 +33,7 @@ enum class node_errc : uint8_t {
   libvirt,         ///< the hypervisor refused the call
   resources,       ///< the management node ran out of sockets or ports
   servicenode,     ///< the node's service node is down, or went away after the work was sent
+  boot_state,      ///< rinstall: the node's boot state could not be set (nodeset)
 };
 
 /// The wire spelling of `e` ("" for `none`).

@@ -380,6 +380,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rbeacon", rbeacon},     {"events", events},
     {"makehosts", makehosts}, {"makedns", makedns},
     {"makedhcp", makedhcp},   {"nodeset", nodeset},
+    {"rinstall", rinstall},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -408,7 +409,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals "
        "rinv "
-       "nodestat reventlog rbeacon makedhcp nodeset\n";
+       "nodestat reventlog rbeacon makedhcp nodeset rinstall\n";
   return 1;
 }
 

@@ -136,6 +136,9 @@ int makedns(const std::vector<std::string>& args, io& streams);
 int makedhcp(const std::vector<std::string>& args, io& streams);
 /// nodeset: the next boot state of a noderange (cli/nodeset.cpp).
 int nodeset(const std::vector<std::string>& args, io& streams);
+
+/// rinstall: nodeset, rsetboot net, rpower boot per node (cli/rinstall.cpp).
+int rinstall(const std::vector<std::string>& args, io& streams);
 /// makehosts (cli/makehosts.cpp).
 int makehosts(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);

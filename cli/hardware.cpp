@@ -23,10 +23,11 @@ constexpr const char* rpower_usage
     "Each try waits site.ipmitimeout seconds (2), up to site.ipmiretries tries (3).\n";
 
 constexpr const char* rsetboot_usage
-  = "Usage: rsetboot NODERANGE [net|hd|cd|def|stat] [--home DIR]\n"
+  = "Usage: rsetboot NODERANGE [net|hd|cd|def|stat] [-u] [--home DIR]\n"
     "       rsetboot [-h | --help | -v | --version]\n"
     "Sets the device the nodes boot from next (mgt=ipmi), then prints what the BMC holds:\n"
-    "  net  Network (PXE)   hd  Hard Drive   cd  CD/DVD   def  no override   stat  show it\n";
+    "  net  Network (PXE)   hd  Hard Drive   cd  CD/DVD   def  no override   stat  show it\n"
+    "  -u   boot in UEFI mode (the boot flags' EFI bit; net, hd, cd)\n";
 
 constexpr const char* rvitals_usage
   = "Usage: rvitals NODERANGE [all|temp|voltage|wattage|fanspeed|power|leds|chassis]...\n"
@@ -55,8 +56,11 @@ const char* usage_of(api::operation op) {
 }
 
 int run_hardware(api::operation op, const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "h", {"home"}, {"help"}, {}});
+  auto args = parse_args(argv, {"", "hu", {"home"}, {"help"}, {{"uefimode", 'u'}}});
   const char* usage = usage_of(op);
+  if (args.has("u") && op != api::operation::nextboot) {
+    throw usage_error("unknown option -u");
+  }
   // rvitals and rinv take several keywords; none is `all`
   bool words = op == api::operation::vitals || op == api::operation::inventory;
   if (args.has("help") || args.has("h")) {
@@ -84,6 +88,9 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
   }
   if (words && command.empty()) {
     command = "all";
+  }
+  if (args.has("u")) {
+    command += " -u"; // rsetboot net -u: boot in UEFI mode
   }
   return run_hardware_call(op, args, command, streams);
 }

@@ -11,6 +11,7 @@ namespace {
 
 constexpr const char* nodeset_help
   = "Usage: nodeset <noderange> [shell|boot|runcmd=bmcsetup|osimage[=<imagename>]|offline]\n"
+    "               [--dry-run]\n"
     "       nodeset <noderange> [stat|next]\n"
     "       nodeset [-h | --help | -v | --version]\n"
     "Sets the state the nodes boot into next (chain.currstate, chain.currchain), for every\n"
@@ -22,13 +23,18 @@ constexpr const char* nodeset_help
     "  offline         no boot script at all\n"
     "  stat            print each node's state\n"
     "  next            move each node along chain.currchain\n"
+    "  --dry-run       print what would change (diff -u of each node's chain and nodetype\n"
+    "                  values, the install token armed or ended), write nothing\n"
     "  --home DIR      state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n";
 
 } // namespace
 
 int nodeset(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(
-    argv, {"", "hV", {"home"}, {"help", "noupdateinitrd", "ignorekernelchk"}, {{"verbose", 'V'}}});
+  auto args = parse_args(argv, {"",
+                                "hV",
+                                {"home"},
+                                {"help", "noupdateinitrd", "ignorekernelchk", "dry-run"},
+                                {{"verbose", 'V'}}});
   if (args.has("help") || args.has("h")) {
     streams.out << nodeset_help;
     return 0;
@@ -61,6 +67,15 @@ int nodeset(const std::vector<std::string>& argv, io& streams) {
     }
     return nodes;
   };
+  if (args.has("dry-run") && call.op == api::operation::nodeset) {
+    try {
+      auto txn = s.db->read();
+      store::cluster_view view{txn};
+      return report(api::boot_state_dry_run(view, nodes_of(view), *action), streams);
+    } catch (const store::rejected& r) {
+      return report(r.result, streams);
+    }
+  }
   if (call.op == api::operation::bootstate) {
     try {
       auto txn = s.db->read();

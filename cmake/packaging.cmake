@@ -36,7 +36,8 @@ install(FILES config/clusterwsd.service DESTINATION ${CLUSTERWS_UNIT_DIR})
 # bash-completion loads a command's completion from a file of its name
 set(completions ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(FILES packaging/clusterctl.bash-completion DESTINATION ${completions} RENAME clusterctl)
-foreach(tool IN LISTS CLUSTERWS_TOOLS)
+# rinstall too; not nodeset, whose name ClusterShell's completion owns
+foreach(tool IN LISTS CLUSTERWS_TOOLS ITEMS rinstall)
   install(CODE "file(CREATE_LINK clusterctl
     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${completions}/${tool}\" SYMBOLIC)")
 endforeach()

@@ -169,6 +169,31 @@ void events_component::stop() {
   end(handle_);
 }
 
+// -- provisioning re-apply -----------------------------------------------------------
+
+reapply_component::reapply_component(const base::settings& s, const runtime_component& rt,
+                                     const database_component& db, const events_component& events,
+                                     const store_component& store)
+    : rt_(rt), events_(events), store_(store) {
+  on_ = s.text("provision_reapply") == "on";
+  cfg_.delay = std::chrono::milliseconds(s.number("provision_reapply_delay_ms"));
+  // DNS is configured once makedns has run: it keeps what it sent in this file
+  cfg_.dns_configured = [records = api::dns_settings(s, db.home_dir()).state_file] {
+    std::error_code ec;
+    return std::filesystem::exists(records, ec);
+  };
+}
+
+void reapply_component::start() {
+  if (on_ && events_.handle()) {
+    handle_ = actors::spawn_reapply(rt_.system(), events_.handle(), store_.handle(), cfg_);
+  }
+}
+
+void reapply_component::stop() {
+  end(handle_);
+}
+
 // -- store ---------------------------------------------------------------------------
 
 store_component::store_component(const base::settings& s, const runtime_component& rt,
@@ -262,9 +287,39 @@ executor_component::executor_component(const base::settings& s, const runtime_co
 
 void executor_component::start() {
   auto ec = cfg_;
+  auto drivers = engines_.drivers();
+  // rinstall's nodeset step goes through the store's writer, as PUT /bootstate does (one
+  // write, each node on its own; the change feed and the audit see it)
+  drivers->boot_states = std::make_shared<const api::boot_state_writer>(
+    [store = store_.handle()](std::vector<std::string> nodes, api::nodeset_action action,
+                              api::boot_state_done done) {
+      auto call = std::make_shared<api::api_call>();
+      call->op = api::operation::nodeset;
+      call->type = store::object_type::node;
+      call->command = api::nodeset_word(action);
+      call->detail = true;     // each node on its own (api/operations.cpp)
+      api::authorization auth; // authorized as the rinstall call that runs it
+      auth.user = "root";
+      auth.nodes = std::make_shared<const std::vector<std::string>>(nodes);
+      auto on_result
+        = std::make_shared<actors::done_fn>([nodes, done = std::move(done)](api::api_result r) {
+            if (r.ok() && r.nodes.size() == nodes.size()) {
+              done(std::move(r.nodes));
+              return;
+            }
+            auto why = r.messages.empty() ? std::string{"nodeset failed"} : r.messages.front();
+            std::vector<base::node_result> failed;
+            for (const auto& n : nodes) {
+              failed.push_back(base::node_result::failure(n, base::node_errc::boot_state, why));
+            }
+            done(std::move(failed));
+          });
+      caf::anon_send(store, actors::run_atom::value, api::api_call_ptr{std::move(call)},
+                     std::move(auth), std::move(on_result));
+    });
   // the transports are the executor's: the store's reader binds a plan to them in its read
   ec.bind = std::make_shared<actors::bind_fn>(
-    [drivers = engines_.drivers()](
+    [drivers = std::move(drivers)](
       const store::database& d, const api::api_call& call, const api::authorization& auth,
       const store::noderange_options& opts,
       api::node_operation_ptr& out) { return api::plan(d, call, auth, opts, *drivers, out); });

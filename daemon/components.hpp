@@ -19,6 +19,7 @@
 #include "actors/executor_actor.hpp"
 #include "actors/jobs_actor.hpp"
 #include "actors/policy_actor.hpp"
+#include "actors/reapply_actor.hpp"
 #include "actors/store_actor.hpp"
 #include "api/service_metrics.hpp"
 #include "base/log.hpp"
@@ -164,6 +165,29 @@ class store_component : public component {
   const events_component& events_;
   actors::store_config cfg_;
   actors::store_actor handle_;
+};
+
+/// The provisioning re-apply (`provision_reapply`, `provision_reapply_delay_ms`): follows the
+/// change feed and re-runs makehosts, makedhcp (and makedns once DNS is configured) for the
+/// nodes whose name, MAC or addresses changed (actors/reapply_actor.hpp). Off: nothing runs.
+class reapply_component : public component {
+ public:
+  reapply_component(const base::settings& s, const runtime_component& rt,
+                    const database_component& db, const events_component& events,
+                    const store_component& store);
+  std::string_view name() const override {
+    return "reapply";
+  }
+  void start() override;
+  void stop() override;
+
+ private:
+  const runtime_component& rt_;
+  const events_component& events_;
+  const store_component& store_;
+  bool on_ = false;
+  actors::reapply_config cfg_;
+  actors::reapply_actor handle_;
 };
 
 /// Authentication and policy (`auth_cache_seconds`, `login_backoff_*`).

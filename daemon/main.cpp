@@ -120,6 +120,7 @@ int serve(const base::parsed_args& args) {
   auto& executor = parts.add<daemon::executor_component>(
     settings, rt, store, daemon::transports{ssh, ipmi, virt, probe}, counters);
   auto& jobs = parts.add<daemon::jobs_component>(settings, rt, db, events, executor);
+  parts.add<daemon::reapply_component>(settings, rt, db, events, store);
   // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
   auto& entry = parts.add<daemon::dispatcher_component>(rt, store, policy, executor, events, jobs);
   auto& audit = parts.add<daemon::audit_component>(settings, home);

@@ -53,6 +53,7 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/power", resource_kind::power, "GET PUT"},
   {"nodes", object_type::node, "{name}/nextboot", resource_kind::nextboot, "GET PUT"},
   {"nodes", object_type::node, "{name}/bootstate", resource_kind::bootstate, "GET PUT"},
+  {"nodes", object_type::node, "{name}/provision", resource_kind::provision, "PUT"},
   {"nodes", object_type::node, "{name}/eventlog", resource_kind::eventlog, "GET DELETE"},
   {"nodes", object_type::node, "{name}/beacon", resource_kind::beacon, "GET PUT"},
   {"nodes", object_type::node, "{name}/vitals", resource_kind::vitals, "GET"},

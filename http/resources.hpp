@@ -22,6 +22,7 @@ enum class resource_kind {
   power,          ///< /nodes/{noderange}/power (rpower)
   nextboot,       ///< /nodes/{noderange}/nextboot (rsetboot)
   bootstate,      ///< /nodes/{noderange}/bootstate (nodeset)
+  provision,      ///< /nodes/{noderange}/provision (rinstall)
   eventlog,       ///< /nodes/{noderange}/eventlog (reventlog)
   beacon,         ///< /nodes/{noderange}/beacon (rbeacon)
   vitals,         ///< /nodes/{noderange}/vitals[/{a;b}] (rvitals)

@@ -235,7 +235,8 @@ void build_hardware(routed& r, const resource& res, const std::string& m, const 
 /// /nodes/{noderange}/bootstate (xcatws.cgi): GET runs `nodeset nr stat`; PUT `nodeset nr
 /// osimage=<osimage>` for {"osimage":...}, `nodeset nr <state>` for {"state":...} (offline) or
 /// {"action":...}; 404 "Missed Action." without any.
-void build_bootstate(routed& r, const std::string& m, const fields& attrs) {
+void build_bootstate(routed& r, const std::string& m, const query_params& query,
+                     const fields& attrs) {
   auto& call = *r.call;
   r.out = output::action;
   if (m == "GET") {
@@ -253,6 +254,39 @@ void build_bootstate(routed& r, const std::string& m, const fields& attrs) {
   }
   if (call.command.empty()) {
     refuse(r, errc::not_found, "Missed Action.");
+    return;
+  }
+  if (query.flag("dryrun")) {
+    // nodeset --dry-run: a read of what would change (the lines), policy command nodeset
+    call.op = operation::bootstate;
+    call.dry_run = true;
+    r.out = output::names;
+  }
+}
+
+/// PUT /nodes/{noderange}/provision (xcatws.cgi): `rinstall nr osimage=<osimage>` for
+/// {"osimage":...}, `rinstall nr <state>` for {"action":...} or {"state":...} (boot, shell),
+/// `rinstall nr` (each node's provmethod) for neither; {"uefimode":"1"} adds `-u`.
+void build_provision(routed& r, const query_params& query, const fields& attrs) {
+  auto& call = *r.call;
+  r.out = output::action;
+  r.stream = query.flag("stream");
+  call.op = operation::provision;
+  bool uefi = false;
+  for (const auto& [k, v] : attrs) {
+    if (k == "osimage" && !v.empty()) {
+      call.command = "osimage=" + v;
+    } else if ((k == "action" || k == "state") && call.command.empty() && !v.empty()) {
+      call.command = v;
+    } else if (k == "uefimode" || k == "uefi") {
+      uefi = v == "1" || v == "true" || v == "yes";
+    }
+  }
+  if (call.command.empty()) {
+    call.command = "osimage";
+  }
+  if (uefi) {
+    call.command += " -u";
   }
 }
 
@@ -630,7 +664,9 @@ routed route_request(const http_input& in, const router_limits& limits) {
   } else if (res->kind == resource_kind::nodecopy) {
     build_nodecopy(r, query, attrs);
   } else if (res->kind == resource_kind::bootstate) {
-    build_bootstate(r, m, attrs);
+    build_bootstate(r, m, query, attrs);
+  } else if (res->kind == resource_kind::provision) {
+    build_provision(r, query, attrs);
   } else if (res->kind == resource_kind::power || res->kind == resource_kind::nextboot
              || res->kind == resource_kind::eventlog || res->kind == resource_kind::beacon
              || res->kind == resource_kind::vitals || res->kind == resource_kind::inventory) {

@@ -79,15 +79,16 @@ class power : public action {
 
 class boot : public action {
  public:
-  explicit boot(boot_op op) : op_(op) {
+  boot(boot_op op, bool uefi) : op_(op), uefi_(uefi) {
   }
 
   request first() override {
     if (op_ == boot_op::stat) {
       return get();
     }
-    // valid, next boot only, legacy BIOS; then the device selector (xCAT's values)
-    uint8_t flags = 0x80;
+    // valid, next boot only, legacy BIOS (-u: EFI, bit 5); then the device selector (xCAT's
+    // values)
+    uint8_t flags = uefi_ ? 0xa0 : 0x80;
     uint8_t device = 0;
     switch (op_) {
       case boot_op::net: device = 0x04; break;
@@ -121,6 +122,7 @@ class boot : public action {
   }
 
   boot_op op_;
+  bool uefi_;
 };
 
 } // namespace
@@ -187,8 +189,8 @@ std::shared_ptr<action> power_action(power_op op) {
   return std::make_shared<power>(op);
 }
 
-std::shared_ptr<action> boot_action(boot_op op) {
-  return std::make_shared<boot>(op);
+std::shared_ptr<action> boot_action(boot_op op, bool uefi) {
+  return std::make_shared<boot>(op, uefi);
 }
 
 } // namespace cws::ipmi

@@ -31,7 +31,8 @@ std::shared_ptr<action> power_action(power_op op);
 /// Set System Boot Options (boot flags, next boot only), then Get System Boot Options; `stat`
 /// only reads. The answer: `Network`, `Hard Drive`, `CD/DVD`, `BIOS Setup`, `Floppy`,
 /// `BIOS default` or `boot override inactive`.
-std::shared_ptr<action> boot_action(boot_op op);
+/// `uefi` (rsetboot -u): the BIOS boot type bit says EFI.
+std::shared_ptr<action> boot_action(boot_op op, bool uefi = false);
 
 /// The text of boot flags (parameter 5's first two data bytes). A BMC that reports a device
 /// without the valid bit (ipmi_sim does) is read by its device (docs/compatibility.md).

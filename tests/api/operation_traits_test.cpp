@@ -71,6 +71,7 @@ const pinned before[] = {
   {o::dns_service, "dns_service", false, false, true, true, true, "makedns", ""},
   {o::bootstate, "bootstate", false, false, false, false, false, "nodeset", "bootstate"},
   {o::nodeset, "nodeset", true, false, true, true, true, "nodeset", "bootstate"},
+  {o::provision, "provision", false, true, true, true, true, "rinstall", "provision"},
 };
 
 bool audited(operation op, const char* command) {

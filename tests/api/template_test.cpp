@@ -10,6 +10,7 @@
 #include "api/template.hpp"
 #include "store/credentials.hpp"
 #include "store/database.hpp"
+#include "store/tables.hpp"
 
 namespace {
 
@@ -25,6 +26,15 @@ class template_test : public ::testing::Test {
             {{"groups", "compute"}, {"xcatmaster", "10.0.0.1"}});
       w.put(store::object_type::site, "clustersite", {{"master", "10.0.0.254"}});
     });
+  }
+
+  /// chtab key=system passwd.username=root passwd.password=PASSWORD
+  void set_system_password(const std::string& password) {
+    auto o = store::apply(*db, [&](store::write_txn& t) {
+      return store::set_rows(t, *store::find_table("passwd"), {{"key", "system"}},
+                             {{"username", "root"}, {"password", password}});
+    });
+    ASSERT_TRUE(o.ok());
   }
 
   api::compiled_template compile(const std::string& text, api::template_limits limits = {}) {
@@ -116,17 +126,30 @@ TEST_F(template_test, includes_are_bounded_in_depth_and_size) {
 }
 
 TEST_F(template_test, crypt_gives_a_sha512_hash_never_the_clear_password) {
-  // the seam's reader: a passwd row through the table view (api user rows, key=xcat, today)
-  db->write([](store::write_txn& w) {
-    w.put(store::object_type::passwd, "root", {{"password", "s3cret-clear"}});
-  });
-  auto t = compile("#CRYPT:passwd:key=xcat,username=root:password#");
-  auto out = render(t);
+  // the one #CRYPT# function (api::system_password_hash): the passwd table's key=system row
+  EXPECT_THROW(render(compile("#CRYPT:passwd:key=system,username=root:password#")),
+               api::template_error); // no such row yet: as an unset #TABLE#
+  set_system_password("s3cret-clear");
+  auto out = render(compile("#CRYPT:passwd:key=system,username=root:password#"));
   EXPECT_EQ(out.find("s3cret-clear"), std::string::npos);
   EXPECT_TRUE(store::verify_password("s3cret-clear", out)) << out;
   EXPECT_EQ(out.rfind("$6$", 0), 0u) << out;
-  EXPECT_THROW(render(compile("#CRYPT:passwd:key=system,username=root:password#")),
-               api::template_error); // no such row yet: as an unset #TABLE#
+  // another user name than the row's is not found
+  EXPECT_THROW(render(compile("#CRYPT:passwd:key=system,username=admin:password#")),
+               api::template_error);
+}
+
+TEST_F(template_test, crypt_never_hands_an_api_users_hash_or_another_tables_value_to_a_node) {
+  db->write([](store::write_txn& w) {
+    w.put(store::object_type::passwd, "root",
+          {{"password", store::hash_password_sha512("api-user-secret")}});
+  });
+  set_system_password("s3cret-clear");
+  for (const char* directive :
+       {"#CRYPT:passwd:key=xcat,username=root:password#", "#CRYPT:site:key=master:value#",
+        "#CRYPT:passwd:key=system,username=root:username#"}) {
+    EXPECT_THROW(render(compile(directive)), api::template_error) << directive;
+  }
 }
 
 } // namespace
@@ -159,10 +182,8 @@ TEST_F(template_test, shipped_templates_are_found_as_xcat_finds_them_and_render)
     api::find_template_file({dir.path / "custom", share / "rh"}, "compute", "rhels9.2", "x86_64"),
     dir.path / "custom" / "compute.x86_64.tmpl");
   EXPECT_FALSE(api::find_template_file({share / "rh"}, "nosuch", "rhels9", "x86_64"));
-  // both render for a node with a root password (the seam reads key=xcat rows today)
-  db->write([](store::write_txn& w) {
-    w.put(store::object_type::passwd, "root", {{"password", "Cl3arPassw0rd"}});
-  });
+  // both render for a node with a root password (the passwd table's key=system row)
+  set_system_password("Cl3arPassw0rd");
   std::map<std::string, std::string> vars{
     {"status_url", "http://10.0.0.1:8080/boot/cn01.cluster/status"},
     {"token", "t0ken"},
@@ -171,11 +192,6 @@ TEST_F(template_test, shipped_templates_are_found_as_xcat_finds_them_and_render)
     {"repo_url", "http://10.0.0.1:8080/install/rocky9/x86_64"}};
   for (const auto& file : {*deb, *rh}) {
     auto text = slurp(file);
-    for (std::string from : {"key=system"}) {
-      for (auto at = text.find(from); at != std::string::npos; at = text.find(from)) {
-        text.replace(at, from.size(), "key=xcat");
-      }
-    }
     auto out
       = render(api::compiled_template::parse(text, file, {}, api::file_reader(1 << 20)), vars);
     EXPECT_EQ(out.find("#CWSVAR"), std::string::npos) << out;

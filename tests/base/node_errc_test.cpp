@@ -13,7 +13,7 @@ using cws::base::node_errc;
 
 TEST(node_errc, every_code_has_a_distinct_spelling_that_parses_back) {
   std::set<std::string> seen;
-  for (auto i = static_cast<int>(node_errc::none); i <= static_cast<int>(node_errc::servicenode);
+  for (auto i = static_cast<int>(node_errc::none); i <= static_cast<int>(node_errc::boot_state);
        ++i) {
     auto e = static_cast<node_errc>(i);
     auto text = std::string{to_string(e)};

@@ -144,3 +144,49 @@ TEST_F(nodeset_test, many_nodes_are_one_transaction) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(nodeset_test, dry_run_prints_each_nodes_change_and_token_and_writes_nothing) {
+  ASSERT_EQ(run("mkdef -t node dr[1-2] groups=compute,all mgt=kvm").rc, 0);
+  ASSERT_EQ(run("nodeset dr2 osimage=debian12-x86_64-install-compute").rc, 0);
+  auto before = generation();
+  auto r = run("nodeset dr1,dr2 osimage=debian12-x86_64-install-compute --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "--- dr1 (store)\n"
+                   "+++ dr1 (nodeset)\n"
+                   "@@ -0,0 +1,6 @@\n"
+                   "+nodetype.provmethod=debian12-x86_64-install-compute\n"
+                   "+nodetype.profile=compute\n"
+                   "+nodetype.os=debian12\n"
+                   "+nodetype.arch=x86_64\n"
+                   "+chain.currstate=install debian12-x86_64-compute\n"
+                   "+chain.currchain=boot\n"
+                   "would arm the install token of dr1\n"
+                   "dr2: unchanged\n"
+                   "would arm the install token of dr2\n");
+  EXPECT_EQ(generation(), before); // nothing written
+  EXPECT_EQ(run("nodeset dr1 stat").out, "dr1: offline\n");
+  // boot ends dr2's armed token; dr1 has none to end
+  r = run("nodeset dr1,dr2 boot --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "--- dr1 (store)\n"
+                   "+++ dr1 (nodeset)\n"
+                   "@@ -0,0 +1 @@\n"
+                   "+chain.currstate=boot\n"
+                   "--- dr2 (store)\n"
+                   "+++ dr2 (nodeset)\n"
+                   "@@ -1 +1 @@\n"
+                   "-chain.currstate=install debian12-x86_64-compute\n"
+                   "+chain.currstate=boot\n"
+                   "would end the install token of dr2\n");
+  EXPECT_EQ(generation(), before);
+  // the same errors as nodeset, nothing written
+  r = run("nodeset dr1 osimage=nosuch --dry-run");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Cannot find the OS image nosuch on the osimage table."), std::string::npos)
+    << r.err;
+  EXPECT_EQ(generation(), before);
+}
+
+} // namespace

@@ -33,8 +33,8 @@ class bootstate_test : public ::testing::Test {
   }
 
   cws::test::reply call(const std::string& method, const std::string& path,
-                        const std::string& body = "") {
-    return client.request(method, d_->url(path), body);
+                        const std::string& body = "", const std::string& extra = "") {
+    return client.request(method, d_->url(path, extra), body);
   }
 
   static cws::test::temp_dir* dir_;
@@ -86,6 +86,22 @@ TEST_F(bootstate_test, bad_requests_are_refused_and_change_nothing) {
   EXPECT_EQ(r.status, 403u);
   EXPECT_NE(r.body.find("Invalid nodes and/or groups in noderange: nosuch"), std::string::npos);
   EXPECT_EQ(call("GET", "/nodes/compute/bootstate").body, before);
+}
+
+TEST_F(bootstate_test, dryrun_answers_the_diff_and_changes_nothing) {
+  auto r = call("PUT", "/nodes/cn03/bootstate", R"({"action":"boot"})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  r = call("PUT", "/nodes/cn03/bootstate", R"({"state":"offline"})", "&dryrun=1");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(r.body, R"x(["--- cn03 (store)","+++ cn03 (nodeset)","@@ -1 +1 @@",)x"
+                    R"("-chain.currstate=boot","+chain.currstate=offline"])"
+                    "\n");
+  EXPECT_EQ(call("GET", "/nodes/cn03/bootstate").body, R"({"cn03":{"bootstate":"boot"}})"
+                                                       "\n");
+  r = call("PUT", "/nodes/cn03/bootstate", R"({"osimage":"nosuch"})", "&dryrun=1");
+  EXPECT_EQ(r.status, 403u) << r.body;
+  EXPECT_NE(r.body.find("Cannot find the OS image nosuch on the osimage table."), std::string::npos)
+    << r.body;
 }
 
 TEST_F(bootstate_test, rest_needs_a_policy_row_naming_nodeset) {

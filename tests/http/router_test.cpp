@@ -117,6 +117,28 @@ TEST(router, host_routes_are_makehosts_and_dryrun_is_a_200_listing) {
   EXPECT_EQ(go("POST", "/clusterws/services/dhcpx").answer.value().status, 404u);
 }
 
+TEST(router, provision_is_rinstall_and_bootstate_dryrun_is_a_read_listing) {
+  auto r = go("PUT", "/clusterws/nodes/compute/provision", R"({"osimage":"img","uefimode":"1"})");
+  ASSERT_FALSE(r.answer);
+  EXPECT_EQ(r.call->op, operation::provision);
+  EXPECT_EQ(r.call->command, "osimage=img -u");
+  EXPECT_EQ(r.call->policy_command, "rinstall");
+  r = go("PUT", "/clusterws/nodes/compute/provision", "{}");
+  EXPECT_EQ(r.call->command, "osimage"); // each node's provmethod, as rinstall
+  r = go("PUT", "/clusterws/nodes/compute/provision", R"({"action":"boot"})");
+  EXPECT_EQ(r.call->command, "boot");
+  EXPECT_EQ(go("GET", "/clusterws/nodes/n1/provision").answer.value().status, 405u);
+  // nodeset --dry-run over REST: a read (bootstate) of what the PUT would change
+  r = go("PUT", "/clusterws/nodes/n1/bootstate?dryrun=1", R"({"state":"offline"})");
+  EXPECT_EQ(r.call->op, operation::bootstate);
+  EXPECT_TRUE(r.call->dry_run);
+  EXPECT_EQ(r.call->command, "offline");
+  EXPECT_EQ(r.call->policy_command, "nodeset");
+  r = go("PUT", "/clusterws/nodes/n1/bootstate", R"({"state":"offline"})");
+  EXPECT_EQ(r.call->op, operation::nodeset);
+  EXPECT_FALSE(r.call->dry_run);
+}
+
 TEST(router, general_parameters_leave_the_body_and_the_query_wins) {
   auto r = go("PUT", "/clusterws/nodes/n1?mgt=ipmi&userPW=q",
               R"({"userName":"bob","userPW":"b","mgt":"kvm","pretty":"1"})");

@@ -123,6 +123,17 @@ TEST(rmcp, open_session_messages_have_the_spec_layout) {
   EXPECT_FALSE(parse_open_session_response(bytes(4, 0)));
 }
 
+TEST(chassis, rsetboot_uefi_sets_the_efi_bit_of_the_boot_flags) {
+  // Set System Boot Options, parameter 5: valid + next boot only (0x80), EFI adds bit 5
+  auto legacy = boot_action(boot_op::net)->first();
+  ASSERT_GE(legacy.data.size(), 3u);
+  EXPECT_EQ(legacy.data[1], 0x80);
+  EXPECT_EQ(legacy.data[2], 0x04);
+  auto efi = boot_action(boot_op::net, true)->first();
+  EXPECT_EQ(efi.data[1], 0xa0);
+  EXPECT_EQ(efi.data[2], 0x04);
+}
+
 TEST(chassis, actions_and_boot_texts) {
   EXPECT_EQ(parse_power("state"), power_op::stat);
   EXPECT_EQ(parse_power("softoff"), power_op::softoff);

@@ -160,6 +160,9 @@ for t in lsdef nodels mkdef chdef rmdef xdsh tabdump gettab chtab tabch nodech n
   expect "-rw-r--r-- /usr/share/man/man1/$t.1.gz"
   expect "link /usr/share/bash-completion/completions/$t -> clusterctl"
 done
+expect "link /usr/sbin/rinstall -> ../bin/clusterctl"
+expect "-rw-r--r-- /usr/share/man/man8/rinstall.8.gz"
+expect "link /usr/share/bash-completion/completions/rinstall -> clusterctl"
 expect "-rw-r--r-- /usr/share/man/man8/clusterwsd.8.gz"
 expect "-rw-r--r-- /usr/share/man/man8/clusterctl.8.gz"
 expect "-rw-r--r-- /usr/share/doc/clusterws/copyright"
