@@ -162,6 +162,41 @@ std::optional<install_callback> parse_install_callback(std::string_view word) {
   return std::nullopt;
 }
 
+std::string node_of_address(const store::read_txn& txn, std::string_view address) {
+  if (address.empty()) {
+    return {};
+  }
+  store::cluster_view view{txn};
+  std::string found;
+  for (const auto& node : view.nodes()) {
+    if (view.attribute(node, "ip") == address) {
+      if (!found.empty()) {
+        return {}; // (two nodes with one address: neither is named by it)
+      }
+      found = node;
+    }
+  }
+  return found;
+}
+
+std::optional<install_callback> parse_xcat_status_line(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) {
+    line.remove_suffix(1);
+  }
+  if (line == "next") {
+    return install_callback::next;
+  }
+  constexpr std::string_view verb = "installstatus ";
+  if (!starts_with(line, verb)) {
+    return std::nullopt;
+  }
+  auto cb = parse_install_callback(line.substr(verb.size()));
+  if (cb == install_callback::next) {
+    return std::nullopt; // (`next` is its own line)
+  }
+  return cb;
+}
+
 std::string xcat_status_time(std::time_t t) {
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -441,7 +476,7 @@ std::vector<install_update_result> apply_install_updates(store::write_txn& t,
       res.refused = u.callback.has_value();
       continue;
     }
-    if (u.callback && !key.check(t, u.node, u.token)) {
+    if (u.callback && !u.by_address && !key.check(t, u.node, u.token)) {
       res.refused = true; // (the token ended since the read that checked it)
       continue;
     }

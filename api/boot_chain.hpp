@@ -64,6 +64,9 @@ struct install_update {
   /// A callback (its token is checked again in the write).
   std::optional<install_callback> callback;
   std::string token;
+  /// The callback came over xCAT's port-3002 protocol: the node was named by the address it
+  /// connected from and has no token to show.
+  bool by_address = false;
   /// Bad tokens reached the limit: mark the node failed.
   bool bad_tokens = false;
   /// A deadline passed: `message` is `no <what> within N s` (checked again in the write).
@@ -113,6 +116,14 @@ class mac_index {
   uint64_t generation_ = ~uint64_t{0};
   std::shared_ptr<const std::map<std::string, std::string>> index_;
 };
+
+/// The node whose `ip` is `address` ("" when none, or more than one: an address shared by
+/// two nodes names neither).
+std::string node_of_address(const store::read_txn& txn, std::string_view address);
+
+/// One line of xCAT's port-3002 protocol (`installstatus <state>`, `next`) as a callback;
+/// nullopt for any other line.
+std::optional<install_callback> parse_xcat_status_line(std::string_view line);
 
 /// One answer of the chain.
 struct boot_reply {

@@ -234,6 +234,9 @@ const base::settings_schema& settings_schema() {
      "kernel and initrd files sent at once by the boot listener; more are answered 503"},
     {"boot_status_batch_ms", num, "5", 0, 1000,
      "install status changes arriving within this many ms share one store write"},
+    {"xcat_status_listen", text, "", 0, 0,
+     "ADDR:PORT for xCAT's port-3002 status protocol (installstatus, next) from the nodes' own "
+     "addresses, no token; empty: off"},
     {"install_template_dir", text, "/usr/share/clusterws/install", 0, 0,
      "root of the shipped install templates (<dir>/<platform>/); the site's "
      "<installdir>/custom/install/<platform>/ is tried first"},

@@ -224,6 +224,16 @@ boot_component::boot_component(const base::settings& s, const store::home& home,
       throw std::invalid_argument(std::string{"boot_listen: "} + e.what());
     }
   }
+  if (const auto& x = s.text("xcat_status_listen"); !x.empty()) {
+    if (!on_) {
+      throw std::invalid_argument("xcat_status_listen needs boot_listen");
+    }
+    try {
+      cfg_.xcat_status = http::parse_endpoint(x);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string{"xcat_status_listen: "} + e.what());
+    }
+  }
   cfg_.max_connections = s.number("boot_max_connections");
   cfg_.max_header_bytes = s.number("boot_max_header_bytes");
   cfg_.idle_timeout = std::chrono::seconds(s.number("boot_idle_timeout"));
@@ -250,6 +260,11 @@ void boot_component::start() {
     = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
   base::log(base::log_level::notice,
             "boot listener on http://" + addr + ':' + std::to_string(ep.port()) + "/boot/");
+  if (auto x = listener_->xcat_status_endpoint()) {
+    base::log(base::log_level::notice,
+              "xCAT status listener (port-3002 protocol, by node address) on "
+                + x->address().to_string() + ':' + std::to_string(x->port()));
+  }
 }
 
 void boot_component::stop() {

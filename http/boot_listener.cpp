@@ -46,6 +46,13 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
     acceptor.set_option(net::socket_base::reuse_address(true));
     acceptor.bind(cfg.endpoint);
     acceptor.listen(net::socket_base::max_listen_connections);
+    if (cfg.xcat_status) {
+      xacceptor.emplace(iocs.front()->get_executor());
+      xacceptor->open(cfg.xcat_status->protocol());
+      xacceptor->set_option(net::socket_base::reuse_address(true));
+      xacceptor->bind(*cfg.xcat_status);
+      xacceptor->listen(net::socket_base::max_listen_connections);
+    }
   }
 
   std::vector<net::io_context*> iocs;
@@ -55,6 +62,7 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
   api::install_token_key key;
   api::mac_index macs;
   net::basic_socket_acceptor<tcp, io_executor> acceptor;
+  std::optional<net::basic_socket_acceptor<tcp, io_executor>> xacceptor;
   std::atomic<size_t> connections{0};
   std::atomic<size_t> streams{0};
   std::atomic<bool> stopped{false};
@@ -74,6 +82,7 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
 
   void do_accept();
   void on_accept(beast::error_code ec, tcp_socket socket);
+  void do_accept_xcat();
 
   /// Queues a status change for the next batch write; `done` (may be empty) gets its result
   /// on a store thread.
@@ -580,7 +589,111 @@ class boot_session : public std::enable_shared_from_this<boot_session> {
   std::unique_ptr<bhttp::response_serializer<bhttp::file_body>> file_sr_;
 };
 
+/// One connection of xCAT's port-3002 protocol (xcatd; updateflag.awk is its client): the
+/// server says `ready`, the node sends one line, the server says `done` once it is written.
+/// The node is the one whose `ip` is the peer's address; no token (unmodified xCAT templates
+/// have none).
+class xcat_status_session : public std::enable_shared_from_this<xcat_status_session> {
+ public:
+  xcat_status_session(tcp_socket socket, std::shared_ptr<boot_listener::state> st)
+      : stream_(std::move(socket)), st_(std::move(st)), buffer_(256) {
+    peer_ = peer_address(stream_.socket());
+  }
+
+  ~xcat_status_session() {
+    st_->sessions.remove(stop_id_);
+    --st_->connections;
+  }
+
+  void run() {
+    std::weak_ptr<xcat_status_session> weak = shared_from_this();
+    stop_id_ = st_->sessions.add([weak] {
+      if (auto s = weak.lock()) {
+        net::post(s->stream_.get_executor(), [s] { s->stream_.close(); });
+      }
+    });
+    stream_.expires_after(st_->cfg.idle_timeout);
+    net::async_write(
+      stream_, net::buffer(ready_), [self = shared_from_this()](beast::error_code ec, size_t) {
+        if (ec) {
+          return;
+        }
+        self->stream_.expires_after(self->st_->cfg.idle_timeout);
+        net::async_read_until(self->stream_, self->buffer_, '\n',
+                              [self](beast::error_code ec2, size_t n) { self->on_line(ec2, n); });
+      });
+  }
+
+ private:
+  void on_line(beast::error_code ec, size_t n) {
+    if (ec) {
+      return; // (gone, timed out, or a line past 256 bytes)
+    }
+    auto data = buffer_.data();
+    std::string line{static_cast<const char*>(data.data()), n};
+    auto cb = api::parse_xcat_status_line(line);
+    if (!cb) {
+      base::log(base::log_level::info, "boot: port 3002: unsupported request from " + peer_);
+      return;
+    }
+    auto self = shared_from_this();
+    auto fn = std::make_shared<actors::read_fn>([self, cb](const store::database& db) {
+      std::string node;
+      try {
+        node = api::node_of_address(db.read(), self->peer_);
+      } catch (const std::exception&) {
+        node.clear();
+      }
+      if (node.empty()) {
+        base::log(base::log_level::warning,
+                  "boot: port 3002: no node has the address " + self->peer_ + ": refused");
+        return;
+      }
+      api::install_update u;
+      u.node = node;
+      u.callback = cb;
+      u.by_address = true;
+      self->st_->enqueue(std::move(u), [self](api::install_update_result) {
+        net::post(self->stream_.get_executor(), [self] {
+          self->stream_.expires_after(self->st_->cfg.idle_timeout);
+          net::async_write(self->stream_, net::buffer(self->done_),
+                           [self](beast::error_code, size_t) {});
+        });
+      });
+    });
+    caf::anon_send(st_->store, run_atom::value, actors::read_fn_ptr{fn});
+  }
+
+  tcp_stream stream_;
+  std::shared_ptr<boot_listener::state> st_;
+  std::string peer_;
+  net::streambuf buffer_;
+  uint64_t stop_id_ = 0;
+  const std::string ready_ = "ready\n";
+  const std::string done_ = "done\n";
+};
+
 } // namespace
+
+void boot_listener::state::do_accept_xcat() {
+  auto& ioc = *iocs[next++ % iocs.size()];
+  xacceptor->async_accept(
+    ioc.get_executor(), [self = shared_from_this()](beast::error_code ec, tcp_socket socket) {
+      if (ec == net::error::operation_aborted || !self->xacceptor->is_open() || self->stopped) {
+        return;
+      }
+      if (!ec) {
+        if (self->connections.load() >= self->cfg.max_connections) {
+          beast::error_code ignored;
+          socket.close(ignored);
+        } else {
+          ++self->connections;
+          std::make_shared<xcat_status_session>(std::move(socket), self)->run();
+        }
+      }
+      self->do_accept_xcat();
+    });
+}
 
 void boot_listener::state::do_accept() {
   auto& ioc = *iocs[next++ % iocs.size()];
@@ -621,11 +734,21 @@ boot_listener::~boot_listener() {
 tcp::endpoint boot_listener::start() {
   net::post(st_->acceptor.get_executor(), [st = st_] {
     st->do_accept();
+    if (st->xacceptor) {
+      st->do_accept_xcat();
+    }
     if (st->cfg.deadline_check.count() > 0) {
       st->schedule_deadlines();
     }
   });
   return st_->acceptor.local_endpoint();
+}
+
+std::optional<tcp::endpoint> boot_listener::xcat_status_endpoint() const {
+  if (!st_->xacceptor) {
+    return std::nullopt;
+  }
+  return st_->xacceptor->local_endpoint();
 }
 
 void boot_listener::stop() {
@@ -635,6 +758,9 @@ void boot_listener::stop() {
   net::post(st_->acceptor.get_executor(), [st = st_] {
     beast::error_code ignored;
     st->acceptor.close(ignored);
+    if (st->xacceptor) {
+      st->xacceptor->close(ignored);
+    }
     st->batch_timer.cancel();
     st->deadline_timer.cancel();
   });

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "actors/store_actor.hpp"
@@ -40,6 +41,9 @@ struct boot_listener_config {
   api::install_deadlines deadlines;
   std::chrono::seconds deadline_check{10};
   api::boot_chain_config chain;
+  /// xCAT's port-3002 status protocol (`xcat_status_listen`; none: off): `installstatus X`
+  /// and `next` from the node whose `ip` is the peer's address, without a token.
+  std::optional<tcp::endpoint> xcat_status;
 };
 
 /// Serves the boot chain on its own acceptor over the daemon's io threads.
@@ -55,6 +59,9 @@ class boot_listener {
 
   /// Starts accepting and the deadline timer; the bound endpoint.
   tcp::endpoint start();
+
+  /// The bound endpoint of the port-3002 listener (none when off).
+  std::optional<tcp::endpoint> xcat_status_endpoint() const;
 
   /// Stops accepting, closes the connections, cancels the timers, and hands the status
   /// writes waiting to the store. The io threads still run.

@@ -277,6 +277,29 @@ TEST_F(boot_chain_test, a_stage_past_its_deadline_is_failed_with_the_reason) {
   EXPECT_TRUE(api::overdue_installs(db->read(), t0 + 99999, d).empty());
 }
 
+TEST_F(boot_chain_test, xcats_status_lines_and_node_addresses) {
+  EXPECT_EQ(api::parse_xcat_status_line("installstatus installing\n"),
+            install_callback::installing);
+  EXPECT_EQ(api::parse_xcat_status_line("next\r\n"), install_callback::next);
+  EXPECT_FALSE(api::parse_xcat_status_line("installstatus next"));
+  EXPECT_FALSE(api::parse_xcat_status_line("getpostscript"));
+  db->write([](store::write_txn& w) {
+    w.put(store::object_type::node, "cn01", {{"groups", "all"}, {"ip", "10.0.0.1"}});
+    w.put(store::object_type::node, "cn02", {{"groups", "all"}, {"ip", "10.0.0.2"}});
+    w.put(store::object_type::node, "cn03", {{"groups", "all"}, {"ip", "10.0.0.2"}});
+  });
+  EXPECT_EQ(api::node_of_address(db->read(), "10.0.0.1"), "cn01");
+  EXPECT_EQ(api::node_of_address(db->read(), "10.0.0.2"), ""); // shared: names neither
+  EXPECT_EQ(api::node_of_address(db->read(), "10.0.0.9"), "");
+  // a callback by address needs no token
+  nodeset("cn01", "osimage=deb");
+  api::install_update u;
+  u.node = "cn01";
+  u.callback = install_callback::installing;
+  u.by_address = true;
+  EXPECT_EQ(apply(u).status, "installing");
+}
+
 TEST_F(boot_chain_test, status_times_are_xcats) {
   auto text = api::xcat_status_time(1700000000);
   EXPECT_EQ(text.size(), 19u);

@@ -50,10 +50,12 @@ class boot_listener_test : public ::testing::Test {
     dir_ = new cws::test::temp_dir;
     d_ = new cws::test::daemon(dir_->path / "home", "rootpw");
     port_ = free_port();
+    xport_ = free_port();
     std::ofstream{d_->home() / "clusterws.conf", std::ios::app}
       << "boot_listen = 127.0.0.1:" << port_ << "\ninstall_template_dir = " CLUSTERWS_SOURCE_DIR
       << "/share/install\nevents_poll_ms = 100\ninstall_deadline_check_s = 1\n"
-         "install_bad_token_limit = 5\ninstall_deadline_kernel = 2\n";
+         "install_bad_token_limit = 5\ninstall_deadline_kernel = 2\n"
+      << "xcat_status_listen = 127.0.0.1:" << xport_ << "\n";
     auto home = d_->home();
     auto ok = [&](const std::string& cmd) {
       auto r = run_tool(home, cmd);
@@ -69,6 +71,7 @@ class boot_listener_test : public ::testing::Test {
       std::snprintf(mac, sizeof mac, "52:54:00:37:00:%02d", i);
       ok("mkdef cn0" + std::to_string(i) + " groups=compute,all mac='" + mac + "'");
     }
+    ok("mkdef cn10 groups=compute,all ip=127.0.0.1");
     d_->start();
   }
 
@@ -124,11 +127,13 @@ class boot_listener_test : public ::testing::Test {
   static cws::test::temp_dir* dir_;
   static cws::test::daemon* d_;
   static unsigned short port_;
+  static unsigned short xport_;
 };
 
 cws::test::temp_dir* boot_listener_test::dir_ = nullptr;
 cws::test::daemon* boot_listener_test::d_ = nullptr;
 unsigned short boot_listener_test::port_ = 0;
+unsigned short boot_listener_test::xport_ = 0;
 
 TEST_F(boot_listener_test, the_generic_script_chains_by_mac) {
   auto r = get("/boot/ipxe");
@@ -261,6 +266,36 @@ TEST_F(boot_listener_test, a_node_stuck_after_its_script_fails_at_the_deadline) 
   EXPECT_EQ(wait_attr("cn09", "appstatus", "install=script"), "cn09: appstatus=install=script\n");
   EXPECT_EQ(wait_attr("cn09", "status", "failed", 10s), "cn09: status=failed\n");
   EXPECT_EQ(tool("lsdef cn09 -i appstatus -c"), "cn09: appstatus=install=no kernel within 2 s\n");
+}
+
+TEST_F(boot_listener_test, xcats_port_3002_protocol_is_taken_from_the_nodes_own_address) {
+  // xCAT's updateflag.awk in python: from `source`, read `ready`, send a line, print the answer
+  auto script = dir_->path / "updateflag.py";
+  std::ofstream{script} << "import socket, sys\n"
+                           "s = socket.socket(); s.settimeout(3)\n"
+                           "s.bind((sys.argv[1], 0)); s.connect(('127.0.0.1', int(sys.argv[2])))\n"
+                           "f = s.makefile('rw')\n"
+                           "print(f.readline().strip())\n"
+                           "f.write(sys.argv[3] + '\\n'); f.flush()\n"
+                           "try:\n"
+                           "    print(f.readline().strip() or 'closed')\n"
+                           "except Exception:\n"
+                           "    print('no answer')\n";
+  auto send = [&](const std::string& source, const std::string& line) {
+    return tool("python3 " + script.string() + " " + source + " " + std::to_string(xport_) + " '"
+                + line + "'");
+  };
+  ASSERT_EQ(run_tool(d_->home(), "nodeset cn10 osimage=debian12-x86_64-install-compute").rc, 0);
+  EXPECT_EQ(send("127.0.0.1", "installstatus installing"), "ready\ndone\n");
+  EXPECT_EQ(tool("lsdef cn10 -i status -c"), "cn10: status=installing\n");
+  // another address names no node: nothing changes, no `done`
+  EXPECT_EQ(send("127.0.0.2", "next"), "ready\nclosed\n");
+  EXPECT_EQ(tool("nodeset cn10 stat"), "cn10: install debian12-x86_64-compute\n");
+  EXPECT_EQ(send("127.0.0.1", "bogus"), "ready\nclosed\n");
+  EXPECT_EQ(send("127.0.0.1", "next"), "ready\ndone\n");
+  EXPECT_EQ(tool("nodeset cn10 stat"), "cn10: boot\n");
+  EXPECT_EQ(send("127.0.0.1", "installstatus installed"), "ready\ndone\n");
+  EXPECT_EQ(tool("lsdef cn10 -i status -c"), "cn10: status=installed\n");
 }
 
 TEST_F(boot_listener_test, a_status_change_reaches_the_event_stream) {
