@@ -141,6 +141,10 @@ TEST_F(boot_listener_test, the_generic_script_chains_by_mac) {
   EXPECT_EQ(r.body, "#!ipxe\nchain " + base() + "/boot/mac/${netX/mac:hexhyp}\n");
   EXPECT_EQ(get("/boot/nosuch").status, 404u);
   EXPECT_EQ(get("/boot/ipxe", "-X DELETE").status, 405u);
+  EXPECT_EQ(get("/boot/node/cn01", "--data x").status, 405u); // POST: status callbacks only
+  // boot_max_header_bytes (8192): a larger request is answered 431
+  EXPECT_EQ(get("/boot/ipxe", "-H \"X-Big: $(head -c 9000 /dev/zero | tr '\\0' a)\"").status, 431u);
+  EXPECT_EQ(get("/boot/node/cn%2F01").status, 404u); // a name with '/' is no route
 }
 
 TEST_F(boot_listener_test, scripts_by_mac_and_by_name_follow_the_boot_state) {
