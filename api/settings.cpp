@@ -238,6 +238,37 @@ const base::settings_schema& settings_schema() {
      "off|on"},
     {"provision_reapply_delay_ms", num, "500", 0, 60000,
      "milliseconds from a burst's first change to its one re-apply"},
+
+    // -- provisioning: the node-facing boot listener (http/boot_listener.hpp)
+    {"boot_listen", text, "", 0, 0,
+     "ADDR:PORT of the node-facing boot listener (plain HTTP, provisioning network); empty: off"},
+    {"boot_max_connections", num, "4096", 1, 1000000,
+     "boot listener connections beyond this are closed at once"},
+    {"boot_max_header_bytes", num, "8192", 1024, 1048576,
+     "largest request line and headers on the boot listener (431)"},
+    {"boot_idle_timeout", num, "30", 1, 3600,
+     "seconds a boot listener connection may make no progress (reading or writing) before it is "
+     "closed"},
+    {"boot_max_streams", num, "64", 1, 100000,
+     "kernel and initrd files sent at once by the boot listener; more are answered 503"},
+    {"boot_status_batch_ms", num, "5", 0, 1000,
+     "install status changes arriving within this many ms share one store write"},
+    {"xcat_status_listen", text, "", 0, 0,
+     "ADDR:PORT for xCAT's port-3002 status protocol (installstatus, next) from the nodes' own "
+     "addresses, no token; empty: off"},
+    {"install_template_dir", text, "/usr/share/clusterws/install", 0, 0,
+     "root of the shipped install templates (<dir>/<platform>/); the site's "
+     "<installdir>/custom/install/<platform>/ is tried first"},
+    {"install_bad_token_limit", num, "5", 0, 1000000,
+     "refused install tokens within one install that mark the node failed (0: never)"},
+    {"install_deadline_kernel", num, "300", 0, 31 * day,
+     "seconds from a node's boot script to its kernel before it is marked failed (0: none)"},
+    {"install_deadline_installing", num, "900", 0, 31 * day,
+     "seconds from a node's kernel to its preseed/kickstart or installing callback (0: none)"},
+    {"install_deadline_installed", num, "7200", 0, 31 * day,
+     "seconds from installing to the installed callback (0: none)"},
+    {"install_deadline_check_s", num, "10", 1, day,
+     "how often the boot listener looks for installs past a stage deadline"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
