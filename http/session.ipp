@@ -658,11 +658,18 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::queue_event(std::string text) {
-  if (ctx_->stopped) {
-    do_close();
+  if (text.empty() || stream_out_.ended()) {
     return;
   }
-  if (text.empty() || stream_out_.ended()) {
+  if (ctx_->stopped) {
+    // once: the feed is left and the stream ends, so that the next event does not start a
+    // second TLS shutdown beside the first (and beside the read that holds the session)
+    events_.reset();
+    stream_out_.end();
+    stream_out_.drop();
+    if (!stream_out_.writing()) {
+      do_close(); // (else the write under way closes it when it is done: pump_stream)
+    }
     return;
   }
   // the client does not keep up: what it has not taken goes (all but a write under way),
@@ -718,6 +725,11 @@ void basic_session<NextLayer>::pump_stream() {
                      // between nodes the stream may rest as long as the command takes
                      self->io_deadline_ = steady_timer::time_point::max();
                      if (ec) {
+                       // an event stream leaves the feed and ends: a later event must not
+                       // start a write on a stream that is being shut down (two writes at
+                       // once on one TLS stream)
+                       self->events_.reset();
+                       self->stream_out_.end();
                        self->stream_out_.drop();
                        self->pages_.reset();
                        if (self->cancel_) { // the client went away: so does its call's work

@@ -316,4 +316,76 @@ TEST(events_slow, a_client_that_does_not_read_is_cut_off_with_a_last_event) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s); // not the 5 s drain of a request
 }
 
+TEST(events_reset, a_client_that_resets_mid_burst_ends_its_stream_and_the_others_get_every_event) {
+  cws::test::temp_dir dir;
+  cws::test::daemon d{dir.path / "home", "rootpw"};
+  std::ofstream{d.home() / "clusterws.conf", std::ios::app}
+    << "events_poll_ms = 100\nevents_heartbeat_s = 1\n";
+  d.start();
+  // a TLS client that takes a little of the stream, then resets its connection (SO_LINGER 0)
+  // while the daemon is writing a burst to it: the write fails, and more events follow
+  auto script = dir.path / "reset.py";
+  std::ofstream{script}
+    << "import socket, ssl, struct, sys, time\n"
+       "ctx = ssl.create_default_context(cafile=sys.argv[1])\n"
+       "raw = socket.socket()\n"
+       "raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)\n"
+       "raw.connect(('127.0.0.1', int(sys.argv[2])))\n"
+       "s = ctx.wrap_socket(raw, server_hostname='localhost')\n"
+       "s.sendall(b'GET /clusterws/events?userName=root&userPW=rootpw HTTP/1.1\\r\\n'\n"
+       "          b'Host: localhost\\r\\n\\r\\n')\n"
+       "s.recv(100)\n"
+       "open(sys.argv[3], 'w').write('reading\\n')\n"
+       "got = 0\n"
+       "while got < 200000:\n"
+       "    b = s.recv(65536)\n"
+       "    if not b: break\n"
+       "    got += len(b)\n"
+       "s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))\n"
+       "s.close()\n"
+       "open(sys.argv[3], 'w').write('reset\\n')\n";
+  auto out = dir.path / "reset.out";
+  auto cmd = "python3 " + script.string() + " " + d.ca().string() + " " + std::to_string(d.port())
+             + " " + out.string();
+  auto url = "https://127.0.0.1:" + std::to_string(d.port())
+             + "/clusterws/events?types=node&userName=root&userPW=rootpw";
+  event_tail whole{d, dir.path / "whole.ev", url};
+  ASSERT_NE(whole.wait_for(": keep-alive").find(": keep-alive"), std::string::npos);
+  std::vector<pid_t> resetters;
+  for (int i = 0; i < 4; ++i) {
+    resetters.push_back(spawn_sh(cmd + "." + std::to_string(i)));
+    ASSERT_GT(resetters.back(), 0);
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto o = out.string() + "." + std::to_string(i);
+    for (int t = 0; t < 200 && slurp(o).empty(); ++t) {
+      std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_EQ(slurp(o), "reading\n");
+  }
+  // bursts of events while the resetting clients go, and after
+  for (int round = 0; round < 4; ++round) {
+    auto r = run_tool(d.home(), "mkdef 'rst" + std::to_string(round)
+                                  + "n[0001-3000]' groups=all,aaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    ASSERT_EQ(r.rc, 0) << r.out;
+  }
+  for (auto pid : resetters) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  // the stream that kept reading got every creation; the daemon still answers
+  auto got = whole.wait_for("\"name\":\"rst3n3000\"", 30s);
+  for (int round = 0; round < 4; ++round) {
+    for (auto n : {"0001", "1500", "3000"}) {
+      auto name = "\"name\":\"rst" + std::to_string(round) + "n" + n + "\"";
+      EXPECT_NE(got.find(name), std::string::npos) << name;
+    }
+  }
+  whole.stop();
+  cws::test::https_client c{d.ca(), d.port()};
+  auto r = c.get("/clusterws/nodes/rst3n3000?userName=root&userPW=rootpw");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(d.stop(), 0);
+}
+
 } // namespace
