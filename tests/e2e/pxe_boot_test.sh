@@ -11,16 +11,18 @@
 # `enable-ra`: without router advertisements iPXE waits 13 s for IPv6), `nodeset <node>
 # osimage`, then QEMU (TCG, BIOS, the iPXE ROM of ipxe-qemu, serial to a log file) boots:
 #
-#   1. mini:      a ~2 MB busybox initrd (built here) as the kernel+initrd of a second osimage
-#                 (a pkgdir tree in the temp dir): DHCP, then the status callbacks with the
-#                 token from the kernel command line, then poweroff (~15 s).
+#   1. mini:      a ~1.5 MB busybox initrd (built here) as the initrd of a second osimage (a
+#                 pkgdir tree in the temp dir): DHCP, then the status callbacks installing,
+#                 installed, booted with the token from the kernel command line, then
+#                 poweroff (~15 s); the node reads netbooting, installing, installed, booted.
 #   2. installer: Debian's netboot installer (debian-installer-12-netboot-amd64): kernel,
 #                 initrd, the preseed fetched with the token, its early command calling back
 #                 `installing` (~65 s); the VM is then stopped by its pid.
 #   3. forgery:   callbacks from the other namespace with no token, a wrong token and another
-#                 node's token change nothing.
+#                 node's token change nothing; as many bad tokens as install_bad_token_limit
+#                 mark the node failed.
 #   4. deadline:  a node that fetched its kernel and nothing more reads `failed` after the
-#                 stage deadline (a small one in this test's settings).
+#                 stage deadline (clusterwsd restarted with a small install_deadline_installing).
 #
 # Every process is stopped by its pid, both namespaces and the temp directory go on any exit
 # (trap); CLUSTERWS_E2E_KEEP=1 keeps the directory for a look at the logs. The boot listener
@@ -37,7 +39,8 @@ port=8080
 mac1=52:54:00:e2:e0:11 # node01: the Debian installer
 mac2=52:54:00:e2:e0:12 # node02: the busybox initrd
 mac3=52:54:00:e2:e0:13 # node03: never boots; its fetches are made by hand (deadline)
-deadline_s=15          # the test's stage deadline (seconds)
+deadline_s=8           # install_deadline_installing of the deadline part (seconds)
+bad_token_limit=5      # install_bad_token_limit
 
 since() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
 say() { echo "test-e2e [$(since "$t0") s]: $*"; }
@@ -144,10 +147,8 @@ grep -q '^#\? *boot_listen *=' "$home/clusterws.conf" || listener=no
   echo "dhcp_restart_command = true"
   if [[ $listener == yes ]]; then
     echo "boot_listen = $srv:$port"
-    # the stage deadlines, small: node03 stops after its kernel
-    for s in $(sed -n 's/^#\? *\(boot_[a-z_]*deadline[a-z_]*\) *=.*/\1/p' "$home/clusterws.conf"); do
-      echo "$s = $deadline_s"
-    done
+    echo "install_bad_token_limit = $bad_token_limit"
+    echo "install_deadline_check_s = 1"
   fi
 } >>"$home/clusterws.conf"
 
@@ -231,15 +232,19 @@ tool mkdef node03 groups=all,compute mac=$mac3 ip=10.99.0.13 arch=x86_64 netboot
   provmethod=debian12-x86_64-install-compute >/dev/null
 
 # -- clusterwsd and dnsmasq inside the namespace ---------------------------------------------
-"${in_ns[@]}" "$bin/clusterwsd" --home "$home" --listen 127.0.0.1:0 --port-file "$run/port" \
-  >>"$home/clusterwsd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 300); do
-  [[ -s $run/port ]] && break
-  kill -0 $daemon_pid 2>/dev/null || die "clusterwsd exited at start"
-  sleep 0.1
-done
-[[ -s $run/port ]] || die "clusterwsd did not start listening"
+start_daemon() {
+  rm -f "$run/port"
+  "${in_ns[@]}" "$bin/clusterwsd" --home "$home" --listen 127.0.0.1:0 --port-file "$run/port" \
+    >>"$home/clusterwsd.log" 2>&1 &
+  daemon_pid=$!
+  for _ in $(seq 300); do
+    [[ -s $run/port ]] && break
+    kill -0 $daemon_pid 2>/dev/null || die "clusterwsd exited at start"
+    sleep 0.1
+  done
+  [[ -s $run/port ]] || die "clusterwsd did not start listening"
+}
+start_daemon
 say "clusterwsd pid $daemon_pid (boot listener: $listener)"
 
 out=$(tool makedhcp -n 2>&1) || die "makedhcp -n: $out"
@@ -369,50 +374,68 @@ in_order() {
 tool nodeset node02 osimage >/dev/null || fail "nodeset node02 osimage"
 boot_vm mini $mac2 256 120 "" node02
 grep -a 'cws-mini:' "$run/serial-mini.log" | tr -d '\r' | sed 's/^/    VM: /'
-in_order "$run/status-mini.log" installing installed ||
-  fail "node02 did not read installing then installed"
+in_order "$run/status-mini.log" netbooting installing installed booted ||
+  fail "node02 did not read netbooting, installing, installed, booted in this order"
 st=$(tool lsdef node02 -i status | sed -n 's/^ *status=//p')
 say "lsdef node02 -i status: $st"
-[[ $st == installed || $st == booted ]] || fail "node02 ends as '$st', not installed/booted"
+[[ $st == booted ]] || fail "node02 ends as '$st', not booted"
 
-# -- 3. forged callbacks for node01 (armed, not booted) change nothing --------------------------
+# -- 3. forged callbacks for node01 (armed, not booted) change nothing -------------------------
 tool nodeset node01 osimage >/dev/null || fail "nodeset node01 osimage"
 tool nodeset node03 osimage >/dev/null || fail "nodeset node03 osimage"
-# node03's token, as node03 itself would read it from its boot script
+# node03's token, as node03 itself reads it from its boot script
 in_client curl -s --max-time 5 -o "$run/node03.ipxe" "http://$srv:$port/boot/node/node03" || true
-token3=$(grep -o 'token=[^ &]*' "$run/node03.ipxe" | head -1 | cut -d= -f2)
+token3=$(grep -o 'token=[0-9A-Za-z_-]*' "$run/node03.ipxe" | head -1 | cut -d= -f2)
 [[ -n $token3 ]] || fail "node03's boot script carries no token: $(head -c 300 "$run/node03.ipxe")"
+forge() { # forge METHOD PATH_AND_QUERY: the HTTP code (a 2xx is a failure of the test)
+  local c
+  c=$(in_client curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X "$1" \
+    "http://$srv:$port/boot/node/node01/$2" || true)
+  [[ $c == 2* ]] && fail "a forged request was accepted ($1 $2): $c"
+  echo "$c"
+}
 before=$(status_of node01)
-for t in "" "token=0123456789abcdef0123456789abcdef" "token=$token3"; do
-  for how in GET POST; do
-    c=$(in_client curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X $how \
-      "http://$srv:$port/boot/node/node01/status?state=installed&$t" || true)
-    [[ $c == 2* ]] && fail "a forged callback ($how, '${t%%=*}${t:+=...}') was accepted: $c"
-  done
-done
-c=$(in_client curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
-  "http://$srv:$port/boot/node/node01/preseed?token=$token3" || true)
-[[ $c == 2* ]] && fail "node01's preseed was served with node03's token: $c"
+codes="$(forge GET 'status?state=installed') $(forge POST 'status?state=installed&token=0123456789abcdef0123456789abcdef')"
+codes+=" $(forge GET "status?state=booted&token=$token3") $(forge GET "preseed?token=$token3")"
 after=$(status_of node01)
-[[ $after == "$before" ]] || fail "forged callbacks changed node01's status: '$before' -> '$after'"
-say "forgery: no token, a wrong token, node03's token: refused, node01 still '${after}'"
-
-# -- 4. deadline: node03 fetches its kernel and stops ------------------------------------------
-in_client curl -s --max-time 30 -o /dev/null "http://$srv:$port/boot/node/node03/kernel" || true
-deadline_start=$(date +%s.%N)
+[[ $after == "$before" ]] || fail "forged requests changed node01's status: '$before' -> '$after'"
+say "forgery (no token, a wrong token, node03's token for a callback and the preseed): $codes; node01 still '$after'"
 
 # -- 2. the Debian installer: kernel, initrd, preseed with the token, `installing` --------------
 boot_vm installer $mac1 1024 300 installing node01
 grep -q ' installing$' "$run/status-installer.log" || fail "node01 never read installing"
+in_order "$run/status-installer.log" netbooting installing ||
+  fail "node01 did not read netbooting then installing"
 st=$(tool lsdef node01 -i status | sed -n 's/^ *status=//p')
 say "lsdef node01 -i status: $st"
 [[ $st == installing ]] || fail "node01 reads '$st' after the installer's callback"
 
-# the deadline has long passed while the installer ran (it is ~65 s)
-while (($(printf '%.0f' "$(since "$deadline_start")") < deadline_s + 5)); do sleep 1; done
+# repeated bad tokens mark the node (install_bad_token_limit)
+for _ in $(seq $bad_token_limit); do forge GET 'status?state=installed&token=bad' >/dev/null; done
+for _ in $(seq 20); do [[ $(status_of node01) == failed* ]] && break; sleep 0.2; done
+st=$(status_of node01)
+say "node01 after $bad_token_limit bad tokens: $st ($(tool lsdef node01 -i appstatus | sed -n 's/^ *appstatus=//p'))"
+[[ $st == failed* ]] || fail "$bad_token_limit bad tokens did not mark node01 failed: '$st'"
+
+# -- 4. deadline: node03 fetches its script and kernel and stops ----------------------------------
+stop_pid "$daemon_pid"
+echo "install_deadline_installing = $deadline_s" >>"$home/clusterws.conf"
+start_daemon
+tool nodeset node03 osimage >/dev/null || fail "nodeset node03 osimage (again)"
+in_client curl -s --max-time 5 -o /dev/null "http://$srv:$port/boot/node/node03" || true
+in_client curl -s --max-time 30 -o /dev/null "http://$srv:$port/boot/node/node03/kernel" || true
+deadline_start=$(date +%s.%N)
 st3=$(status_of node03)
-say "node03 (kernel fetched, nothing more for $(since "$deadline_start") s): $st3"
+[[ $st3 == netbooting ]] || fail "node03 reads '$st3' after its kernel, not netbooting"
+for _ in $(seq $((deadline_s * 5 + 50))); do
+  [[ $(status_of node03) == failed* ]] && break
+  sleep 0.2
+done
+st3=$(status_of node03)
+say "node03 (script and kernel, nothing more): '$st3' after $(since "$deadline_start") s ($(tool lsdef node03 -i appstatus | sed -n 's/^ *appstatus=//p'))"
 [[ $st3 == failed* ]] || fail "node03 is not failed after the stage deadline: '$st3'"
+elapsed=$(printf '%.0f' "$(since "$deadline_start")")
+((elapsed >= deadline_s)) || fail "node03 was failed before its deadline (${elapsed} s < $deadline_s s)"
 
 ((failures == 0)) || die "$failures check(s) failed"
 say "PASS"
