@@ -33,6 +33,7 @@ set -euo pipefail
 
 t0=$(date +%s.%N)
 bin=$(cd "${1:?usage: pxe_boot_test.sh BUILD_DIR}" && pwd)/bin
+src=$(cd "$(dirname "$0")/../.." && pwd) # the shipped templates: share/install
 di=/usr/lib/debian-installer/images/12/amd64/text
 srv=10.99.0.1
 port=8080
@@ -147,12 +148,15 @@ grep -q '^#\? *boot_listen *=' "$home/clusterws.conf" || listener=no
   echo "dhcp_restart_command = true"
   if [[ $listener == yes ]]; then
     echo "boot_listen = $srv:$port"
+    echo "install_template_dir = $src/share/install"
     echo "install_bad_token_limit = $bad_token_limit"
     echo "install_deadline_check_s = 1"
   fi
 } >>"$home/clusterws.conf"
 
 tool chdef -t site domain=cluster.test dhcpinterfaces=br0 master=$srv >/dev/null
+# the nodes' root password, which the preseed carries as a SHA-512 crypt
+tool chtab key=system passwd.username=root passwd.password=e2e-root-pw >/dev/null
 tool mkdef -t network -o prov net=10.99.0.0 mask=255.255.255.0 mgtifname=br0 \
   dynamicrange=10.99.0.100-10.99.0.149 >/dev/null
 tool mkdef -t osimage -o debian12-x86_64-install-compute imagetype=linux provmethod=install \
