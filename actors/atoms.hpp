@@ -19,6 +19,7 @@
 
 namespace cws::store {
 class database;
+class write_txn;
 struct noderange_options;
 } // namespace cws::store
 
@@ -111,8 +112,20 @@ using bind_fn = std::function<api::api_result(
   const store::noderange_options& opts, api::node_operation_ptr& out)>;
 using bind_ptr = std::shared_ptr<const bind_fn>;
 
+/// A read of the store that is not an API call (the node-facing boot listener: no user, no
+/// policy): runs on a store reader with the database and answers by its own means.
+using read_fn = std::function<void(const store::database& db)>;
+using read_fn_ptr = std::shared_ptr<const read_fn>;
+
+/// A write that is not an API call (the boot listener's install status): runs in the writer's
+/// group commit like any write; its result goes to `done` once durable.
+using write_fn = std::function<api::api_result(store::write_txn& t)>;
+using write_fn_ptr = std::shared_ptr<const write_fn>;
+
 } // namespace cws::actors
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::read_fn_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::actors::write_fn_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_call_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::authorization)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cws::api::api_result)

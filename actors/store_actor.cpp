@@ -34,6 +34,8 @@ struct pending_write {
   api_call_ptr call;
   authorization auth;
   done_ptr done;
+  /// Set: a write that is not an API call (`call` is empty), run instead of api::run_write.
+  write_fn_ptr fn;
 };
 
 using pending_writes = std::vector<pending_write>;
@@ -96,6 +98,7 @@ struct writer_state {
 /// that reach it on the workers wake nobody until a batch is ready for the writer.
 using gatherer_actor
   = caf::typed_actor<caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
+                     caf::reacts_to<run_atom, write_fn_ptr, done_ptr>,
                      caf::reacts_to<handover_atom, uint64_t>>;
 
 struct gatherer_state {
@@ -112,7 +115,7 @@ struct gatherer_state {
 /// The reader actors' own interface: the public one minus writes.
 using reader_actor = caf::typed_actor<
   caf::reacts_to<run_atom, api_call_ptr, authorization, done_ptr>,
-  caf::reacts_to<done_atom, api_result, done_ptr>,
+  caf::reacts_to<run_atom, read_fn_ptr>, caf::reacts_to<done_atom, api_result, done_ptr>,
   caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,
   caf::replies_to<plan_atom, api_call_ptr, authorization, bind_ptr>::with<plan_reply>,
   caf::replies_to<snapshot_atom>::with<api::auth_snapshot_ptr>,
@@ -162,6 +165,7 @@ reader_actor::behavior_type reader_impl(reader_actor::stateful_pointer<reader_st
       }
       (*done)(api::run_read(db, *call, auth, cfg.noderange));
     },
+    [=](run_atom, const read_fn_ptr& fn) { (*fn)(*db); },
     [=](done_atom, api_result& r, const done_ptr& done) { (*done)(std::move(r)); },
     [=](page_atom, const api::object_pages_ptr& pages, size_t count, const done_ptr& done) {
       api_result r;
@@ -294,7 +298,8 @@ void commit(writer_actor::stateful_pointer<writer_state> self,
   for (size_t i = 0; i < batch.size(); ++i) {
     const auto& w = batch[i];
     ops.push_back({[&results, i, &w, &cfg](store::write_txn& t) {
-                     results[i] = api::run_write(t, *w.call, w.auth, cfg.noderange);
+                     results[i]
+                       = w.fn ? (*w.fn)(t) : api::run_write(t, *w.call, w.auth, cfg.noderange);
                    },
                    nullptr});
   }
@@ -397,7 +402,10 @@ gatherer_actor::behavior_type gatherer_impl(gatherer_actor::stateful_pointer<gat
   self->link_to(self->state.writer);
   return {
     [=](run_atom, api_call_ptr& call, authorization& auth, done_ptr& done) {
-      gather(self, cfg, {std::move(call), std::move(auth), std::move(done)});
+      gather(self, cfg, {std::move(call), std::move(auth), std::move(done), nullptr});
+    },
+    [=](run_atom, write_fn_ptr& fn, done_ptr& done) {
+      gather(self, cfg, {nullptr, {}, std::move(done), std::move(fn)});
     },
     [=](handover_atom, uint64_t id) {
       auto& st = self->state;
@@ -447,6 +455,12 @@ store_actor::behavior_type facade_impl(store_actor::stateful_pointer<facade_stat
         self->send(self->state.reader(), run_atom::value, std::move(call), std::move(auth),
                    std::move(done));
       }
+    },
+    [=](run_atom, read_fn_ptr& fn) {
+      self->send(self->state.reader(), run_atom::value, std::move(fn));
+    },
+    [=](run_atom, write_fn_ptr& fn, done_ptr& done) {
+      self->send(self->state.gatherer, run_atom::value, std::move(fn), std::move(done));
     },
     [=](page_atom, api::object_pages_ptr& pages, size_t count, done_ptr& done) {
       self->send(self->state.reader(), page_atom::value, std::move(pages), count, std::move(done));

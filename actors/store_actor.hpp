@@ -27,6 +27,11 @@ using store_actor = caf::typed_actor<
   // where it is ready (for a write, on the writer's thread after the commit): no reply
   // message, so the result skips a hop back through the caller.
   caf::reacts_to<run_atom, api::api_call_ptr, api::authorization, done_ptr>,
+  // Runs a read that is not an API call (the boot listener) on a reader.
+  caf::reacts_to<run_atom, read_fn_ptr>,
+  // Runs a write that is not an API call (the boot listener's install status) in a group
+  // commit, and calls `done` with its result once durable.
+  caf::reacts_to<run_atom, write_fn_ptr, done_ptr>,
   // Reads the next page (up to the count) of a large listing a read answered with `pages`,
   // and calls `done` with a result whose `objects` are the page (none: the listing is over).
   caf::reacts_to<page_atom, api::object_pages_ptr, size_t, done_ptr>,

@@ -48,6 +48,14 @@ bool disarm_install_token(store::write_txn& t, std::string_view node) {
   return t.erase_meta(meta_key(node));
 }
 
+std::string install_token_nonce(const store::read_txn& txn, std::string_view node) {
+  return txn.meta(meta_key(node));
+}
+
+void rearm_install_token(store::write_txn& t, std::string_view node, std::string_view nonce) {
+  t.set_meta(meta_key(node), nonce);
+}
+
 bool install_token_armed(const store::read_txn& txn, std::string_view node) {
   return !txn.meta(meta_key(node)).empty();
 }

@@ -26,6 +26,14 @@ void arm_install_tokens(store::write_txn& t, const std::vector<std::string>& nod
 /// Ends the token of `node` in `t`; false if none was armed.
 bool disarm_install_token(store::write_txn& t, std::string_view node);
 
+/// The armed nonce of `node` ("" when none): tells two arms apart, and carries a token over a
+/// chain step (`rearm_install_token`). Not a token: without the key it gives none.
+std::string install_token_nonce(const store::read_txn& txn, std::string_view node);
+
+/// Arms `node` with `nonce` again: the same token as before (a callback's `next` keeps the
+/// token until the node reports `installed`).
+void rearm_install_token(store::write_txn& t, std::string_view node, std::string_view nonce);
+
 /// True if `node` has an armed token in `txn`.
 bool install_token_armed(const store::read_txn& txn, std::string_view node);
 

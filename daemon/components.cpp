@@ -210,6 +210,55 @@ void store_component::metrics(metric_writer& out) const {
                 "Time of a committed transaction, its fsync included", s.commit_seconds);
 }
 
+// -- boot listener -------------------------------------------------------------------
+
+boot_component::boot_component(const base::settings& s, const store::home& home,
+                               const runtime_component& rt, const store_component& store)
+    : key_file_(home.dir / api::install_token_key_file), rt_(rt), store_(store) {
+  const auto& listen = s.text("boot_listen");
+  on_ = !listen.empty();
+  if (on_) {
+    try {
+      cfg_.endpoint = http::parse_endpoint(listen);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string{"boot_listen: "} + e.what());
+    }
+  }
+  cfg_.max_connections = s.number("boot_max_connections");
+  cfg_.max_header_bytes = s.number("boot_max_header_bytes");
+  cfg_.idle_timeout = std::chrono::seconds(s.number("boot_idle_timeout"));
+  cfg_.max_streams = s.number("boot_max_streams");
+  cfg_.batch = std::chrono::milliseconds(s.number("boot_status_batch_ms"));
+  cfg_.bad_token_limit = static_cast<unsigned>(s.number("install_bad_token_limit"));
+  cfg_.deadlines.kernel = static_cast<long>(s.number("install_deadline_kernel"));
+  cfg_.deadlines.installing = static_cast<long>(s.number("install_deadline_installing"));
+  cfg_.deadlines.installed = static_cast<long>(s.number("install_deadline_installed"));
+  cfg_.deadline_check = std::chrono::seconds(s.number("install_deadline_check_s"));
+  cfg_.chain.template_dir = s.text("install_template_dir");
+  cfg_.chain.limits = api::template_settings(s);
+}
+
+void boot_component::start() {
+  if (!on_) {
+    return;
+  }
+  auto key = api::install_token_key::load_or_create(key_file_);
+  listener_
+    = std::make_unique<http::boot_listener>(rt_.contexts(), cfg_, store_.handle(), std::move(key));
+  auto ep = listener_->start();
+  auto addr
+    = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
+  base::log(base::log_level::notice,
+            "boot listener on http://" + addr + ':' + std::to_string(ep.port()) + "/boot/");
+}
+
+void boot_component::stop() {
+  if (listener_) {
+    listener_->stop();
+    listener_.reset();
+  }
+}
+
 // -- policy --------------------------------------------------------------------------
 
 policy_component::policy_component(const base::settings& s, const runtime_component& rt,

@@ -26,6 +26,7 @@
 #include "daemon/systemd.hpp"
 #include "daemon/transports.hpp"
 #include "http/audit_log.hpp"
+#include "http/boot_listener.hpp"
 #include "http/server.hpp"
 #include "store/database.hpp"
 #include "store/home.hpp"
@@ -164,6 +165,27 @@ class store_component : public component {
   const events_component& events_;
   actors::store_config cfg_;
   actors::store_actor handle_;
+};
+
+/// The node-facing boot listener (`boot_*`, `install_*`; docs/provisioning.md): off when
+/// `boot_listen` is empty.
+class boot_component : public component {
+ public:
+  boot_component(const base::settings& s, const store::home& home, const runtime_component& rt,
+                 const store_component& store);
+  std::string_view name() const override {
+    return "boot";
+  }
+  void start() override;
+  void stop() override;
+
+ private:
+  std::filesystem::path key_file_;
+  const runtime_component& rt_;
+  const store_component& store_;
+  bool on_ = false;
+  http::boot_listener_config cfg_;
+  std::unique_ptr<http::boot_listener> listener_;
 };
 
 /// Authentication and policy (`auth_cache_seconds`, `login_backoff_*`).

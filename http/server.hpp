@@ -16,6 +16,9 @@
 
 namespace cws::http {
 
+/// Parses `ADDR:PORT` (`[v6]:PORT`); throws std::invalid_argument naming it otherwise.
+tcp::endpoint parse_endpoint(const std::string& text);
+
 /// The HTTPS server: TLS context, listeners and the sessions, on the io threads of the
 /// actor system (http/io_scheduler).
 class server {
