@@ -56,7 +56,7 @@ die() {
 }
 
 [[ $(id -u) -eq 0 ]] || { say "SKIP: needs root (network namespaces, tap)"; exit 77; }
-for tool in ip nsenter qemu-system-x86_64 dnsmasq busybox curl zcat gzip timeout; do
+for tool in ip nsenter qemu-system-x86_64 dnsmasq busybox curl zcat gzip timeout python3; do
   command -v $tool >/dev/null || die "$tool is not installed (scripts/bootstrap installs it)"
 done
 [[ -f $di/debian-installer/amd64/linux && -f $di/debian-installer/amd64/initrd.gz ]] ||
@@ -334,8 +334,28 @@ watch_status() { # watch_status NODE FILE START
   done
 }
 
-# boot_vm LABEL MAC MEM LIMIT STOP_WHEN_STATUS NODE: QEMU in the namespace until it powers off,
-# the node reads STOP_WHEN_STATUS (then stopped by pid), or LIMIT seconds pass.
+# http_requests PCAP START: "<s after START> <request line>" for each HTTP request in a
+# capture of the VM's NIC (QEMU's filter-dump: the ground truth of what the VM asked)
+http_requests() {
+  python3 - "$1" "$2" <<'PY'
+import re, struct, sys
+try:
+    data = open(sys.argv[1], "rb").read()
+except OSError:
+    data = b""
+start, off = float(sys.argv[2]), 24
+while off + 16 <= len(data):
+    sec, usec, incl, _ = struct.unpack_from("<IIII", data, off)
+    packet = data[off + 16:off + 16 + incl]
+    off += 16 + incl
+    for m in re.finditer(rb"(GET|POST) (/[^ \r\n]*) HTTP/1\.[01]", packet):
+        path = re.sub(rb"token=[0-9A-Za-z_-]+", b"token=...", m.group(2)).decode(errors="replace")
+        print("%.1f %s %s" % (sec + usec / 1e6 - start, m.group(1).decode(), path))
+PY
+}
+
+# boot_vm LABEL MAC MEM LIMIT STOP_REGEX NODE: QEMU in the namespace until it powers off, the
+# VM's HTTP requests match STOP_REGEX (then stopped by pid, 1 s later), or LIMIT seconds pass.
 boot_vm() {
   local label=$1 vmac=$2 mem=$3 limit=$4 stop_on=$5 node=$6 qpid start
   rm -f "$run/qemu.pid"
@@ -347,11 +367,11 @@ boot_vm() {
     -monitor none -serial file:"$run/serial-$label.log" -boot n -no-reboot \
     -netdev tap,id=n0,ifname=tap0,script=no,downscript=no \
     -device virtio-net-pci,netdev=n0,mac="$vmac" -pidfile "$run/qemu.pid" \
-    >"$run/qemu-$label.out" 2>&1 &
+    -object filter-dump,id=f0,netdev=n0,file="$run/vm-$label.pcap" >"$run/qemu-$label.out" 2>&1 &
   qpid=$!
   while kill -0 $qpid 2>/dev/null; do
-    if [[ -n $stop_on ]] && grep -q " $stop_on\$" "$run/status-$label.log"; then
-      sleep 2
+    if [[ -n $stop_on ]] && http_requests "$run/vm-$label.pcap" "$start" | grep -qE "$stop_on"; then
+      sleep 1
       stop_pid "$(cat "$run/qemu.pid" 2>/dev/null)"
     fi
     sleep 0.5
@@ -362,6 +382,10 @@ boot_vm() {
   poller_pid=
   say "VM $label: $(since "$start") s; $node's status over time (s after QEMU start):"
   sed 's/^/    /' "$run/status-$label.log"
+  # what the VM asked over HTTP, from the capture of its NIC (the ground truth)
+  http_requests "$run/vm-$label.pcap" "$start" >"$run/http-$label.log"
+  echo "    its HTTP requests (s after QEMU start):"
+  cut -c1-110 "$run/http-$label.log" | sed 's/^/    /'
 }
 
 # stages STATUS_LOG WORD...: true if the words appear in this order among the statuses
@@ -377,7 +401,11 @@ in_order() {
 # -- 1. the busybox initrd: the whole state machine in ~15 s ------------------------------------
 tool nodeset node02 osimage >/dev/null || fail "nodeset node02 osimage"
 boot_vm mini $mac2 256 120 "" node02
-grep -a 'cws-mini:' "$run/serial-mini.log" | tr -d '\r' | sed 's/^/    VM: /'
+grep -a 'cws-mini:' "$run/serial-mini.log" | tr -d '\r' | sed 's/^/    serial: /'
+for s in installing installed booted; do
+  grep -q "GET /boot/node/node02/status?state=$s&token=" "$run/http-mini.log" ||
+    fail "the busybox initrd did not call back $s with its token"
+done
 in_order "$run/status-mini.log" netbooting installing installed booted ||
   fail "node02 did not read netbooting, installing, installed, booted in this order"
 st=$(tool lsdef node02 -i status | sed -n 's/^ *status=//p')
@@ -403,10 +431,14 @@ codes="$(forge GET 'status?state=installed') $(forge POST 'status?state=installe
 codes+=" $(forge GET "status?state=booted&token=$token3") $(forge GET "preseed?token=$token3")"
 after=$(status_of node01)
 [[ $after == "$before" ]] || fail "forged requests changed node01's status: '$before' -> '$after'"
-say "forgery (no token, a wrong token, node03's token for a callback and the preseed): $codes; node01 still '$after'"
+say "forgery (no token, a wrong token, node03's token for a callback and the preseed): $codes; node01's status unchanged ('${after:-unset}')"
 
 # -- 2. the Debian installer: kernel, initrd, preseed with the token, `installing` --------------
-boot_vm installer $mac1 1024 300 installing node01
+boot_vm installer $mac1 1024 480 'GET /boot/node/node01/status\?state=installing' node01
+grep -q 'GET /boot/node/node01/preseed?token=' "$run/http-installer.log" ||
+  fail "the installer did not fetch its preseed with a token"
+grep -q 'GET /boot/node/node01/status?state=installing&token=' "$run/http-installer.log" ||
+  fail "the installer's early command did not call back installing with a token"
 grep -q ' installing$' "$run/status-installer.log" || fail "node01 never read installing"
 in_order "$run/status-installer.log" netbooting installing ||
   fail "node01 did not read netbooting then installing"
