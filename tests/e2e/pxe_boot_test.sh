@@ -13,8 +13,9 @@
 #
 #   1. mini:      a ~1.5 MB busybox initrd (built here) as the initrd of a second osimage (a
 #                 pkgdir tree in the temp dir): DHCP, then the status callbacks installing,
-#                 installed, booted with the token from the kernel command line, then
-#                 poweroff (~15 s); the node reads netbooting, installing, installed, booted.
+#                 installed, booted, next with the token from the kernel command line (then
+#                 one more booted, refused: the token ended), then poweroff (~15 s); the node
+#                 reads netbooting, installing, installed, booted, and its state is boot.
 #   2. installer: Debian's netboot installer (debian-installer-12-netboot-amd64): kernel,
 #                 initrd, the preseed fetched with the token, its early command calling back
 #                 `installing` (~65 s); the VM is then stopped by its pid.
@@ -73,10 +74,10 @@ daemon_pid=
 dnsmasq_pid=
 poller_pid=
 stop_pid() { # stop_pid PID: SIGTERM, then SIGKILL after 5 s
-  local p=$1 i
+  local p=$1
   [[ -n $p ]] && kill -0 "$p" 2>/dev/null || return 0
   kill -TERM "$p" 2>/dev/null || true
-  for i in $(seq 50); do
+  for _ in $(seq 50); do
     kill -0 "$p" 2>/dev/null || return 0
     sleep 0.1
   done
@@ -210,7 +211,9 @@ echo "cws-mini: dhcp $IP on $IF"
 URL=; for a in $(cat /proc/cmdline); do case $a in url=*) URL=${a#url=};; esac; done
 BASE=${URL%%/preseed*}; TOKEN=${URL##*token=}
 [ "$TOKEN" = "$URL" ] && TOKEN=
-for s in installing installed booted; do
+# installing, installed, booted; then next (the chain leaves install: the token ends), so
+# the last booted is refused
+for s in installing installed booted next booted; do
   if wget -q -O /dev/null "$BASE/status?state=$s&token=$TOKEN"; then r=ok; else r=refused; fi
   echo "cws-mini: status $s $r"
   sleep 1
@@ -323,7 +326,7 @@ say "boot listener answers /boot/ipxe"
 
 # -- status watcher: every change of a node's nodelist.status, with its time --------------------
 watch_status() { # watch_status NODE FILE START
-  local last= now
+  local last="" now
   while :; do
     now=$(status_of "$1")
     if [[ $now != "$last" ]]; then
@@ -402,10 +405,15 @@ in_order() {
 tool nodeset node02 osimage >/dev/null || fail "nodeset node02 osimage"
 boot_vm mini $mac2 256 120 "" node02
 grep -a 'cws-mini:' "$run/serial-mini.log" | tr -d '\r' | sed 's/^/    serial: /'
-for s in installing installed booted; do
+for s in installing installed booted next; do
   grep -q "GET /boot/node/node02/status?state=$s&token=" "$run/http-mini.log" ||
     fail "the busybox initrd did not call back $s with its token"
 done
+answers=$(grep -a -o 'cws-mini: status [a-z]* [a-z]*' "$run/serial-mini.log" | cut -d' ' -f3- | tr '\n' ',')
+[[ $answers == "installing ok,installed ok,booted ok,next ok,booted refused," ]] ||
+  fail "the callbacks were not answered ok, ok, ok, ok, refused: $answers"
+st=$(tool nodeset node02 stat)
+[[ $st == "node02: boot" ]] || fail "node02's chain did not move to boot on next: $st"
 in_order "$run/status-mini.log" netbooting installing installed booted ||
   fail "node02 did not read netbooting, installing, installed, booted in this order"
 st=$(tool lsdef node02 -i status | sed -n 's/^ *status=//p')
