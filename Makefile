@@ -3,7 +3,7 @@ BUILD   ?= build
 JOBS    ?= 2
 HOME_DIR ?= $(CURDIR)/demo
 
-.PHONY: all build test test-system test-sanitize fuzz fuzz-build run bench deps clean format format-check config deb
+.PHONY: all build test test-system test-e2e test-sanitize fuzz fuzz-build run bench deps clean format format-check config deb
 
 all: build
 
@@ -38,6 +38,12 @@ test-system: deb
 	@start=$$(date +%s); CLUSTERWS_TEST_CACHE=$(TEST_SYSTEM_CACHE) timeout -k 30 1800 \
 	  tests/system/system_test.sh $(BUILD); rc=$$?; \
 	  echo "make test-system: $$(( $$(date +%s) - start )) s wall time (exit $$rc)"; exit $$rc
+
+# A QEMU VM network-boots from clusterwsd and dnsmasq in a network namespace (docs/
+# provisioning.md, "End-to-end test"): a few minutes under TCG, so its own CI step.
+test-e2e: build
+	@start=$$(date +%s); timeout -k 30 900 tests/e2e/pxe_boot_test.sh $(BUILD); rc=$$?; \
+	  echo "make test-e2e: $$(( $$(date +%s) - start )) s wall time (exit $$rc)"; exit $$rc
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize: deps
