@@ -84,6 +84,8 @@ using publish_atom = caf::atom_constant<caf::atom("publish")>;
 using job_atom = caf::atom_constant<caf::atom("job")>;
 /// Internal: write a job's record (jobs, to its writer).
 using record_atom = caf::atom_constant<caf::atom("record")>;
+/// A service node dials its head now (sn_agent).
+using dial_atom = caf::atom_constant<caf::atom("dial")>;
 
 /// Where a call's result goes when no reply message carries it back: called exactly once, on
 /// an actor thread.

@@ -69,6 +69,20 @@ bool is_hex64(std::string_view s) {
 
 } // namespace
 
+bool valid_sn_name(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') {
+    return false;
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+              || c == '_' || c == '-';
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string make_sn_secret() {
   return random_hex(sn_secret_bytes);
 }

@@ -25,6 +25,10 @@ constexpr uint32_t sn_protocol_version = 1;
 /// Bytes of a per-service-node secret (random, written hex-encoded: 64 characters).
 constexpr size_t sn_secret_bytes = 32;
 
+/// True if `name` can name a service node: 1 to 64 of [A-Za-z0-9._-], not starting with '.'
+/// or '-' (it names a file of the head's).
+bool valid_sn_name(std::string_view name);
+
 /// A new random secret, hex-encoded. @throws std::runtime_error if the RNG fails.
 std::string make_sn_secret();
 
