@@ -643,6 +643,7 @@ sn_agent_component::sn_agent_component(const base::settings& s, const store::hom
     throw std::runtime_error("sn_redial_max_ms is less than sn_redial_min_ms");
   }
   cfg_.version = api::sn_protocol_version;
+  seen_ = std::make_shared<api::sn_replay_cache>(s.number("sn_replay_cache"));
   auto dir = home.pki();
   std::string secret;
   bool exists = false;
@@ -659,9 +660,6 @@ sn_agent_component::sn_agent_component(const base::settings& s, const store::hom
   cfg_.secret = std::move(secret);
   cfg_.load = [load] {
     return static_cast<uint32_t>(load->nodes_in_flight.value());
-  };
-  cfg_.on_head_lost = [](const std::string&) {
-    // the head's delegated work ends here (the delegated executor's cancel joins this)
   };
   rt.link({dir / "sn-cert.pem", dir / "sn-key.pem", dir / "head-ca.pem"}, hb, dead);
 }

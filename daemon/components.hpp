@@ -24,6 +24,7 @@
 #include "actors/sn_registry.hpp"
 #include "actors/store_actor.hpp"
 #include "api/service_metrics.hpp"
+#include "api/sn_seal.hpp"
 #include "base/log.hpp"
 #include "daemon/component.hpp"
 #include "daemon/systemd.hpp"
@@ -407,6 +408,23 @@ class sn_agent_component : public component {
   /// Registered, dials, heartbeats both ways.
   void metrics(base::metric_writer& out) const override;
 
+  /// The ids of the head's sealed requests seen here (`sn_replay_cache`): the delegated
+  /// executor verifies each request with api::verify_sn_request against it and the secret.
+  const std::shared_ptr<api::sn_replay_cache>& replay_cache() const noexcept {
+    return seen_;
+  }
+
+  /// This service node's name and secret (the seal's key).
+  const actors::sn_agent_config& link() const noexcept {
+    return cfg_;
+  }
+
+  /// Called (on an actor thread) when the link to the registered head is lost: the head's
+  /// work here ends (the delegated executor cancels its jobs). Set before start.
+  void on_head_lost(std::function<void(const std::string&)> fn) {
+    cfg_.on_head_lost = std::move(fn);
+  }
+
   /// Called (on an actor thread) when the head refuses this service node for good.
   void on_refused(std::function<void(const std::string&)> fn) {
     cfg_.on_refused = std::move(fn);
@@ -415,6 +433,7 @@ class sn_agent_component : public component {
  private:
   runtime_component& rt_;
   actors::sn_agent_config cfg_;
+  std::shared_ptr<api::sn_replay_cache> seen_;
   caf::actor handle_;
 };
 

@@ -18,6 +18,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <sys/wait.h>
 #include <thread>
@@ -162,6 +163,10 @@ class service_node_test : public ::testing::Test {
 TEST_F(service_node_test, a_head_and_two_service_nodes_register_and_show_in_sn_list) {
   service_node sn1{add("sn1")};
   service_node sn2{add("sn2")};
+  // the event stream, tailed while they join and leave
+  auto events = dir.path / "events.txt";
+  run_tool(home, "(timeout 8 clusterctl events > " + events.string() + " 2>&1 </dev/null &)");
+  std::this_thread::sleep_for(milliseconds(500));
   sn1.start();
   sn2.start();
   EXPECT_GE(until_state("sn1", "registered").count(), 0) << slurp(sn1.log()) << slurp(d->log());
@@ -176,6 +181,13 @@ TEST_F(service_node_test, a_head_and_two_service_nodes_register_and_show_in_sn_l
   EXPECT_EQ(sn1.stop(), 0);
   EXPECT_EQ(sn2.stop(), 0);
   EXPECT_GE(until_state("sn1", "down").count(), 0);
+  for (int i = 0; i < 200 && slurp(events).find("servicenode sn1 left") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  auto seen = slurp(events);
+  EXPECT_NE(seen.find("servicenode sn1 joined"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("servicenode sn2 joined"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("servicenode sn1 left"), std::string::npos) << seen;
 }
 
 TEST_F(service_node_test, a_service_node_without_its_certificate_or_secret_is_refused_at_start) {
@@ -295,6 +307,8 @@ TEST_F(service_node_test, a_stopped_service_node_is_marked_down_within_the_dead_
   ASSERT_GE(took.count(), 0) << slurp(d->log());
   // dead time, plus one heartbeat tick, plus the polls of clusterctl sn list
   EXPECT_LE(took.count(), dead_after_ms + heartbeat_ms + 1000) << took.count();
+  std::cout << "SIGSTOP: down after " << took.count() << " ms (dead time " << dead_after_ms
+            << " ms)\n";
   EXPECT_NE(slurp(d->log()).find("service node sn1 left"), std::string::npos);
   // resumed, it finds the head silent (or its link gone), dials again and registers
   EXPECT_GE(until_state("sn1", "registered").count(), 0) << slurp(sn1.log());
