@@ -85,6 +85,8 @@ using publish_atom = caf::atom_constant<caf::atom("publish")>;
 using job_atom = caf::atom_constant<caf::atom("job")>;
 /// Internal: write a job's record (jobs, to its writer).
 using record_atom = caf::atom_constant<caf::atom("record")>;
+/// A service node dials its head now (sn_agent).
+using dial_atom = caf::atom_constant<caf::atom("dial")>;
 
 // Service nodes (actors/service_node_actor.hpp, actors/delegation_actor.hpp): these cross the
 // link between the head and a service node.

@@ -61,13 +61,14 @@ using change_set_ptr = std::shared_ptr<const store::change_set>;
 /// was created, made progress or ended (`job`), or a node's power state changed (`power`).
 /// Not in the change log: such events have no sequence number and are not replayed.
 struct activity {
-  enum class kind : uint8_t { job, power };
+  enum class kind : uint8_t { job, power, servicenode };
   kind type = kind::job;
   /// job: created, progress, ended.
   std::string what;
   /// job: the job (no nodes).
   api::job_info job;
-  /// power: the node and its state (on, off).
+  /// power: the node and its state (on, off). servicenode: the service node's name and, when
+  /// it left, why (`what`: joined, left).
   std::string node;
   std::string state;
 };

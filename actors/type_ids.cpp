@@ -22,6 +22,12 @@ void add_wire_types(caf::actor_system_config& cfg) {
   // the handles a share carries across the link (actors/service_node_actor.hpp)
   cfg.add_message_type<sn_sink_actor>("cws::sn_sink_actor");
   cfg.add_message_type<sn_executor_actor>("cws::sn_executor_actor");
+  // the service-node link (api/sn_link.hpp): registration and heartbeats
+  cfg.add_message_type<w::sn_hello>("cws::wire::sn_hello");
+  cfg.add_message_type<w::sn_challenge>("cws::wire::sn_challenge");
+  cfg.add_message_type<w::sn_join>("cws::wire::sn_join");
+  cfg.add_message_type<w::sn_welcome>("cws::wire::sn_welcome");
+  cfg.add_message_type<w::sn_heartbeat>("cws::wire::sn_heartbeat");
 }
 
 std::string read_job_request(caf::actor_system& sys, const char* data, size_t size,

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 
+#include "api/sn_link.hpp"
 #include "api/wire.hpp"
 
 namespace cws::actors {

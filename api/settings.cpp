@@ -269,6 +269,27 @@ const base::settings_schema& settings_schema() {
      "seconds from installing to the installed callback (0: none)"},
     {"install_deadline_check_s", num, "10", 1, day,
      "how often the boot listener looks for installs past a stage deadline"},
+
+    // -- service nodes (docs/service-nodes.md): the link, its trust and its liveness
+    {"sn_listen", text, "", 0, 0,
+     "ADDR:PORT of the head's service-node listener (TLS with the service-node CA; port 0 "
+     "picks one; empty: off)"},
+    {"sn_name", text, "", 0, 0,
+     "a service node (clusterwsd --service-node): its name, as the head knows it"},
+    {"sn_head", text, "", 0, 0,
+     "a service node: ADDR:PORT of its head's service-node listener (it dials the head)"},
+    {"sn_heartbeat_ms", num, "1000", 50, 60000,
+     "milliseconds between heartbeats on a service-node link, both ways"},
+    {"sn_dead_after_ms", num, "5000", 200, 3600000,
+     "a service-node link silent this long is down (more than twice sn_heartbeat_ms)"},
+    {"sn_redial_min_ms", num, "1000", 50, 600000,
+     "a service node's first wait before dialing the head again (doubled each failure)"},
+    {"sn_redial_max_ms", num, "30000", 50, 3600000,
+     "a service node's longest wait between dials of the head"},
+    {"sn_connect_timeout_ms", num, "10000", 100, 600000,
+     "milliseconds a service node waits for the head's TLS link and registration"},
+    {"sn_replay_cache", num, "100000", 16, 10000000,
+     "delegated request ids a service node remembers until they expire (replays refused)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

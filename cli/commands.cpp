@@ -373,14 +373,13 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"backup", backup},       {"pki", pki},
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},     {"xdcp", xdcp},
-    {"restore", restore},     {"rpower", rpower},
-    {"rsetboot", rsetboot},   {"restore", restore},
+    {"rpower", rpower},       {"rsetboot", rsetboot},
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
     {"makehosts", makehosts}, {"makedns", makedns},
     {"makedhcp", makedhcp},   {"nodeset", nodeset},
-    {"rinstall", rinstall},
+    {"rinstall", rinstall},   {"sn", sn},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -409,7 +408,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals "
        "rinv "
-       "nodestat reventlog rbeacon makedhcp nodeset rinstall\n";
+       "nodestat reventlog rbeacon makedhcp nodeset rinstall sn\n";
   return 1;
 }
 

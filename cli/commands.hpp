@@ -143,6 +143,8 @@ int rinstall(const std::vector<std::string>& args, io& streams);
 int makehosts(const std::vector<std::string>& args, io& streams);
 int backup(const std::vector<std::string>& args, io& streams);
 int pki(const std::vector<std::string>& args, io& streams);
+/// clusterctl sn: the head's service nodes (cli/sn_command.cpp).
+int sn(const std::vector<std::string>& args, io& streams);
 int xdshbak(const std::vector<std::string>& args, io& streams);
 int xcoll(const std::vector<std::string>& args, io& streams);
 /// rpower and rsetboot (cli/hardware.cpp).

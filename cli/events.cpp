@@ -67,6 +67,11 @@ class event_printer {
                    << '/' << targets << ' ' << failed << ' ' << field(doc, "user") << '\n';
     } else if (event == "power") {
       streams_.out << "power " << field(doc, "node") << ' ' << field(doc, "power") << '\n';
+    } else if (event == "servicenode") {
+      // servicenode NAME joined|left [REASON] (docs/service-nodes.md)
+      auto why = field(doc, "reason");
+      streams_.out << "servicenode " << field(doc, "name") << ' ' << field(doc, "event")
+                   << (why.empty() ? "" : " ") << why << '\n';
     } else if (event == "changes") {
       uint64_t seq = 0;
       if (doc["seq"].get(seq) != simdjson::SUCCESS) {
@@ -112,7 +117,8 @@ int events(const std::vector<std::string>& argv, io& streams) {
          "by the API or by the tools, one line per object: ID TYPE NAME created|changed|removed\n"
          "[ATTRIBUTES]. --types: node, group, network, osimage, policy, site, passwd, job,\n"
          "power. Jobs: job ID created|progress|ended STATE OPERATION FINISHED/TARGETS FAILED\n"
-         "USER; power: power NODE on|off (live only: not replayed with --after).\n"
+         "USER; power: power NODE on|off; servicenode NAME joined|left [REASON] (root, no\n"
+         "--types or NODERANGE) (live only: not replayed with --after).\n"
          "--after ID: first what followed event ID. Runs until interrupted; needs clusterwsd.\n";
     return 0;
   }

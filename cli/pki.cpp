@@ -59,7 +59,7 @@ void add_ext(X509* cert, X509* issuer, int nid, const std::string& value) {
 }
 
 x509_ptr make_cert(EVP_PKEY* key, const std::string& cn, X509* issuer, EVP_PKEY* issuer_key,
-                   long days, const std::string& san) {
+                   long days, const std::string& san, const char* usage = "serverAuth") {
   x509_ptr cert{X509_new()};
   check(cert != nullptr, "X509_new");
   X509_set_version(cert.get(), 2);
@@ -87,7 +87,7 @@ x509_ptr make_cert(EVP_PKEY* key, const std::string& cn, X509* issuer, EVP_PKEY*
     add_ext(cert.get(), signer, NID_authority_key_identifier, "keyid");
     add_ext(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE");
     add_ext(cert.get(), signer, NID_key_usage, "critical,digitalSignature");
-    add_ext(cert.get(), signer, NID_ext_key_usage, "serverAuth");
+    add_ext(cert.get(), signer, NID_ext_key_usage, usage);
     add_ext(cert.get(), signer, NID_subject_alt_name, san);
   }
   check(X509_sign(cert.get(), issuer_key != nullptr ? issuer_key : key, EVP_sha256()) > 0,
@@ -284,6 +284,31 @@ void install_server_cert(const std::filesystem::path& dir, const std::filesystem
     replace_pem(dir / "ca-cert.pem", 0644,
                 [&](FILE* f) { return PEM_write_X509(f, trust.front().get()) == 1; });
   }
+}
+
+void make_link_ca(const std::filesystem::path& cert, const std::filesystem::path& key,
+                  const std::string& cn) {
+  auto ca_key = make_key();
+  auto ca = make_cert(ca_key.get(), cn, nullptr, nullptr, 3650, {});
+  write_pem(key, 0600, [&](FILE* f) {
+    return PEM_write_PrivateKey(f, ca_key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  });
+  write_pem(cert, 0644, [&](FILE* f) { return PEM_write_X509(f, ca.get()) == 1; });
+}
+
+void issue_link_cert(const std::filesystem::path& ca_cert, const std::filesystem::path& ca_key,
+                     const std::filesystem::path& cert, const std::filesystem::path& key,
+                     const std::string& cn) {
+  auto signer_key = read_key(ca_key);
+  auto signer = read_certs(ca_cert);
+  auto k = make_key();
+  // both ends of the link are TLS server and client (the head listens, service nodes dial)
+  auto c = make_cert(k.get(), cn, signer.front().get(), signer_key.get(), link_cert_days,
+                     "DNS:" + cn, "serverAuth,clientAuth");
+  replace_pem(key, 0600, [&](FILE* f) {
+    return PEM_write_PrivateKey(f, k.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  });
+  replace_pem(cert, 0644, [&](FILE* f) { return PEM_write_X509(f, c.get()) == 1; });
 }
 
 } // namespace cws::cli

@@ -44,4 +44,18 @@ void issue_server_cert(const std::filesystem::path& dir, const std::vector<std::
 void install_server_cert(const std::filesystem::path& dir, const std::filesystem::path& cert,
                          const std::filesystem::path& key, const std::filesystem::path& ca);
 
+/// Days a service-node link certificate is valid (the link's own CAs sign nothing else).
+constexpr long link_cert_days = 3650;
+
+/// Creates a CA of its own for the service-node link (docs/service-nodes.md): `cert` and
+/// `key` (0600; neither may exist), EC P-256, valid 10 years. @throws std::runtime_error.
+void make_link_ca(const std::filesystem::path& cert, const std::filesystem::path& key,
+                  const std::string& cn);
+
+/// Issues a link certificate for `cn` (server and client use) signed by that CA, replacing
+/// `cert` and `key` (0600). @throws std::runtime_error.
+void issue_link_cert(const std::filesystem::path& ca_cert, const std::filesystem::path& ca_key,
+                     const std::filesystem::path& cert, const std::filesystem::path& key,
+                     const std::string& cn);
+
 } // namespace cws::cli

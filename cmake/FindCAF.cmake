@@ -27,3 +27,11 @@ if(CAF_FOUND AND CAF_IO_LIBRARY AND NOT TARGET CAF::io)
     IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
     INTERFACE_LINK_LIBRARIES CAF::core)
 endif()
+# CAF-to-CAF TLS (the service-node link, docs/service-nodes.md).
+find_library(CAF_OPENSSL_LIBRARY caf_openssl)
+if(CAF_FOUND AND CAF_OPENSSL_LIBRARY AND TARGET CAF::io AND NOT TARGET CAF::openssl)
+  add_library(CAF::openssl UNKNOWN IMPORTED)
+  set_target_properties(CAF::openssl PROPERTIES
+    IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
+    INTERFACE_LINK_LIBRARIES "CAF::io;OpenSSL::SSL")
+endif()

@@ -1,14 +1,21 @@
 #include "daemon/components.hpp"
 
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/publish.hpp>
 #include <caf/send.hpp>
 
 #include <fstream>
 #include <stdexcept>
+#include <unistd.h>
 
 #include "actors/type_ids.hpp"
 #include "api/audit_table.hpp"
 #include "api/planner.hpp"
 #include "api/settings.hpp"
+#include "api/sn_seal.hpp"
+#include "base/published_file.hpp"
+#include "base/text.hpp"
 #include "http/io_scheduler.hpp"
 #include "store/error.hpp"
 
@@ -141,7 +148,33 @@ void runtime_component::start() {
   // the io threads are the actors' workers too: a request stays on one thread
   http::io_scheduler::install(*cfg_, threads_);
   actors::add_wire_types(*cfg_); // the messages that may leave the process (api/wire.hpp)
+  if (link_) {
+    // TLS with this side's certificate and the other side's CA only: with all five openssl
+    // settings empty CAF would fall back to anonymous TLS (docs/service-nodes.md)
+    cfg_->load<caf::io::middleman>();
+    cfg_->load<caf::openssl::manager>();
+    cfg_->openssl_certificate = link_->certificate.string();
+    cfg_->openssl_key = link_->key.string();
+    cfg_->openssl_cafile = link_->cafile.string();
+    // BASP's heartbeats, on both sides: a stopped peer is noticed (down_msg) after dead_after
+    cfg_->set("middleman.heartbeat-interval", caf::timespan{heartbeat_});
+    cfg_->set("middleman.connection-timeout", caf::timespan{dead_after_});
+  }
   sys_ = std::make_unique<caf::actor_system>(*cfg_);
+}
+
+void runtime_component::link(const link_files& files, std::chrono::milliseconds heartbeat,
+                             std::chrono::milliseconds dead_after) {
+  for (const auto* f : {&files.certificate, &files.key, &files.cafile}) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*f, ec)) {
+      throw std::runtime_error("no TLS file " + f->string()
+                               + " for the service-node link (never anonymous TLS)");
+    }
+  }
+  link_ = files;
+  heartbeat_ = heartbeat;
+  dead_after_ = dead_after;
 }
 
 void runtime_component::stop() {
@@ -341,7 +374,7 @@ void policy_component::metrics(metric_writer& out) const {
 // -- executor ------------------------------------------------------------------------
 
 executor_component::executor_component(const base::settings& s, const runtime_component& rt,
-                                       const store_component& store, transports engines,
+                                       const store_component* store, transports engines,
                                        std::shared_ptr<api::service_metrics> metrics)
     : rt_(rt), store_(store), engines_(engines) {
   cfg_.max_nodes = s.number("max_nodes_in_flight");
@@ -387,7 +420,8 @@ void executor_component::start() {
       const store::database& d, const api::api_call& call, const api::authorization& auth,
       const store::noderange_options& opts,
       api::node_operation_ptr& out) { return api::plan(d, call, auth, opts, *drivers, out); });
-  handle_ = actors::spawn_executor(rt_.system(), store_.handle(), std::move(ec));
+  handle_ = actors::spawn_executor(rt_.system(), store_ ? store_->handle() : actors::store_actor{},
+                                   std::move(ec));
 }
 
 void executor_component::stop() {
@@ -574,6 +608,201 @@ void systemd_component::start() {
 
 void systemd_component::stop() {
   notifier_.reset();
+}
+
+// -- service nodes --------------------------------------------------------------------
+
+namespace {
+
+/// The service-node link's heartbeat settings, checked together.
+std::pair<std::chrono::milliseconds, std::chrono::milliseconds> sn_times(const base::settings& s) {
+  auto hb = std::chrono::milliseconds(s.number("sn_heartbeat_ms"));
+  auto dead = std::chrono::milliseconds(s.number("sn_dead_after_ms"));
+  if (dead <= 2 * hb) {
+    throw std::runtime_error("sn_dead_after_ms (" + std::to_string(dead.count())
+                             + ") must be more than twice sn_heartbeat_ms ("
+                             + std::to_string(hb.count()) + ")");
+  }
+  return {hb, dead};
+}
+
+/// ADDR:PORT (`[v6]:PORT`) split; @throws std::runtime_error naming `key`.
+std::pair<std::string, uint16_t> host_port(const std::string& text, const char* key) {
+  auto colon = text.rfind(':');
+  unsigned long long port = 0;
+  if (colon == std::string::npos || !base::parse_unsigned(text.substr(colon + 1), port)
+      || port > 65535 || colon == 0) {
+    throw std::runtime_error(std::string{key} + " must be ADDR:PORT, not '" + text + "'");
+  }
+  auto host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return {host, static_cast<uint16_t>(port)};
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+} // namespace
+
+sn_listener_component::sn_listener_component(const base::settings& s, const store::home& home,
+                                             runtime_component& rt, const events_component& events)
+    : listen_(s.text("sn_listen")), dir_(home.pki() / "sn"), rt_(rt), events_(events) {
+  if (listen_.empty()) {
+    return;
+  }
+  host_port(listen_, "sn_listen");
+  auto [hb, dead] = sn_times(s);
+  cfg_.heartbeat = hb;
+  cfg_.dead_after = dead;
+  cfg_.secrets = dir_ / "secrets";
+  cfg_.head = host_name();
+  for (const char* f : {"head-cert.pem", "head-key.pem", "sn-ca.pem"}) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(dir_ / f, ec)) {
+      throw std::runtime_error("sn_listen is set but " + (dir_ / f).string()
+                               + " is missing: run clusterctl sn init");
+    }
+  }
+  rt.link({dir_ / "head-cert.pem", dir_ / "head-key.pem", dir_ / "sn-ca.pem"}, hb, dead);
+}
+
+void sn_listener_component::start() {
+  if (listen_.empty()) {
+    return;
+  }
+  auto cfg = cfg_;
+  cfg.on_event = [events = events_.handle()](const std::string& name, const char* what,
+                                             const std::string& why) {
+    auto a = std::make_shared<actors::activity>();
+    a->type = actors::activity::kind::servicenode;
+    a->what = what;
+    a->node = name;
+    a->state = why;
+    caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(a)});
+  };
+  handle_ = actors::spawn_sn_registry(rt_.system(), std::move(cfg));
+  auto [host, port] = host_port(listen_, "sn_listen");
+  // publishing binds and returns at once; the head never dials a service node
+  auto bound = caf::openssl::publish(handle_, port, host.c_str(), true);
+  if (!bound) {
+    auto why = rt_.system().render(bound.error());
+    end(handle_);
+    throw std::runtime_error("cannot listen for service nodes on " + listen_ + ": " + why);
+  }
+  // (clusterctl sn add reads the port when sn_listen's is 0)
+  base::publish_file(dir_ / "port", std::to_string(*bound) + "\n");
+  base::log(base::log_level::notice,
+            "listening for service nodes on " + host + ":" + std::to_string(*bound) + " (TLS)");
+}
+
+void sn_listener_component::stop() {
+  end(handle_);
+}
+
+void sn_listener_component::metrics(metric_writer& out) const {
+  if (listen_.empty()) {
+    return;
+  }
+  auto list = cfg_.board->snapshot();
+  auto& reg = out.family("clusterws_service_node_registered",
+                         "1 while the service node is registered with this head, 0 after it left",
+                         metric_type::gauge);
+  auto& last
+    = out.family("clusterws_service_node_last_heartbeat_seconds",
+                 "When the service node's last heartbeat arrived (Unix time)", metric_type::gauge);
+  auto& load
+    = out.family("clusterws_service_node_load",
+                 "Nodes in flight on the service node (its last heartbeat)", metric_type::gauge);
+  auto& beats = out.family("clusterws_service_node_heartbeats_total",
+                           "Heartbeats received from the service node since it registered",
+                           metric_type::counter);
+  for (const auto& sn : list) {
+    metric_writer::add(reg, sn.registered ? 1 : 0, {{"name", sn.name}});
+    metric_writer::add(last, static_cast<double>(sn.last_heartbeat_ms) / 1000.0,
+                       {{"name", sn.name}});
+    metric_writer::add(load, sn.load, {{"name", sn.name}});
+    metric_writer::add(beats, static_cast<double>(sn.heartbeats), {{"name", sn.name}});
+  }
+  auto& events
+    = out.family("clusterws_service_node_events_total",
+                 "Service-node registrations, refusals and departures", metric_type::counter);
+  metric_writer::add(events, static_cast<double>(cfg_.board->joins()), {{"event", "joined"}});
+  metric_writer::add(events, static_cast<double>(cfg_.board->refusals()), {{"event", "refused"}});
+  metric_writer::add(events, static_cast<double>(cfg_.board->departures()), {{"event", "left"}});
+}
+
+sn_agent_component::sn_agent_component(const base::settings& s, const store::home& home,
+                                       runtime_component& rt,
+                                       std::shared_ptr<api::service_metrics> load)
+    : rt_(rt) {
+  cfg_.name = s.text("sn_name");
+  if (!api::valid_sn_name(cfg_.name)) {
+    throw std::runtime_error("sn_name must name this service node (1 to 64 of A-Z a-z 0-9 . _ "
+                             "-), not '"
+                             + cfg_.name + "'");
+  }
+  auto [host, port] = host_port(s.text("sn_head"), "sn_head");
+  if (port == 0) {
+    throw std::runtime_error("sn_head needs the head's port, not 0");
+  }
+  cfg_.host = host;
+  cfg_.port = port;
+  auto [hb, dead] = sn_times(s);
+  cfg_.heartbeat = hb;
+  cfg_.dead_after = dead;
+  cfg_.redial_min = std::chrono::milliseconds(s.number("sn_redial_min_ms"));
+  cfg_.redial_max = std::chrono::milliseconds(s.number("sn_redial_max_ms"));
+  cfg_.connect_timeout = std::chrono::milliseconds(s.number("sn_connect_timeout_ms"));
+  if (cfg_.redial_max < cfg_.redial_min) {
+    throw std::runtime_error("sn_redial_max_ms is less than sn_redial_min_ms");
+  }
+  cfg_.version = api::sn_protocol_version;
+  seen_ = std::make_shared<api::sn_replay_cache>(s.number("sn_replay_cache"));
+  auto dir = home.pki();
+  std::string secret;
+  bool exists = false;
+  if (base::read_file(dir / "sn-secret", 1024, secret, &exists) || !exists) {
+    throw std::runtime_error("no secret in " + (dir / "sn-secret").string()
+                             + " (clusterctl sn add on the head writes this home)");
+  }
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) {
+    secret.pop_back();
+  }
+  if (auto why = api::check_sn_secret(secret); !why.empty()) {
+    throw std::runtime_error((dir / "sn-secret").string() + ": " + why);
+  }
+  cfg_.secret = std::move(secret);
+  cfg_.load = [load] {
+    return static_cast<uint32_t>(load->nodes_in_flight.value());
+  };
+  rt.link({dir / "sn-cert.pem", dir / "sn-key.pem", dir / "head-ca.pem"}, hb, dead);
+}
+
+void sn_agent_component::start() {
+  handle_ = actors::spawn_sn_agent(rt_.system(), cfg_);
+}
+
+void sn_agent_component::stop() {
+  end(handle_);
+}
+
+void sn_agent_component::metrics(metric_writer& out) const {
+  const auto& b = *cfg_.board;
+  out.gauge("clusterws_head_registered", "1 while this service node is registered with its head",
+            b.registered ? 1 : 0);
+  auto& n = out.family("clusterws_head_link_total", "Dials of the head, registrations, heartbeats",
+                       metric_type::counter);
+  metric_writer::add(n, static_cast<double>(b.dials.load()), {{"event", "dial"}});
+  metric_writer::add(n, static_cast<double>(b.registrations.load()), {{"event", "registered"}});
+  metric_writer::add(n, static_cast<double>(b.heartbeats_sent.load()),
+                     {{"event", "heartbeat_sent"}});
+  metric_writer::add(n, static_cast<double>(b.heartbeats_received.load()),
+                     {{"event", "heartbeat_received"}});
 }
 
 } // namespace cws::daemon

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 
@@ -20,8 +21,11 @@
 #include "actors/jobs_actor.hpp"
 #include "actors/policy_actor.hpp"
 #include "actors/reapply_actor.hpp"
+#include "actors/sn_agent.hpp"
+#include "actors/sn_registry.hpp"
 #include "actors/store_actor.hpp"
 #include "api/service_metrics.hpp"
+#include "api/sn_seal.hpp"
 #include "base/log.hpp"
 #include "daemon/component.hpp"
 #include "daemon/systemd.hpp"
@@ -104,11 +108,28 @@ class runtime_component : public component {
     return *sys_;
   }
 
+  /// The files of a TLS link between actor systems (caf::openssl): this side's certificate
+  /// and key, and the CA the other side's certificate must be signed by.
+  struct link_files {
+    std::filesystem::path certificate;
+    std::filesystem::path key;
+    std::filesystem::path cafile;
+  };
+
+  /// Loads CAF's network layer with TLS and BASP heartbeats (a link silent for `dead_after`
+  /// is closed): the service-node link. Before start.
+  /// @throws std::runtime_error naming a file that is missing (never anonymous TLS).
+  void link(const link_files& files, std::chrono::milliseconds heartbeat,
+            std::chrono::milliseconds dead_after);
+
   /// The io threads' contexts (the HTTPS server serves on them).
   const std::vector<http::net::io_context*>& contexts() const;
 
  private:
   size_t threads_;
+  std::optional<link_files> link_;
+  std::chrono::milliseconds heartbeat_{0};
+  std::chrono::milliseconds dead_after_{0};
   /// (The system keeps a reference to its configuration: it lives as long.)
   std::unique_ptr<caf::actor_system_config> cfg_;
   std::unique_ptr<caf::actor_system> sys_;
@@ -240,8 +261,9 @@ class policy_component : public component {
 /// engines in `engines` are its transports.
 class executor_component : public component {
  public:
+  /// `store` null: a service node's executor (no store; its work comes from the head).
   executor_component(const base::settings& s, const runtime_component& rt,
-                     const store_component& store, transports engines,
+                     const store_component* store, transports engines,
                      std::shared_ptr<api::service_metrics> metrics);
   std::string_view name() const override {
     return "executor";
@@ -257,7 +279,7 @@ class executor_component : public component {
 
  private:
   const runtime_component& rt_;
-  const store_component& store_;
+  const store_component* store_;
   transports engines_;
   actors::executor_config cfg_;
   actors::executor_actor handle_;
@@ -390,6 +412,75 @@ class https_component : public component {
   std::function<void()> on_reload_;
   std::unique_ptr<http::server> srv_;
   std::string url_;
+};
+
+/// The head's service-node listener (`sn_listen`, `sn_heartbeat_ms`, `sn_dead_after_ms`;
+/// docs/service-nodes.md): the registry published over caf::openssl with the head's
+/// certificate, trusting only the service-node CA (<home>/pki/sn/). Off when `sn_listen` is
+/// empty; set, it refuses to start without those files.
+class sn_listener_component : public component {
+ public:
+  sn_listener_component(const base::settings& s, const store::home& home, runtime_component& rt,
+                        const events_component& events);
+  std::string_view name() const override {
+    return "service-nodes";
+  }
+  void start() override;
+  void stop() override;
+  /// Service nodes registered, their heartbeats and load; joins, refusals, departures.
+  void metrics(base::metric_writer& out) const override;
+
+ private:
+  std::string listen_;
+  std::filesystem::path dir_;
+  runtime_component& rt_;
+  const events_component& events_;
+  actors::sn_registry_config cfg_;
+  actors::sn_registry_actor handle_;
+};
+
+/// A service node's link to its head (`clusterwsd --service-node`: `sn_name`, `sn_head`,
+/// `sn_*`; its home from clusterctl sn add): refuses to start without its certificate, key,
+/// the head's CA and its secret.
+class sn_agent_component : public component {
+ public:
+  sn_agent_component(const base::settings& s, const store::home& home, runtime_component& rt,
+                     std::shared_ptr<api::service_metrics> load);
+  std::string_view name() const override {
+    return "head-link";
+  }
+  void start() override;
+  void stop() override;
+  /// Registered, dials, heartbeats both ways.
+  void metrics(base::metric_writer& out) const override;
+
+  /// The ids of the head's sealed requests seen here (`sn_replay_cache`): the delegated
+  /// executor verifies each request with api::verify_sn_request against it and the secret.
+  const std::shared_ptr<api::sn_replay_cache>& replay_cache() const noexcept {
+    return seen_;
+  }
+
+  /// This service node's name and secret (the seal's key).
+  const actors::sn_agent_config& link() const noexcept {
+    return cfg_;
+  }
+
+  /// Called (on an actor thread) when the link to the registered head is lost: the head's
+  /// work here ends (the delegated executor cancels its jobs). Set before start.
+  void on_head_lost(std::function<void(const std::string&)> fn) {
+    cfg_.on_head_lost = std::move(fn);
+  }
+
+  /// Called (on an actor thread) when the head refuses this service node for good.
+  void on_refused(std::function<void(const std::string&)> fn) {
+    cfg_.on_refused = std::move(fn);
+  }
+
+ private:
+  runtime_component& rt_;
+  actors::sn_agent_config cfg_;
+  std::shared_ptr<api::sn_replay_cache> seen_;
+  caf::actor handle_;
 };
 
 /// systemd's notifications (READY, STOPPING, the watchdog; daemon/systemd.hpp).

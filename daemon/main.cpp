@@ -3,8 +3,11 @@
 // in start order: the log, the database, the engines, the actors, the audit log, the server.
 
 #include <atomic>
+#include <csignal>
 #include <iostream>
+#include <pthread.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "api/service_metrics.hpp"
 #include "api/settings.hpp"
@@ -22,6 +25,7 @@ using namespace cws;
 
 constexpr const char* usage
   = "Usage: clusterwsd [--home DIR] [--listen ADDR:PORT] [--io-threads N] [--port-file FILE]\n"
+    "       clusterwsd --service-node --home DIR\n"
     "       clusterwsd {-h | --help | -v | --version}\n"
     "Serves the clusterws REST API over HTTPS at /clusterws (and /xcatws).\n"
     "Settings come from /etc/clusterws/clusterws.conf (<home>/clusterws.conf with --home\n"
@@ -30,6 +34,9 @@ constexpr const char* usage
     "  --listen ADDR:PORT  address to listen on (setting listen)\n"
     "  --io-threads N    threads running TLS, HTTP and the actors (setting io_threads)\n"
     "  --port-file FILE  write the bound port to FILE once listening\n"
+    "  --service-node    run as a service node: the engines and an executor, no HTTP, store\n"
+    "                    or policy; dials the head (sn_head) from the home clusterctl sn add\n"
+    "                    wrote (docs/service-nodes.md)\n"
     "  -v, --version     print the version\n"
     "  -h, --help        this text\n";
 
@@ -115,10 +122,12 @@ int serve(const base::parsed_args& args) {
   auto& probe = parts.add<daemon::probe_component>(settings);
   auto& rt = parts.add<daemon::runtime_component>(settings);
   auto& events = parts.add<daemon::events_component>(settings, rt, db);
+  // (before the actor system starts: a set sn_listen loads CAF's TLS network layer into it)
+  parts.add<daemon::sn_listener_component>(settings, home, rt, events);
   auto& store = parts.add<daemon::store_component>(settings, rt, db, events, counters);
   auto& policy = parts.add<daemon::policy_component>(settings, rt, store, counters);
   auto& executor = parts.add<daemon::executor_component>(
-    settings, rt, store, daemon::transports{ssh, ipmi, virt, probe}, counters);
+    settings, rt, &store, daemon::transports{ssh, ipmi, virt, probe}, counters);
   auto& jobs = parts.add<daemon::jobs_component>(settings, rt, db, events, executor);
   parts.add<daemon::reapply_component>(settings, rt, db, events, store);
   // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
@@ -152,13 +161,55 @@ int serve(const base::parsed_args& args) {
   return 0;
 }
 
+/// clusterwsd --service-node: the engines and an executor, no HTTP listener, store or policy;
+/// the link dials the head. Runs until SIGINT or SIGTERM, or a refusal by the head (status 1).
+int serve_service_node(const base::parsed_args& args) {
+  auto home = store::home::resolve(args.value("home"));
+  auto settings = load_settings(args, home);
+  raise_file_limit();
+  // the signals are waited for here: blocked before any thread starts, so none takes them
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  auto counters = std::make_shared<api::service_metrics>();
+  daemon::component_list parts;
+  parts.add<daemon::log_component>(settings, home.config());
+  auto& ssh = parts.add<daemon::ssh_component>(settings, home.dir);
+  auto& ipmi = parts.add<daemon::ipmi_component>(settings);
+  auto& virt = parts.add<daemon::libvirt_component>(settings);
+  auto& probe = parts.add<daemon::probe_component>(settings);
+  auto& rt = parts.add<daemon::runtime_component>(settings);
+  parts.add<daemon::executor_component>(settings, rt, nullptr,
+                                        daemon::transports{ssh, ipmi, virt, probe}, counters);
+  auto& link = parts.add<daemon::sn_agent_component>(settings, home, rt, counters);
+  std::atomic<bool> refused{false};
+  link.on_refused([&refused](const std::string&) {
+    refused = true;
+    kill(getpid(), SIGTERM);
+  });
+  parts.start();
+  base::log(base::log_level::notice, "service node " + settings.text("sn_name")
+                                       + " started; its head is " + settings.text("sn_head"));
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  parts.stop();
+  if (refused) {
+    base::log(base::log_level::error, "stopped: the head refused this service node");
+    return 1;
+  }
+  base::log(base::log_level::notice, "stopped");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   try {
-    auto args
-      = base::parse_args(std::vector<std::string>(argv + 1, argv + argc),
-                         {"", "v", {"home", "listen", "io-threads", "port-file"}, {"version"}, {}});
+    auto args = base::parse_args(
+      std::vector<std::string>(argv + 1, argv + argc),
+      {"", "v", {"home", "listen", "io-threads", "port-file"}, {"version", "service-node"}, {}});
     if (args.has("v") || args.has("version")) {
       std::cout << "clusterwsd - clusterws Version " << CLUSTERWS_VERSION << '\n';
       return 0;
@@ -166,6 +217,9 @@ int main(int argc, char** argv) {
     if (args.has("help")) {
       std::cout << usage;
       return 0;
+    }
+    if (args.has("service-node")) {
+      return serve_service_node(args);
     }
     int rc = serve(args);
     while (rc == serve_again) {

@@ -202,6 +202,31 @@ std::string sse_power(const std::string& node, const std::string& state, const e
   return data.empty() ? data : "event: power\ndata: " + data + "\n\n";
 }
 
+std::string servicenode_json(const std::string& name, const std::string& what,
+                             const std::string& why, const event_filter& f) {
+  if (!f.sees_users || f.nodes_only || !f.types.empty()) {
+    return {};
+  }
+  json_writer w;
+  w.begin_object();
+  w.key("name");
+  w.value(name);
+  w.key("event");
+  w.value(what);
+  if (!why.empty()) {
+    w.key("reason");
+    w.value(why);
+  }
+  w.end_object();
+  return w.str();
+}
+
+std::string sse_servicenode(const std::string& name, const std::string& what,
+                            const std::string& why, const event_filter& f) {
+  auto data = servicenode_json(name, what, why, f);
+  return data.empty() ? data : "event: servicenode\ndata: " + data + "\n\n";
+}
+
 std::string reset_json(std::optional<uint64_t> seq, std::string_view why) {
   json_writer w;
   w.begin_object();

@@ -111,6 +111,13 @@ std::string power_json(const std::string& node, const std::string& state, const 
 /// The same as a Server-Sent Event (`event: power`).
 std::string sse_power(const std::string& node, const std::string& state, const event_filter& f);
 
+/// A service node joined or left the head (`what`; `why` it left): sent only to a caller who
+/// sees the users' names (root) on a stream not narrowed to nodes or object types.
+std::string servicenode_json(const std::string& name, const std::string& what,
+                             const std::string& why, const event_filter& f);
+std::string sse_servicenode(const std::string& name, const std::string& what,
+                            const std::string& why, const event_filter& f);
+
 /// One event as a WebSocket text frame: {"id":N,"event":"changes","data":{..}}, the SSE
 /// event's id, event and data as JSON (`data` is JSON text; no `id` when `id` is none).
 std::string ws_event(std::optional<uint64_t> id, std::string_view event, std::string_view data);

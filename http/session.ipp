@@ -602,7 +602,9 @@ void basic_session<NextLayer>::on_changes(change_texts& texts) {
 template<class NextLayer>
 void basic_session<NextLayer>::on_activity(const actors::activity& a) {
   auto text = a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
-                                                    : sse_power(a.node, a.state, *events_filter_);
+              : a.type == actors::activity::kind::power
+                ? sse_power(a.node, a.state, *events_filter_)
+                : sse_servicenode(a.node, a.what, a.state, *events_filter_);
   if (!text.empty()) {
     queue_event(chunk(text));
   }
