@@ -64,6 +64,9 @@ constexpr std::array<operation_traits, operation_count> rows{{
   // provisioning: `nodeset nr stat` reads, every other nodeset writes the boot state
   {o::bootstate,         "bootstate",         false, false, sc::never,       "nodeset",                 "bootstate"},
   {o::nodeset,           "nodeset",           true,  false, sc::always,      "nodeset",                 "bootstate"},
+  // consoles: the log is read as rcons reads it; makeconservercf changes what is held
+  {o::console_log,       "console_log",       false, false, sc::never,       "rcons",                   ""},
+  {o::conserver,         "conserver",         false, false, sc::always,      "makeconservercf",         ""},
 }};
 // clang-format on
 
