@@ -555,8 +555,8 @@ api_result conserver(self_ptr self, const api::api_call& call, const api::author
       errors.push_back(c.spec.node + ": Error: not held: console_max (" + std::to_string(st.cfg.max)
                        + ") consoles are open");
     } else if (verbose) {
-      r.messages.push_back(c.spec.node + ": " + state_name(c.at)
-                           + (c.error.empty() ? "" : " (" + c.error + ")"));
+      r.names.push_back(c.spec.node + ": " + state_name(c.at)
+                        + (c.error.empty() ? "" : " (" + c.error + ")"));
     }
   };
   if (del) {

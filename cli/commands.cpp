@@ -374,7 +374,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"xdshbak", xdshbak},     {"xcoll", xcoll},
     {"restore", restore},     {"xdcp", xdcp},
     {"restore", restore},     {"rpower", rpower},
-    {"rsetboot", rsetboot},   {"restore", restore},
+    {"rsetboot", rsetboot},   {"makeconservercf", makeconservercf},
     {"rvitals", rvitals},     {"rinv", rinv},
     {"nodestat", nodestat},   {"reventlog", reventlog},
     {"rbeacon", rbeacon},     {"events", events},
@@ -408,7 +408,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals "
        "rinv "
-       "nodestat reventlog rbeacon makedhcp nodeset\n";
+       "nodestat reventlog rbeacon makedhcp nodeset makeconservercf\n";
   return 1;
 }
 

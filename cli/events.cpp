@@ -67,6 +67,9 @@ class event_printer {
                    << '/' << targets << ' ' << failed << ' ' << field(doc, "user") << '\n';
     } else if (event == "power") {
       streams_.out << "power " << field(doc, "node") << ' ' << field(doc, "power") << '\n';
+    } else if (event == "console") {
+      streams_.out << "console " << field(doc, "node") << ' ' << field(doc, "console") << ' '
+                   << field(doc, "user") << ' ' << field(doc, "mode") << '\n';
     } else if (event == "changes") {
       uint64_t seq = 0;
       if (doc["seq"].get(seq) != simdjson::SUCCESS) {
@@ -111,8 +114,9 @@ int events(const std::vector<std::string>& argv, io& streams) {
          "Prints the changes the daemon publishes (GET /clusterws/events) as they are made,\n"
          "by the API or by the tools, one line per object: ID TYPE NAME created|changed|removed\n"
          "[ATTRIBUTES]. --types: node, group, network, osimage, policy, site, passwd, job,\n"
-         "power. Jobs: job ID created|progress|ended STATE OPERATION FINISHED/TARGETS FAILED\n"
-         "USER; power: power NODE on|off (live only: not replayed with --after).\n"
+         "power, console. Jobs: job ID created|progress|ended STATE OPERATION FINISHED/TARGETS\n"
+         "FAILED USER; power: power NODE on|off; console: console NODE attached|detached USER\n"
+         "MODE (live only: not replayed with --after).\n"
          "--after ID: first what followed event ID. Runs until interrupted; needs clusterwsd.\n";
     return 0;
   }

@@ -601,8 +601,14 @@ void basic_session<NextLayer>::on_changes(change_texts& texts) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_activity(const actors::activity& a) {
-  auto text = a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
-                                                    : sse_power(a.node, a.state, *events_filter_);
+  std::string text;
+  if (a.type == actors::activity::kind::console) {
+    auto data = console_json(a.node, a.what, a.user, a.state, *events_filter_);
+    text = data.empty() ? data : "event: console\ndata: " + data + "\n\n";
+  } else {
+    text = a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
+                                                 : sse_power(a.node, a.state, *events_filter_);
+  }
   if (!text.empty()) {
     queue_event(chunk(text));
   }

@@ -105,9 +105,12 @@ void ws_session<Stream>::on_changes(change_texts& texts) {
 template<class Stream>
 void ws_session<Stream>::on_activity(const actors::activity& a) {
   bool job = a.type == actors::activity::kind::job;
-  auto data = job ? job_json(a.job, a.what, filter_) : power_json(a.node, a.state, filter_);
-  if (!data.empty()) {
-    queue_event(ws_event(std::nullopt, job ? "job" : "power", data)); // live only: no id
+  bool console = a.type == actors::activity::kind::console;
+  auto data = console ? console_json(a.node, a.what, a.user, a.state, filter_)
+              : job   ? job_json(a.job, a.what, filter_)
+                      : power_json(a.node, a.state, filter_);
+  if (!data.empty()) { // live only: no id
+    queue_event(ws_event(std::nullopt, console ? "console" : job ? "job" : "power", data));
   }
 }
 

@@ -447,7 +447,7 @@ TEST_F(console_fixture, makeconservercf_d_stops_holding_a_node_and_makeconserver
   EXPECT_EQ(io->opens_of("n1"), 2u);
   r = run("n1", "-V");
   EXPECT_TRUE(r.ok());
-  EXPECT_EQ(r.messages, std::vector<std::string>{"n1: connecting"});
+  EXPECT_EQ(r.names, std::vector<std::string>{"n1: connecting"});
 }
 
 } // namespace
