@@ -176,6 +176,9 @@ void replay_ring::push(std::string_view bytes) {
 
 std::string replay_ring::last(size_t n) const {
   n = std::min(n, size_);
+  if (n == 0) {
+    return {}; // (a capacity of 0 holds nothing: no modulo by it)
+  }
   if (buf_.size() < cap_ || size_ < cap_) {
     return buf_.substr(buf_.size() - n);
   }
