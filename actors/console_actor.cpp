@@ -490,8 +490,16 @@ std::vector<console_status> status(self_ptr self) {
 }
 
 /// GET /nodes/{node}/console/log?tail=N (`command`: N, "" for the whole current file).
-api_result read_log(self_ptr self, const api::api_call& call) {
-  const auto& node = call.target;
+api_result read_log(self_ptr self, const api::api_call& call, const api::authorization& auth) {
+  std::string node = call.target;
+  if (self->state.cfg.expand) {
+    // a node of the store (a name that is no node, or a rotated file's name, reads nothing)
+    std::vector<std::string> names;
+    if (auto r = self->state.cfg.expand(call, auth, names); !r.ok()) {
+      return r;
+    }
+    node = names.size() == 1 ? names.front() : std::string{};
+  }
   if (!api::console_file_name_ok(node) || node.find(',') != std::string::npos) {
     return api_result::failure(errc::bad_request, "One node name is needed for its console log.");
   }
@@ -655,7 +663,7 @@ console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
     [self](run_atom, const api::api_call_ptr& call, const api::authorization& auth,
            const done_ptr& done) {
       if (call->op == api::operation::console_log) {
-        (*done)(read_log(self, *call));
+        (*done)(read_log(self, *call, auth));
       } else if (call->op == api::operation::conserver) {
         (*done)(conserver(self, *call, auth));
       } else {

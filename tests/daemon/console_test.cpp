@@ -159,6 +159,10 @@ TEST_F(console_test, serial_text_reaches_the_nodes_log_file_and_the_log_api) {
   EXPECT_EQ(r.body, "kernel: hello from the serial side\r\nlogin: ");
   r = get("/nodes/cn1/console/log", "&tail=x");
   EXPECT_EQ(r.status, 400u) << r.body;
+  // a name that is no node reads nothing (not even another node's rotated file)
+  r = get("/nodes/nosuch/console/log");
+  EXPECT_EQ(r.status, 403u) << r.body;
+  EXPECT_NE(r.body.find("nosuch"), std::string::npos) << r.body;
   // the metrics count it
   r = get("/metrics");
   EXPECT_NE(r.body.find("clusterws_consoles_up 1"), std::string::npos) << r.body;
