@@ -101,6 +101,29 @@ using sn_cancel_atom = caf::atom_constant<caf::atom("sncancel")>;
 /// A share's last word: every node reported, or the share refused (service node -> head).
 using sn_end_atom = caf::atom_constant<caf::atom("snend")>;
 
+// The console server (actors/console_actor.hpp).
+/// A watcher attaches to a console / the console's bytes to a watcher.
+using attach_atom = caf::atom_constant<caf::atom("attach")>;
+using console_atom = caf::atom_constant<caf::atom("console")>;
+/// A watcher leaves a console / the console server let go of a watcher.
+using detach_atom = caf::atom_constant<caf::atom("detach")>;
+using detached_atom = caf::atom_constant<caf::atom("detached")>;
+/// A message for a watcher (read-only, taken over, console lost, ...).
+using notice_atom = caf::atom_constant<caf::atom("notice")>;
+/// Keystrokes from a console's writer; a break to the host.
+using input_atom = caf::atom_constant<caf::atom("input")>;
+using break_atom = caf::atom_constant<caf::atom("break")>;
+/// A watcher wrote out bytes it received (its queue shrinks).
+using ack_atom = caf::atom_constant<caf::atom("ack")>;
+/// Every console's state (console server).
+using status_atom = caf::atom_constant<caf::atom("status")>;
+/// Internal: console bytes and console events from the console I/O; a reconnect is due; read
+/// the definitions again.
+using output_atom = caf::atom_constant<caf::atom("output")>;
+using sol_atom = caf::atom_constant<caf::atom("sol")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using refresh_atom = caf::atom_constant<caf::atom("refresh")>;
+
 /// Where a call's result goes when no reply message carries it back: called exactly once, on
 /// an actor thread.
 using done_fn = std::function<void(api::api_result)>;

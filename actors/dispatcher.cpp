@@ -20,6 +20,7 @@ struct handles {
   policy_actor policy;
   executor_actor executor;
   jobs_actor jobs;
+  console_actor console;
 };
 
 /// Hands a call's result to `done` under the authorized user's name, or, when the store found
@@ -51,6 +52,14 @@ void run(const caf::actor& me, const handles& h, const api_call_ptr& call, api::
   }
   auto to_finish = std::make_shared<done_fn>(
     [=](api_result r) { finish(me, call, user, done, attempt, std::move(r)); });
+  if (api::is_console_call(call->op)) {
+    if (!h.console) {
+      (*done)(api_result::failure(errc::unavailable, "Consoles are not enabled on this service."));
+    } else {
+      caf::anon_send(h.console, run_atom::value, call, std::move(auth), std::move(to_finish));
+    }
+    return;
+  }
   if (api::is_job_call(call->op) && !h.jobs) {
     (*done)(api_result::failure(errc::unavailable, "Jobs are not enabled on this service."));
   } else if (api::is_job_call(call->op) || (api::is_fan_out(call->op) && h.jobs)) {
@@ -120,9 +129,11 @@ void event_subscription::join(uint64_t stream, uint64_t after) const {
 }
 
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
-                       executor_actor executor, size_t count, events_actor events, jobs_actor jobs)
+                       executor_actor executor, size_t count, events_actor events, jobs_actor jobs,
+                       console_actor console)
     : sys_(sys), store_(store), events_(std::move(events)) {
-  handles h{std::move(store), std::move(policy), std::move(executor), std::move(jobs)};
+  handles h{std::move(store), std::move(policy), std::move(executor), std::move(jobs),
+            std::move(console)};
   for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
     actors_.push_back(sys.spawn(dispatcher_impl, h));
   }

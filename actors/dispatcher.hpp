@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/atoms.hpp"
+#include "actors/console_actor.hpp"
 #include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/jobs_actor.hpp"
@@ -65,9 +66,10 @@ class dispatcher {
   /// (on the executor the jobs actor was given) and job calls are answered.
   /// Calls carry no actor-side timeouts (a timer per hop would cost a timer operation on
   /// every request): the caller bounds the whole call (the HTTP session's call_timeout).
+  /// With `console`, the console calls (api::is_console_call) go to the console server.
   dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
              executor_actor executor, size_t count = 2, events_actor events = {},
-             jobs_actor jobs = {});
+             jobs_actor jobs = {}, console_actor console = {});
 
   /// Authorizes `call` with the policy actor, then runs it on the store, or on the fan-out
   /// executor. Calls `done` exactly once, on an actor thread: the caller posts it to its own

@@ -58,19 +58,22 @@ class durable_mark {
 using change_set_ptr = std::shared_ptr<const store::change_set>;
 
 /// Something that happened outside the store, published live beside the change sets: a job
-/// was created, made progress or ended (`job`), or a node's power state changed (`power`).
+/// was created, made progress or ended (`job`), a node's power state changed (`power`), or
+/// someone attached to or detached from a node's console (`console`).
 /// Not in the change log: such events have no sequence number and are not replayed.
 struct activity {
-  enum class kind : uint8_t { job, power, servicenode };
+  enum class kind : uint8_t { job, power, servicenode, console };
   kind type = kind::job;
   /// job: created, progress, ended.
   std::string what;
   /// job: the job (no nodes).
   api::job_info job;
   /// power: the node and its state (on, off). servicenode: the service node's name and, when
-  /// it left, why (`what`: joined, left).
+  /// it left, why (`what`: joined, left). console: the node, `what` (attached, detached),
+  /// `state` the mode (rw, ro), `user` who.
   std::string node;
   std::string state;
+  std::string user;
 };
 using activity_ptr = std::shared_ptr<const activity>;
 

@@ -6,6 +6,10 @@ bool is_job_call(operation op) {
   return op == operation::job_list || op == operation::job_show || op == operation::job_cancel;
 }
 
+bool is_console_call(operation op) {
+  return op == operation::console_log || op == operation::conserver;
+}
+
 void call_cancel::on_cancel(std::function<void()> hook) {
   std::unique_lock lock{mu_};
   if (!cancelled_) {

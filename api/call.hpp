@@ -64,11 +64,17 @@ enum class operation : uint8_t {
   bootstate, ///< nodeset stat: each node's boot state (GET /nodes/{nr}/bootstate)
   nodeset,   ///< nodeset: set the boot state (PUT /nodes/{nr}/bootstate)
   provision, ///< rinstall: nodeset, rsetboot net, rpower boot (PUT /nodes/{nr}/provision)
-  count_,    ///< not an operation: how many there are (new ones go above)
+  // consoles (actors/console_actor.hpp): answered by the console server
+  console_log, ///< GET /nodes/{node}/console/log: the log's last `tail` lines (`command`)
+  conserver,   ///< makeconservercf: `command` "" (hold the nodes), "-d" (stop), "-V" (states)
+  count_,      ///< not an operation: how many there are (new ones go above)
 };
 
 /// True for the operations on jobs (job_list, job_show, job_cancel).
 bool is_job_call(operation op);
+
+/// True for the operations the console server answers (console_log, conserver).
+bool is_console_call(operation op);
 
 /// Sources copied to one target (a synclist line; a plain xdcp has one).
 struct copy_entry {

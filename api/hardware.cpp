@@ -186,6 +186,33 @@ std::string unsupported_action_message(operation op, const std::string& action) 
   return "unsupported command setboot " + action;
 }
 
+bmc_access fallback_bmc_credentials(const store::read_txn& txn) {
+  bmc_access a;
+  a.user = default_bmc_user;
+  a.password = default_bmc_password;
+  if (auto row = txn.get(store::object_type::site, store::bmc_credentials_object)) {
+    a.user = std::string{row->find("username").value_or(a.user)};
+    a.password = std::string{row->find("password").value_or(a.password)};
+  }
+  return a;
+}
+
+api_result resolve_bmc(const store::cluster_view& view, const std::string& node,
+                       const bmc_access& fallback, uint16_t default_port, bmc_access& out) {
+  auto bmc = view.attribute(node, "bmc");
+  out.address = bmc.substr(0, bmc.find(',')); // a multi-BMC node: its first, as xCAT
+  uint16_t port = 0;
+  if (auto r = node_port(view, node, "bmcport", port); !r.ok()) {
+    return r;
+  }
+  out.port = port != 0 ? port : default_port;
+  auto user = view.attribute(node, "bmcusername");
+  auto password = view.attribute(node, "bmcpassword");
+  out.user = user.empty() ? fallback.user : user;
+  out.password = password.empty() ? fallback.password : password;
+  return {};
+}
+
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out) {
@@ -230,12 +257,7 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
           {"IPMI plugin requires syspowermaxnodes be defined if syspowerinterval is defined"});
       }
     }
-    std::string fallback_user = default_bmc_user;
-    std::string fallback_password = default_bmc_password;
-    if (auto row = txn.get(store::object_type::site, store::bmc_credentials_object)) {
-      fallback_user = std::string{row->find("username").value_or(fallback_user)};
-      fallback_password = std::string{row->find("password").value_or(fallback_password)};
-    }
+    auto fallback = fallback_bmc_credentials(txn);
     std::vector<planned_node> nodes;
     std::vector<ipmi::job> jobs;
     std::vector<virt::vm_job> vm_jobs;
@@ -270,15 +292,14 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
       } else {
         ipmi::job j;
         j.node = n;
-        j.address = bmc.substr(0, bmc.find(',')); // a multi-BMC node: its first, as xCAT
-        if (auto r = node_port(view, n, "bmcport", j.port); !r.ok()) {
+        bmc_access a;
+        if (auto r = resolve_bmc(view, n, fallback, cfg.port, a); !r.ok()) {
           return r;
         }
-        j.port = j.port != 0 ? j.port : cfg.port;
-        auto user = view.attribute(n, "bmcusername");
-        auto password = view.attribute(n, "bmcpassword");
-        j.user = user.empty() ? fallback_user : user;
-        j.password = password.empty() ? fallback_password : password;
+        j.address = std::move(a.address);
+        j.port = a.port;
+        j.user = std::move(a.user);
+        j.password = std::move(a.password);
         j.timeout = timeout;
         j.retries = static_cast<int>(retries);
         j.work = make_action(call.op, call.command, cfg, j.address + ":" + std::to_string(j.port));

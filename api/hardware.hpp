@@ -14,6 +14,7 @@
 #include "ipmi/engine.hpp"
 #include "ipmi/sdr.hpp"
 #include "ipmi/sel.hpp"
+#include "store/cluster_view.hpp"
 #include "store/database.hpp"
 #include "store/noderange.hpp"
 #include "virt/hypervisors.hpp"
@@ -39,6 +40,26 @@ struct hardware_config {
 /// xCAT's credentials when neither the node nor the passwd table has any (ipmi.pm).
 constexpr const char* default_bmc_user = "USERID";
 constexpr const char* default_bmc_password = "PASSW0RD";
+
+/// Where a node's BMC is and how to log in to it, as every hardware verb (rpower, rsetboot,
+/// reventlog, ...) and the console server resolve it.
+struct bmc_access {
+  std::string address; ///< the node's `bmc` (its first, for a multi-BMC node); "" when unset
+  uint16_t port = 623;
+  std::string user;
+  std::string password;
+};
+
+/// The BMC user and password of nodes without their own: the passwd table's ipmi row, else
+/// xCAT's defaults.
+bmc_access fallback_bmc_credentials(const store::read_txn& txn);
+
+/// Node `node`'s BMC in `view`: `bmc`, `bmcport` (else `default_port`), `bmcusername` and
+/// `bmcpassword` (inherited from groups; else `fallback`'s). `out.address` is empty when the
+/// node has no bmc.
+/// @returns a failure naming the node, attribute and value for a bad bmcport.
+api_result resolve_bmc(const store::cluster_view& view, const std::string& node,
+                       const bmc_access& fallback, uint16_t default_port, bmc_access& out);
 
 /// The drivers hardware control runs on; a null one is disabled (its nodes fail alone).
 struct hardware_drivers {

@@ -66,6 +66,9 @@ constexpr std::array<operation_traits, operation_count> rows{{
   {o::nodeset,           "nodeset",           true,  false, sc::always,      "nodeset",                 "bootstate"},
   // rinstall: nodeset (through the store's writer), then rsetboot and rpower per node
   {o::provision,         "provision",         false, true,  sc::always,      "rinstall",                "provision"},
+  // consoles: the log is read as rcons reads it; makeconservercf changes what is held
+  {o::console_log,       "console_log",       false, false, sc::never,       "rcons",                   ""},
+  {o::conserver,         "conserver",         false, false, sc::always,      "makeconservercf",         ""},
 }};
 // clang-format on
 

@@ -78,6 +78,8 @@ struct api_result {
   std::string job_id;
   /// job_list, job_show: the jobs.
   std::shared_ptr<const std::vector<job_info>> jobs;
+  /// console_log: the text answered as it is (text/plain).
+  std::string text;
   /// Who asked: the authenticated user (or, when authentication failed, the name claimed).
   std::string user;
   /// The caller proved who they are (false when authentication failed).

@@ -290,6 +290,33 @@ const base::settings_schema& settings_schema() {
      "milliseconds a service node waits for the head's TLS link and registration"},
     {"sn_replay_cache", num, "100000", 16, 10000000,
      "delegated request ids a service node remembers until they expire (replays refused)"},
+
+    // -- consoles (docs/consoles.md): the console server inside the daemon
+    {"console_hold", text, "on", 0, 0,
+     "on: every console (nodehm.cons) is held open and logged; on-demand: only while watched",
+     "on|on-demand"},
+    {"console_max", num, "4096", 0, 1000000,
+     "consoles open at once; the rest wait (name order) with a per-node error"},
+    {"console_backoff_min_ms", num, "1000", 10, 3600000,
+     "first wait before a lost or refused console is opened again (doubles each time)"},
+    {"console_backoff_max_ms", num, "60000", 10, 86400000,
+     "longest wait between attempts to open a console again"},
+    {"console_keepalive_ms", num, "15000", 100, 600000,
+     "a held console asks its BMC something this often (ipmi_sim drops a session after 30 s "
+     "without a request); a BMC gone is found within this plus 3 s"},
+    {"console_log_dir", text, "", 0, 0,
+     "console logs, one file per node (default /var/log/consoles, <home>/consoles with --home)"},
+    {"console_log_max_bytes", num, "16777216", 4096, 1ULL << 40,
+     "a console log is moved to <node>.1 before it would grow past this"},
+    {"console_log_keep", num, "4", 0, 1000,
+     "rotated logs kept per node (<node>.1 newest); disk use is at most nodes * "
+     "console_log_max_bytes * (keep + 1)"},
+    {"console_log_timestamps", text, "false", 0, 0,
+     "true: every line of a console log begins with its UTC time", "false|true"},
+    {"console_replay_bytes", num, "65536", 0, 16777216,
+     "the last bytes of each console kept in memory for a watcher who attaches"},
+    {"console_watcher_queue_bytes", num, "1048576", 1024, 1ULL << 30,
+     "bytes a console watcher may leave unacknowledged before it is dropped"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

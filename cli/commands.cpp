@@ -359,27 +359,49 @@ void print_version(std::string_view name, std::ostream& out) {
 
 int run_tool(std::string_view name, const std::vector<std::string>& args, io& streams) {
   static const std::pair<std::string_view, command_fn> table[] = {
-    {"lsdef", lsdef},         {"nodels", nodels},
-    {"mkdef", mkdef},         {"chdef", chdef},
-    {"rmdef", rmdef},         {"xdsh", xdsh},
-    {"init", init},           {"passwd", passwd},
-    {"noderange", noderange}, {"tokens", tokens},
-    {"revoke", revoke},       {"rmuser", rmuser},
-    {"tabdump", tabdump},     {"gettab", gettab},
-    {"chtab", chtab},         {"tabch", chtab},
-    {"nodech", nodech},       {"nodeadd", nodeadd},
-    {"noderm", noderm},       {"tabrestore", tabrestore},
-    {"tabprune", tabprune},   {"makenetworks", makenetworks},
-    {"backup", backup},       {"pki", pki},
-    {"xdshbak", xdshbak},     {"xcoll", xcoll},
-    {"restore", restore},     {"xdcp", xdcp},
-    {"rpower", rpower},       {"rsetboot", rsetboot},
-    {"rvitals", rvitals},     {"rinv", rinv},
-    {"nodestat", nodestat},   {"reventlog", reventlog},
-    {"rbeacon", rbeacon},     {"events", events},
-    {"makehosts", makehosts}, {"makedns", makedns},
-    {"makedhcp", makedhcp},   {"nodeset", nodeset},
-    {"rinstall", rinstall},   {"sn", sn},
+    {"lsdef", lsdef},
+    {"nodels", nodels},
+    {"mkdef", mkdef},
+    {"chdef", chdef},
+    {"rmdef", rmdef},
+    {"xdsh", xdsh},
+    {"init", init},
+    {"passwd", passwd},
+    {"noderange", noderange},
+    {"tokens", tokens},
+    {"revoke", revoke},
+    {"rmuser", rmuser},
+    {"tabdump", tabdump},
+    {"gettab", gettab},
+    {"chtab", chtab},
+    {"tabch", chtab},
+    {"nodech", nodech},
+    {"nodeadd", nodeadd},
+    {"noderm", noderm},
+    {"tabrestore", tabrestore},
+    {"tabprune", tabprune},
+    {"makenetworks", makenetworks},
+    {"backup", backup},
+    {"pki", pki},
+    {"xdshbak", xdshbak},
+    {"xcoll", xcoll},
+    {"restore", restore},
+    {"xdcp", xdcp},
+    {"rpower", rpower},
+    {"rsetboot", rsetboot},
+    {"makeconservercf", makeconservercf},
+    {"rvitals", rvitals},
+    {"rinv", rinv},
+    {"nodestat", nodestat},
+    {"reventlog", reventlog},
+    {"rbeacon", rbeacon},
+    {"events", events},
+    {"makehosts", makehosts},
+    {"makedns", makedns},
+    {"makedhcp", makedhcp},
+    {"nodeset", nodeset},
+    {"rinstall", rinstall},
+    {"sn", sn},
   };
   for (const auto& [n, fn] : table) {
     if (n == name && asks_version(name, args)) {
@@ -408,7 +430,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals "
        "rinv "
-       "nodestat reventlog rbeacon makedhcp nodeset rinstall sn\n";
+       "nodestat reventlog rbeacon makedhcp nodeset rinstall makeconservercf sn\n";
   return 1;
 }
 

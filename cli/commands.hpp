@@ -114,6 +114,9 @@ int passwd(const std::vector<std::string>& args, io& streams);
 int tokens(const std::vector<std::string>& args, io& streams);
 /// clusterctl events: tails the daemon's change feed (cli/events.cpp).
 int events(const std::vector<std::string>& args, io& streams);
+/// makeconservercf: the daemon's console server reads the definitions again (-d: stops
+/// holding the noderange's consoles).
+int makeconservercf(const std::vector<std::string>& args, io& streams);
 int revoke(const std::vector<std::string>& args, io& streams);
 int rmuser(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);

@@ -72,6 +72,9 @@ class event_printer {
       auto why = field(doc, "reason");
       streams_.out << "servicenode " << field(doc, "name") << ' ' << field(doc, "event")
                    << (why.empty() ? "" : " ") << why << '\n';
+    } else if (event == "console") {
+      streams_.out << "console " << field(doc, "node") << ' ' << field(doc, "console") << ' '
+                   << field(doc, "user") << ' ' << field(doc, "mode") << '\n';
     } else if (event == "changes") {
       uint64_t seq = 0;
       if (doc["seq"].get(seq) != simdjson::SUCCESS) {
@@ -116,9 +119,10 @@ int events(const std::vector<std::string>& argv, io& streams) {
          "Prints the changes the daemon publishes (GET /clusterws/events) as they are made,\n"
          "by the API or by the tools, one line per object: ID TYPE NAME created|changed|removed\n"
          "[ATTRIBUTES]. --types: node, group, network, osimage, policy, site, passwd, job,\n"
-         "power. Jobs: job ID created|progress|ended STATE OPERATION FINISHED/TARGETS FAILED\n"
-         "USER; power: power NODE on|off; servicenode NAME joined|left [REASON] (root, no\n"
-         "--types or NODERANGE) (live only: not replayed with --after).\n"
+         "power, console. Jobs: job ID created|progress|ended STATE OPERATION FINISHED/TARGETS\n"
+         "FAILED USER; power: power NODE on|off; console: console NODE attached|detached USER\n"
+         "MODE; servicenode NAME joined|left [REASON] (root, no --types or NODERANGE) (live\n"
+         "only: not replayed with --after).\n"
          "--after ID: first what followed event ID. Runs until interrupted; needs clusterwsd.\n";
     return 0;
   }

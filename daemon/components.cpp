@@ -11,12 +11,16 @@
 
 #include "actors/type_ids.hpp"
 #include "api/audit_table.hpp"
+#include "api/console.hpp"
 #include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "api/sn_seal.hpp"
+#include "api/sol_consoles.hpp"
+#include "api/targets.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
 #include "http/io_scheduler.hpp"
+#include "store/cluster_view.hpp"
 #include "store/error.hpp"
 
 namespace cws::daemon {
@@ -476,19 +480,120 @@ void jobs_component::stop() {
   end(handle_);
 }
 
+// -- console ------------------------------------------------------------------------
+
+console_component::console_component(const base::settings& s, const store::home& home,
+                                     const runtime_component& rt, const database_component& db,
+                                     const events_component& events, const audit_component& audit)
+    : rt_(rt), db_(db), events_(events), audit_(audit) {
+  const auto& dir = s.text("console_log_dir");
+  log_dir_ = !dir.empty()     ? std::filesystem::path{dir}
+             : home.installed ? std::filesystem::path{"/var/log/consoles"}
+                              : home.dir / "consoles";
+  log_.dir = log_dir_;
+  log_.max_bytes = s.number("console_log_max_bytes");
+  log_.keep = static_cast<unsigned>(s.number("console_log_keep"));
+  log_.timestamps = s.text("console_log_timestamps") == "true";
+  cfg_.hold = s.text("console_hold") == "on";
+  cfg_.max = s.number("console_max");
+  cfg_.backoff_min = std::chrono::milliseconds(s.number("console_backoff_min_ms"));
+  cfg_.backoff_max = std::chrono::milliseconds(
+    std::max(s.number("console_backoff_max_ms"), s.number("console_backoff_min_ms")));
+  cfg_.replay_bytes = s.number("console_replay_bytes");
+  cfg_.watcher_queue_bytes = s.number("console_watcher_queue_bytes");
+  cfg_.log_dir = log_dir_.string();
+  cfg_.log_read_max = log_.max_bytes;
+  port_ = static_cast<uint16_t>(s.number("ipmi_port"));
+  keepalive_ = std::chrono::milliseconds(s.number("console_keepalive_ms"));
+  limits_ = api::noderange_limits(s);
+}
+
+void console_component::start() {
+  auto cfg = cfg_;
+  ipmi::sol_options sol;
+  sol.keepalive = keepalive_;
+  cfg.io = std::make_shared<api::sol_consoles>(api::sol_consoles::config{log_, sol});
+  cfg.read = [db = db_.get(), port = port_] {
+    return api::read_consoles(*db, port);
+  };
+  cfg.expand
+    = [db = db_.get(), limits = limits_](const api::api_call& call, const api::authorization& auth,
+                                         std::vector<std::string>& names) {
+        try {
+          auto txn = db->read();
+          store::cluster_view view{txn};
+          return api::verified_nodes(view, call, auth, api::caller_options(limits, auth), names);
+        } catch (const store::error& e) {
+          return api::api_result::failure(api::from_store(e.code()), e.what());
+        }
+      };
+  cfg.events = events_.handle();
+  cfg.stats = stats_;
+  cfg.on_attach
+    = [events = events_.handle(), audit = &audit_](const actors::console_attach_event& e) {
+        // the audit log (as every change) and the event stream (live, as jobs and power)
+        if (auto* log = audit->get()) {
+          http::audit_entry a;
+          a.client = e.client;
+          a.user = e.user;
+          a.method = e.what == "attached" ? "ATTACH" : "DETACH";
+          a.path = "/clusterws/nodes/" + e.node + "/console";
+          a.noderange = e.node;
+          a.command = "rcons mode=" + e.mode + (e.why.empty() ? "" : " (" + e.why + ")");
+          a.status = 200;
+          log->write(a);
+        }
+        auto act = std::make_shared<actors::activity>();
+        act->type = actors::activity::kind::console;
+        act->what = e.what;
+        act->node = e.node;
+        act->state = e.mode;
+        act->user = e.user;
+        caf::anon_send(events, actors::publish_atom::value, actors::activity_ptr{std::move(act)});
+      };
+  handle_ = actors::spawn_console(rt_.system(), std::move(cfg));
+}
+
+void console_component::stop() {
+  end(handle_); // the actor's state (and with it the I/O: payloads deactivated) goes with it
+}
+
+void console_component::metrics(metric_writer& out) const {
+  const auto& s = *stats_;
+  out.gauge("clusterws_consoles_held", "Consoles open or reconnecting (console_max bounds them)",
+            static_cast<double>(s.held.value()));
+  out.gauge("clusterws_consoles_up", "Consoles up (characters flow)",
+            static_cast<double>(s.up.value()));
+  out.gauge("clusterws_consoles_failing",
+            "Consoles whose last attempt failed (a wrong password, no answer) and not up since",
+            static_cast<double>(s.failing.value()));
+  out.gauge("clusterws_console_watchers", "Watchers attached to consoles",
+            static_cast<double>(s.watchers.value()));
+  out.counter("clusterws_console_bytes_total", "Console bytes received from the BMCs",
+              static_cast<double>(s.bytes.value()));
+  out.counter("clusterws_console_reconnects_total",
+              "Consoles lost or refused, each opened again after its backoff",
+              static_cast<double>(s.reconnects.value()));
+  out.counter("clusterws_console_watchers_dropped_total",
+              "Watchers dropped for leaving more than console_watcher_queue_bytes unacknowledged",
+              static_cast<double>(s.dropped_watchers.value()));
+}
+
 // -- dispatcher ----------------------------------------------------------------------
 
 dispatcher_component::dispatcher_component(
   const runtime_component& rt, const store_component& store, const policy_component& policy,
-  const executor_component& executor, const events_component& events, const jobs_component& jobs)
-    : rt_(rt), store_(store), policy_(policy), executor_(executor), events_(events), jobs_(jobs) {
+  const executor_component& executor, const events_component& events, const jobs_component& jobs,
+  const console_component* console)
+    : rt_(rt), store_(store), policy_(policy), executor_(executor), events_(events), jobs_(jobs),
+      console_(console) {
   // nop
 }
 
 void dispatcher_component::start() {
-  entry_
-    = std::make_unique<actors::dispatcher>(rt_.system(), store_.handle(), policy_.handle(),
-                                           executor_.handle(), 2, events_.handle(), jobs_.handle());
+  entry_ = std::make_unique<actors::dispatcher>(
+    rt_.system(), store_.handle(), policy_.handle(), executor_.handle(), 2, events_.handle(),
+    jobs_.handle(), console_ ? console_->handle() : actors::console_actor{});
 }
 
 void dispatcher_component::stop() {

@@ -15,6 +15,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "actors/console_actor.hpp"
 #include "actors/dispatcher.hpp"
 #include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
@@ -24,6 +25,7 @@
 #include "actors/sn_agent.hpp"
 #include "actors/sn_registry.hpp"
 #include "actors/store_actor.hpp"
+#include "api/console_log.hpp"
 #include "api/service_metrics.hpp"
 #include "api/sn_seal.hpp"
 #include "base/log.hpp"
@@ -313,11 +315,15 @@ class jobs_component : public component {
 };
 
 /// The entry the HTTP sessions hand calls to: authorize, then store or executor.
+class console_component;
+
 class dispatcher_component : public component {
  public:
+  /// `console`: where console calls go (none: refused as unavailable).
   dispatcher_component(const runtime_component& rt, const store_component& store,
                        const policy_component& policy, const executor_component& executor,
-                       const events_component& events, const jobs_component& jobs);
+                       const events_component& events, const jobs_component& jobs,
+                       const console_component* console = nullptr);
   std::string_view name() const override {
     return "dispatcher";
   }
@@ -335,6 +341,7 @@ class dispatcher_component : public component {
   const executor_component& executor_;
   const events_component& events_;
   const jobs_component& jobs_;
+  const console_component* console_;
   std::unique_ptr<actors::dispatcher> entry_;
 };
 
@@ -365,6 +372,46 @@ class audit_component : public component {
   std::filesystem::path make_dir_;
   http::audit_limits limits_;
   std::unique_ptr<http::audit_log> log_;
+};
+
+/// The console server (`console_*`; docs/consoles.md): SOL consoles on one event loop
+/// (api::sol_consoles), logged under `console_log_dir`, held by the console actor, which
+/// follows the change feed. Attach and detach go to the audit log and the event stream.
+class console_component : public component {
+ public:
+  console_component(const base::settings& s, const store::home& home, const runtime_component& rt,
+                    const database_component& db, const events_component& events,
+                    const audit_component& audit);
+  std::string_view name() const override {
+    return "console";
+  }
+  void start() override;
+  void stop() override;
+  /// Consoles by state, bytes, reconnects, watchers.
+  void metrics(base::metric_writer& out) const override;
+
+  const actors::console_actor& handle() const noexcept {
+    return handle_;
+  }
+
+  /// Where the logs are.
+  const std::filesystem::path& log_dir() const noexcept {
+    return log_dir_;
+  }
+
+ private:
+  const runtime_component& rt_;
+  const database_component& db_;
+  const events_component& events_;
+  const audit_component& audit_;
+  std::filesystem::path log_dir_;
+  api::console_log_config log_;
+  std::chrono::milliseconds keepalive_{15000};
+  actors::console_config cfg_;
+  uint16_t port_ = 623;
+  store::noderange_options limits_;
+  std::shared_ptr<actors::console_stats> stats_ = std::make_shared<actors::console_stats>();
+  actors::console_actor handle_;
 };
 
 /// The HTTPS server and the local socket (`listen`, `max_*`, timeouts, `local_socket`, ...):

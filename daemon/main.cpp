@@ -130,9 +130,12 @@ int serve(const base::parsed_args& args) {
     settings, rt, &store, daemon::transports{ssh, ipmi, virt, probe}, counters);
   auto& jobs = parts.add<daemon::jobs_component>(settings, rt, db, events, executor);
   parts.add<daemon::reapply_component>(settings, rt, db, events, store);
-  // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
-  auto& entry = parts.add<daemon::dispatcher_component>(rt, store, policy, executor, events, jobs);
+  // the audit log before the console server, which audits attach and detach
   auto& audit = parts.add<daemon::audit_component>(settings, home);
+  auto& console = parts.add<daemon::console_component>(settings, home, rt, db, events, audit);
+  // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
+  auto& entry
+    = parts.add<daemon::dispatcher_component>(rt, store, policy, executor, events, jobs, &console);
   parts.add<daemon::boot_component>(settings, home, rt, store); // (off without boot_listen)
   auto& https = parts.add<daemon::https_component>(settings, home, args.value("port-file"), rt,
                                                    entry, audit, registry);

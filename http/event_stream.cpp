@@ -39,10 +39,11 @@ bool passes(const store::logged_change& c, const event_filter& f) {
 std::optional<std::string> parse_event_types(std::string_view list, event_filter& f) {
   f.jobs = false;
   f.power = false;
+  f.consoles = false;
   bool objects = false;
   for (const auto& name : base::split_list(std::string{list})) {
-    if (name == "job" || name == "power") {
-      (name == "job" ? f.jobs : f.power) = true;
+    if (name == "job" || name == "power" || name == "console") {
+      (name == "job" ? f.jobs : name == "power" ? f.power : f.consoles) = true;
       continue;
     }
     objects = true;
@@ -50,7 +51,8 @@ std::optional<std::string> parse_event_types(std::string_view list, event_filter
                            [&](object_type t) { return stream_type_name(t) == name; });
     if (it == std::end(streamed)) {
       return "Unknown event type '" + name
-             + "': use node, group, network, osimage, policy, site, passwd, job or power.";
+             + "': use node, group, network, osimage, policy, site, passwd, job, power or "
+               "console.";
     }
     f.types.push_back(*it);
   }
@@ -181,6 +183,26 @@ std::string job_json(const api::job_info& job, std::string_view what, const even
 std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f) {
   auto data = job_json(job, what, f);
   return data.empty() ? data : "event: job\ndata: " + data + "\n\n";
+}
+
+std::string console_json(const std::string& node, const std::string& what, const std::string& user,
+                         const std::string& mode, const event_filter& f) {
+  if (!f.consoles || (f.user != "root" && f.user != user)
+      || (f.nodes_only && !std::binary_search(f.nodes.begin(), f.nodes.end(), node))) {
+    return {};
+  }
+  json_writer w;
+  w.begin_object();
+  w.key("node");
+  w.value(node);
+  w.key("console");
+  w.value(what);
+  w.key("user");
+  w.value(user);
+  w.key("mode");
+  w.value(mode);
+  w.end_object();
+  return w.str();
 }
 
 std::string power_json(const std::string& node, const std::string& state, const event_filter& f) {

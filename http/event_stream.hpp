@@ -26,6 +26,8 @@ struct event_filter {
   /// Job and power events are sent (`types=` without them: not).
   bool jobs = true;
   bool power = true;
+  /// Console attach and detach events are sent (`types=` without `console`: not).
+  bool consoles = true;
   /// The caller: job events of that user's jobs only (root: all).
   std::string user;
 };
@@ -38,7 +40,7 @@ struct event_request {
 };
 
 /// Reads `types=` (a comma list of node, group, network, osimage, policy, site, passwd, job,
-/// power) into `f`; the error message for an unknown name, nullopt when all are known.
+/// power, console) into `f`; the error message for an unknown name, nullopt when all are known.
 std::optional<std::string> parse_event_types(std::string_view list, event_filter& f);
 
 /// What `f` lets through of one change set, as JSON:
@@ -104,6 +106,11 @@ void write_job_summary(json_writer& w, const api::job_info& job);
 std::string job_json(const api::job_info& job, std::string_view what, const event_filter& f);
 /// The same as a Server-Sent Event (`event: job`).
 std::string sse_job(const api::job_info& job, std::string_view what, const event_filter& f);
+
+/// A console event's data {"node":..,"console":"attached"|"detached","user":..,"mode":..},
+/// or "" when `f` does not let it through (the caller's own, root all).
+std::string console_json(const std::string& node, const std::string& what, const std::string& user,
+                         const std::string& mode, const event_filter& f);
 
 /// A power event's data {"node":..,"power":"on"|"off"}, or "" when `f` does not let it
 /// through (not a node of the stream's noderange).

@@ -573,6 +573,7 @@ response_text render(const routed& req, const api::api_result& res) {
   json_writer w{pretty};
   switch (req.out) {
     case output::none: return {status, {}};
+    case output::text: return {status, res.text, "text/plain"};
     case output::names:
       if (res.names.empty()) {
         return {status, {}};

@@ -44,6 +44,8 @@ enum class resource_kind {
   job,            ///< /jobs/{id}: one job (stream=1: its nodes as NDJSON); DELETE cancels
   dns,            ///< /nodes/{noderange}/dns: makedns (POST), makedns -d (DELETE)
   dns_service,    ///< /services/dns: makedns -n (POST)
+  console_log,    ///< /nodes/{node}/console/log: the console log's tail (text)
+  conserver,      ///< /nodes/{noderange}/conserver, /services/conserver (makeconservercf)
 };
 
 struct routed;

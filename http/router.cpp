@@ -619,6 +619,27 @@ routed route_request(const http_input& in, const router_limits& limits) {
     r.post = m == "POST" && !call.dry_run;
     return r;
   }
+  if (res->kind == resource_kind::console_log) {
+    // clusterws's own: the log's last `tail` lines (the console server checks the number)
+    call.op = operation::console_log;
+    if (const auto* tail = query.find("tail")) {
+      call.command = tail->empty() ? std::string{"-"} : *tail;
+    }
+    r.out = output::text;
+    return r;
+  }
+  if (res->kind == resource_kind::conserver) {
+    // makeconservercf {noderange} (POST), makeconservercf -d {noderange} (DELETE),
+    // makeconservercf (POST /services/conserver: every node); verbose=1: each console's state
+    call.op = operation::conserver;
+    if (res->type != object_type::node) {
+      call.type = object_type::node;
+      call.target.clear();
+    }
+    call.command = m == "DELETE" ? "-d" : query.flag("verbose") ? "-V" : "";
+    r.out = output::names;
+    return r;
+  }
   if (res->kind == resource_kind::host) {
     // xcatws.cgi: makehosts {noderange} / makehosts (every node); 201 and no body. dryrun=1:
     // the diff as lines, 200, nothing written

@@ -47,6 +47,7 @@ enum class output {
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it
   events,    ///< the event stream, written by the session once policy allows it
+  text,      ///< `api_result::text` as it is (text/plain): a console log
   openapi,   ///< docs/openapi.yaml (YAML)
   jobs,      ///< {"jobs":[{job},...]}
   job,       ///< {job, "nodes":{node: detail,...}} (DELETE: the job as it is now)

@@ -601,10 +601,18 @@ void basic_session<NextLayer>::on_changes(change_texts& texts) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_activity(const actors::activity& a) {
-  auto text = a.type == actors::activity::kind::job ? sse_job(a.job, a.what, *events_filter_)
-              : a.type == actors::activity::kind::power
-                ? sse_power(a.node, a.state, *events_filter_)
-                : sse_servicenode(a.node, a.what, a.state, *events_filter_);
+  using kind = actors::activity::kind;
+  std::string text;
+  switch (a.type) {
+    case kind::job: text = sse_job(a.job, a.what, *events_filter_); break;
+    case kind::power: text = sse_power(a.node, a.state, *events_filter_); break;
+    case kind::servicenode: text = sse_servicenode(a.node, a.what, a.state, *events_filter_); break;
+    case kind::console: {
+      auto data = console_json(a.node, a.what, a.user, a.state, *events_filter_);
+      text = data.empty() ? data : "event: console\ndata: " + data + "\n\n";
+      break;
+    }
+  }
   if (!text.empty()) {
     queue_event(chunk(text));
   }

@@ -104,13 +104,21 @@ void ws_session<Stream>::on_changes(change_texts& texts) {
 
 template<class Stream>
 void ws_session<Stream>::on_activity(const actors::activity& a) {
-  bool job = a.type == actors::activity::kind::job;
-  bool power = a.type == actors::activity::kind::power;
-  auto data = job     ? job_json(a.job, a.what, filter_)
-              : power ? power_json(a.node, a.state, filter_)
-                      : servicenode_json(a.node, a.what, a.state, filter_);
+  using kind = actors::activity::kind;
+  std::string data;
+  const char* name = "";
+  switch (a.type) {
+    case kind::job: data = job_json(a.job, a.what, filter_), name = "job"; break;
+    case kind::power: data = power_json(a.node, a.state, filter_), name = "power"; break;
+    case kind::servicenode:
+      data = servicenode_json(a.node, a.what, a.state, filter_), name = "servicenode";
+      break;
+    case kind::console:
+      data = console_json(a.node, a.what, a.user, a.state, filter_), name = "console";
+      break;
+  }
   if (!data.empty()) { // live only: no id
-    queue_event(ws_event(std::nullopt, job ? "job" : power ? "power" : "servicenode", data));
+    queue_event(ws_event(std::nullopt, name, data));
   }
 }
 

@@ -50,11 +50,25 @@ TEST(event_stream, filters_keep_what_was_asked_and_users_only_for_root) {
   EXPECT_EQ(http::sse_changes(sample(), f), ""); // nothing passes: no event at all
 }
 
+TEST(event_stream, a_console_event_goes_to_root_and_to_its_own_user_only) {
+  http::event_filter f;
+  f.user = "alice";
+  EXPECT_EQ(http::console_json("n1", "attached", "alice", "rw", f),
+            R"({"node":"n1","console":"attached","user":"alice","mode":"rw"})");
+  EXPECT_EQ(http::console_json("n1", "attached", "bob", "rw", f), "");
+  f.user = "root";
+  EXPECT_NE(http::console_json("n1", "detached", "bob", "ro", f), "");
+  http::event_filter g;
+  g.user = "root";
+  EXPECT_EQ(http::parse_event_types("power", g), std::nullopt);
+  EXPECT_EQ(http::console_json("n1", "attached", "bob", "rw", g), "");
+}
+
 TEST(event_stream, unknown_types_are_named) {
   http::event_filter f;
   EXPECT_EQ(http::parse_event_types("node,bogus", f),
             "Unknown event type 'bogus': use node, group, network, osimage, policy, site, "
-            "passwd, job or power.");
+            "passwd, job, power or console.");
   http::event_filter g;
   EXPECT_EQ(http::parse_event_types("site,osimage", g), std::nullopt);
   EXPECT_EQ(g.types, (std::vector<object_type>{object_type::site, object_type::osimage}));
