@@ -391,33 +391,34 @@ void executor_component::start() {
   auto drivers = engines_.drivers();
   // rinstall's nodeset step goes through the store's writer, as PUT /bootstate does (one
   // write, each node on its own; the change feed and the audit see it)
-  drivers->boot_states = std::make_shared<const api::boot_state_writer>(
-    [store = store_.handle()](std::vector<std::string> nodes, api::nodeset_action action,
-                              api::boot_state_done done) {
-      auto call = std::make_shared<api::api_call>();
-      call->op = api::operation::nodeset;
-      call->type = store::object_type::node;
-      call->command = api::nodeset_word(action);
-      call->detail = true;     // each node on its own (api/operations.cpp)
-      api::authorization auth; // authorized as the rinstall call that runs it
-      auth.user = "root";
-      auth.nodes = std::make_shared<const std::vector<std::string>>(nodes);
-      auto on_result
-        = std::make_shared<actors::done_fn>([nodes, done = std::move(done)](api::api_result r) {
-            if (r.ok() && r.nodes.size() == nodes.size()) {
-              done(std::move(r.nodes));
-              return;
-            }
-            auto why = r.messages.empty() ? std::string{"nodeset failed"} : r.messages.front();
-            std::vector<base::node_result> failed;
-            for (const auto& n : nodes) {
-              failed.push_back(base::node_result::failure(n, base::node_errc::boot_state, why));
-            }
-            done(std::move(failed));
-          });
-      caf::anon_send(store, actors::run_atom::value, api::api_call_ptr{std::move(call)},
-                     std::move(auth), std::move(on_result));
-    });
+  if (store_ != nullptr) // (a service node has no store and runs no rinstall)
+    drivers->boot_states = std::make_shared<const api::boot_state_writer>(
+      [store = store_->handle()](std::vector<std::string> nodes, api::nodeset_action action,
+                                 api::boot_state_done done) {
+        auto call = std::make_shared<api::api_call>();
+        call->op = api::operation::nodeset;
+        call->type = store::object_type::node;
+        call->command = api::nodeset_word(action);
+        call->detail = true;     // each node on its own (api/operations.cpp)
+        api::authorization auth; // authorized as the rinstall call that runs it
+        auth.user = "root";
+        auth.nodes = std::make_shared<const std::vector<std::string>>(nodes);
+        auto on_result
+          = std::make_shared<actors::done_fn>([nodes, done = std::move(done)](api::api_result r) {
+              if (r.ok() && r.nodes.size() == nodes.size()) {
+                done(std::move(r.nodes));
+                return;
+              }
+              auto why = r.messages.empty() ? std::string{"nodeset failed"} : r.messages.front();
+              std::vector<base::node_result> failed;
+              for (const auto& n : nodes) {
+                failed.push_back(base::node_result::failure(n, base::node_errc::boot_state, why));
+              }
+              done(std::move(failed));
+            });
+        caf::anon_send(store, actors::run_atom::value, api::api_call_ptr{std::move(call)},
+                       std::move(auth), std::move(on_result));
+      });
   // the transports are the executor's: the store's reader binds a plan to them in its read
   ec.bind = std::make_shared<actors::bind_fn>(
     [drivers = std::move(drivers)](
