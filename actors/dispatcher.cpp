@@ -131,7 +131,7 @@ void event_subscription::join(uint64_t stream, uint64_t after) const {
 dispatcher::dispatcher(caf::actor_system& sys, store_actor store, policy_actor policy,
                        executor_actor executor, size_t count, events_actor events, jobs_actor jobs,
                        console_actor console)
-    : sys_(sys), store_(store), events_(std::move(events)) {
+    : sys_(sys), store_(store), events_(std::move(events)), console_(console) {
   handles h{std::move(store), std::move(policy), std::move(executor), std::move(jobs),
             std::move(console)};
   for (size_t i = 0; i < std::max<size_t>(1, count); ++i) {
@@ -156,6 +156,14 @@ std::unique_ptr<event_subscription> dispatcher::subscribe(event_handlers h) cons
   }
   auto bridge = sys_.spawn(bridge_impl, std::move(h), events_);
   return std::make_unique<event_subscription>(caf::actor_cast<caf::actor>(bridge), events_);
+}
+
+std::unique_ptr<console_attachment> dispatcher::attach_console(console_attach req,
+                                                               console_handlers h) const {
+  if (!console_) {
+    return nullptr;
+  }
+  return actors::attach_console(sys_, console_, std::move(req), std::move(h));
 }
 
 void dispatcher::shutdown() const {

@@ -11,6 +11,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/console_actor.hpp"
+#include "actors/console_bridge.hpp"
 #include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
 #include "actors/jobs_actor.hpp"
@@ -85,6 +86,9 @@ class dispatcher {
   /// the service has no feed. Authorize first: the feed holds every change.
   std::unique_ptr<event_subscription> subscribe(event_handlers h) const;
 
+  /// Attaches to a node's console (actors/console_bridge.hpp); null when the service has no
+  /// console server. Authorize first (policy command `rcons`).
+  std::unique_ptr<console_attachment> attach_console(console_attach req, console_handlers h) const;
   /// Stops the dispatchers.
   void shutdown() const;
 
@@ -93,6 +97,7 @@ class dispatcher {
   std::vector<caf::actor> actors_;
   store_actor store_;
   events_actor events_;
+  console_actor console_;
   mutable std::atomic<size_t> next_{0};
 };
 

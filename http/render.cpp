@@ -658,6 +658,7 @@ response_text render(const routed& req, const api::api_result& res) {
     }
     case output::metrics: return {status, {}}; // (written by the session: http/metrics_page)
     case output::events: return {status, {}};  // (streamed by the session: http/event_stream)
+    case output::console: return {status, {}}; // (http/ws_console, after the upgrade)
     case output::openapi: return {status, std::string{openapi_text()}, "application/yaml"};
     case output::jobs: {
       w.begin_object();

@@ -99,6 +99,8 @@ constexpr route_row table[] = {
   {"events", object_type::node, "", resource_kind::events, "GET", handler_kind::upgrade},
   {"jobs", object_type::site, "", resource_kind::jobs, "GET"},
   {"nodes", object_type::node, "{name}/console/log", resource_kind::console_log, "GET"},
+  {"nodes", object_type::node, "{name}/console", resource_kind::console, "GET",
+   handler_kind::upgrade},
   {"nodes", object_type::node, "{name}/conserver", resource_kind::conserver, "POST DELETE"},
   {"services", object_type::site, "conserver", resource_kind::conserver, "POST"},
   {"jobs", object_type::site, "{name}", resource_kind::job, "GET DELETE"},

@@ -40,6 +40,7 @@ enum class resource_kind {
   metrics,        ///< /metrics: the Prometheus text exposition (http/metrics_page.hpp)
   openapi,        ///< /openapi.yaml: the API's description (docs/openapi.yaml)
   events,         ///< /events: the change feed as Server-Sent Events (http/event_stream.hpp)
+  console,        ///< /nodes/{node}/console: the console over WebSocket (http/ws_console.hpp)
   jobs,           ///< /jobs: the caller's jobs (root: all)
   job,            ///< /jobs/{id}: one job (stream=1: its nodes as NDJSON); DELETE cancels
   dns,            ///< /nodes/{noderange}/dns: makedns (POST), makedns -d (DELETE)

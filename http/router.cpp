@@ -450,6 +450,43 @@ routed& route_events(routed& r, const query_params& query, const std::string& la
   return r;
 }
 
+/// GET /nodes/{node}/console: a console over WebSocket, for whoever policy allows `rcons` on
+/// the node. `replay=N`, `mode=ro` (watch) or `mode=rw`, `force=1` (take over the writer).
+routed& route_console(routed& r, const query_params& query) {
+  auto& call = *r.call;
+  console_request req;
+  req.node = call.target;
+  if (req.node.empty() || req.node.find_first_of(",/[]*^") != std::string::npos) {
+    return refuse(r, errc::bad_request,
+                  "A console is one node: '" + req.node + "' is not a node name.");
+  }
+  if (const auto* replay = query.find("replay"); replay != nullptr && !replay->empty()) {
+    unsigned long long n = 0;
+    if (!base::parse_unsigned(*replay, n)) {
+      return refuse(r, errc::bad_request,
+                    "replay ('" + *replay + "') must be a whole number of bytes.");
+    }
+    req.replay = n;
+  }
+  if (const auto* mode = query.find("mode"); mode != nullptr && !mode->empty()) {
+    if (*mode != "rw" && *mode != "ro") {
+      return refuse(r, errc::bad_request, "mode ('" + *mode + "') must be rw or ro.");
+    }
+    req.mode = *mode;
+  }
+  if (query.flag("force")) {
+    if (req.mode == "ro") {
+      return refuse(r, errc::bad_request, "force=1 takes over the writer: not with mode=ro.");
+    }
+    req.mode = "force";
+  }
+  call.policy_command = "rcons";
+  call.op = operation::authorize;
+  r.out = output::console;
+  r.console = std::move(req);
+  return r;
+}
+
 /// async=1: a fan-out call as a job answered at once (202, Location /clusterws/jobs/{id}).
 routed& as_job(routed& r, const query_params& query) {
   auto& call = *r.call;
@@ -565,6 +602,9 @@ routed route_request(const http_input& in, const router_limits& limits) {
   // -- the call -------------------------------------------------------------------
   if (res->kind == resource_kind::events) {
     return route_events(r, query, in.last_event_id);
+  }
+  if (res->kind == resource_kind::console) {
+    return route_console(r, query);
   }
   if (res->handler == handler_kind::local) {
     return r; // its handler named the call above: policy decides, the session answers

@@ -47,6 +47,7 @@ enum class output {
   tables,    ///< {"table":[{column:value,...},...],...}
   metrics,   ///< the metrics page, written by the session once policy allows it
   events,    ///< the event stream, written by the session once policy allows it
+  console,   ///< a console over WebSocket (http/ws_console.hpp), once policy allows it
   text,      ///< `api_result::text` as it is (text/plain): a console log
   openapi,   ///< docs/openapi.yaml (YAML)
   jobs,      ///< {"jobs":[{job},...]}
@@ -70,6 +71,15 @@ struct render_options {
 
 /// A routed request: either answered at once (`answer`, a refusal or the resource list,
 /// rendered like any result), or a call for the actors.
+/// What `GET /clusterws/nodes/{node}/console` asked for (docs/consoles.md).
+struct console_request {
+  std::string node;
+  /// rw (the default), ro (mode=ro), force (force=1).
+  std::string mode = "rw";
+  /// replay=N: bytes of the replay buffer first (the console server caps it).
+  uint64_t replay = 0;
+};
+
 struct routed {
   std::optional<api::api_result> answer;
   /// Built once here and shared, never copied, on its way through the actors.
@@ -88,6 +98,8 @@ struct routed {
   bool cacheable = false;
   /// GET /events: what the stream sends once policy allows it.
   std::optional<event_request> events;
+  /// GET /nodes/{node}/console: what the console WebSocket attaches with.
+  std::optional<console_request> console;
   /// The row may switch protocols (handler_kind::upgrade): a WebSocket upgrade request is
   /// handed to http/ws_session once its call is allowed.
   bool upgrade = false;

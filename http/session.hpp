@@ -157,6 +157,9 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// GET /events allowed for a WebSocket upgrade request: the connection goes to a
   /// ws_session (http/ws_session.hpp), which answers 101; this session ends.
   void hand_over(const api::api_result& res);
+  /// GET /nodes/{node}/console allowed for a WebSocket upgrade request: the connection goes
+  /// to a ws_console (http/ws_console.hpp).
+  void hand_over_console(const api::api_result& res);
   /// One event's text for the stream (chunked), written at the next `flush` (at once once a
   /// write's worth waits); once cfg.events_buffer bytes wait for the client, the stream ends
   /// with a reset event saying so (memory: the buffer and one event at most).

@@ -18,6 +18,7 @@
 #include "http/query.hpp"
 #include "http/render.hpp"
 #include "http/session.hpp"
+#include "http/ws_console.ipp"
 #include "http/ws_session.ipp"
 
 namespace cws::http {
@@ -460,6 +461,19 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     pump_stream();
     return;
   }
+  if (res.ok() && pending_.out == output::console) {
+    if (upgrade_) {
+      hand_over_console(res);
+    } else {
+      auto out = render(
+        pending_,
+        api::api_result::failure(api::errc::bad_request,
+                                 "GET /nodes/{node}/console is a WebSocket: ask with "
+                                 "'Connection: Upgrade' and 'Upgrade: websocket' (rcons does)."));
+      send(out.status, std::move(out.body), keep_alive_, out.content_type);
+    }
+    return;
+  }
   if (res.ok() && pending_.out == output::events) {
     if (upgrade_) {
       hand_over(res);
@@ -592,6 +606,17 @@ void basic_session<NextLayer>::hand_over(const api::api_result& res) {
   upgrade_.reset();
   pending_ = {};
   // this session ends here: no operation of its own is pending on the stream it gave away
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::hand_over_console(const api::api_result& res) {
+  using ws_type = ws_console<typename session_transport<NextLayer>::stream>;
+  auto ws = std::make_shared<ws_type>(std::move(stream_), ctx_, client_,
+                                      std::exchange(peer_key_, {}), !tls_);
+  count(101);
+  ws->run(std::move(*upgrade_), std::move(*pending_.console), res.user);
+  upgrade_.reset();
+  pending_ = {};
 }
 
 template<class NextLayer>
