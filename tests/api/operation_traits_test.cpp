@@ -72,6 +72,8 @@ const pinned before[] = {
   {o::bootstate, "bootstate", false, false, false, false, false, "nodeset", "bootstate"},
   {o::nodeset, "nodeset", true, false, true, true, true, "nodeset", "bootstate"},
   {o::provision, "provision", false, true, true, true, true, "rinstall", "provision"},
+  {o::console_log, "console_log", false, false, false, false, false, "rcons", ""},
+  {o::conserver, "conserver", false, false, true, true, true, "makeconservercf", ""},
 };
 
 bool audited(operation op, const char* command) {
