@@ -1,8 +1,5 @@
 #include "api/install_token.hpp"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <stdexcept>
 
 #include "base/published_file.hpp"
@@ -14,17 +11,6 @@ namespace {
 
 std::string meta_key(std::string_view node) {
   return "install.token." + std::string{node};
-}
-
-std::string hex(const unsigned char* p, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[p[i] >> 4];
-    out += digits[p[i] & 15];
-  }
-  return out;
 }
 
 bool is_hex(std::string_view s) {
@@ -83,14 +69,7 @@ install_token_key install_token_key::load_or_create(const std::filesystem::path&
 
 std::string install_token_key::derive(std::string_view node, std::string_view nonce) const {
   std::string msg = "clusterws install token\n" + std::string{node} + "\n" + std::string{nonce};
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
-           reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &len)
-      == nullptr) {
-    throw std::runtime_error{"HMAC-SHA256 failed"};
-  }
-  return hex(mac, len);
+  return store::hmac_sha256_hex(key_, msg);
 }
 
 std::string install_token_key::token(const store::read_txn& txn, std::string_view node) const {

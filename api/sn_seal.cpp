@@ -7,27 +7,11 @@
 
 #include <stdexcept>
 
+#include "store/credentials.hpp"
+
 namespace cws::api {
 
 namespace {
-
-std::string hex(const unsigned char* p, size_t n) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = digits[p[i] >> 4];
-    out[2 * i + 1] = digits[p[i] & 15];
-  }
-  return out;
-}
-
-std::string random_hex(size_t bytes) {
-  unsigned char buf[64];
-  if (bytes > sizeof buf || RAND_bytes(buf, static_cast<int>(bytes)) != 1) {
-    throw std::runtime_error("no random bytes from OpenSSL");
-  }
-  return hex(buf, bytes);
-}
 
 /// One field, length-prefixed: no two different field lists give the same bytes.
 void field(std::string& out, std::string_view x) {
@@ -84,11 +68,11 @@ bool valid_sn_name(std::string_view name) {
 }
 
 std::string make_sn_secret() {
-  return random_hex(sn_secret_bytes);
+  return store::random_hex(sn_secret_bytes);
 }
 
 std::string make_sn_challenge() {
-  return random_hex(16);
+  return store::random_hex(16);
 }
 
 std::string check_sn_secret(std::string_view secret) {
@@ -96,17 +80,6 @@ std::string check_sn_secret(std::string_view secret) {
     return "a service node secret is 64 lowercase hex digits";
   }
   return {};
-}
-
-std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len)
-      == nullptr) {
-    throw std::runtime_error("HMAC-SHA256 failed");
-  }
-  return hex(mac, len);
 }
 
 bool equal_constant_time(std::string_view a, std::string_view b) {
@@ -119,7 +92,7 @@ std::string sn_registration_proof(std::string_view secret, std::string_view name
   field(data, name);
   field(data, std::to_string(version));
   field(data, challenge);
-  return hmac_sha256_hex(secret, data);
+  return store::hmac_sha256_hex(secret, data);
 }
 
 bool sn_check_registration(std::string_view secret, std::string_view name, uint32_t version,
@@ -134,7 +107,7 @@ sn_seal seal_sn_request(std::string_view secret, std::string_view name, uint64_t
   field(data, std::to_string(id));
   field(data, std::to_string(expires_ms));
   field(data, payload);
-  return {id, expires_ms, hmac_sha256_hex(secret, data)};
+  return {id, expires_ms, store::hmac_sha256_hex(secret, data)};
 }
 
 std::string to_text(const sn_seal& s) {

@@ -38,9 +38,6 @@ std::string make_sn_challenge();
 /// Checks a secret's text: 64 lowercase hex digits. @returns "" or why not.
 std::string check_sn_secret(std::string_view secret);
 
-/// HMAC-SHA256 of `data` under `key`, hex-encoded (64 lowercase digits).
-std::string hmac_sha256_hex(std::string_view key, std::string_view data);
-
 /// True if `a` and `b` are equal, in time that depends only on their lengths.
 bool equal_constant_time(std::string_view a, std::string_view b);
 

@@ -3,6 +3,7 @@
 #include <crypt.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 
 #include "store/error.hpp"
 
@@ -144,6 +146,17 @@ std::string sha256_hex(std::string_view data) {
     throw error{store_errc::database, "SHA-256 is not available from OpenSSL"};
   }
   return to_hex(md, len);
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len)
+      == nullptr) {
+    throw std::runtime_error("HMAC-SHA256 failed");
+  }
+  return to_hex(mac, len);
 }
 
 std::string random_hex(size_t n) {

@@ -46,6 +46,9 @@ int64_t token_lifetime_seconds(std::string_view days);
 /// Lowercase hex SHA-256 of `data` (how API tokens are stored).
 std::string sha256_hex(std::string_view data);
 
+/// Lowercase hex HMAC-SHA256 of `data` under `key` (64 digits). @throws std::runtime_error.
+std::string hmac_sha256_hex(std::string_view key, std::string_view data);
+
 /// `n` random bytes from the system CSPRNG as lowercase hex.
 std::string random_hex(size_t n);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "api/sn_seal.hpp"
+#include "store/credentials.hpp"
 
 namespace {
 
@@ -21,7 +22,7 @@ TEST(sn_seal, a_secret_is_64_hex_digits_and_two_are_never_alike) {
 }
 
 TEST(sn_seal, hmac_sha256_matches_rfc_4231_case_2) {
-  EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+  EXPECT_EQ(cws::store::hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
