@@ -337,8 +337,10 @@ TEST(websocket_alone, a_stop_of_the_service_closes_the_socket_with_1001) {
   EXPECT_FALSE(c.read(10s)); // the client answers the close as it reads
   stopper.join();
   EXPECT_EQ(rc, 0);
-  // the close frame came first; the TLS end after it may be cut by the exiting process
-  EXPECT_TRUE(c.ec == websocket::error::closed || c.ec == net::error::connection_reset)
+  // the close frame came first (its code and reason are checked below); the TLS end after it
+  // may be cut by the exiting process: a reset, or no close_notify (seen under ASan's load)
+  EXPECT_TRUE(c.ec == websocket::error::closed || c.ec == net::error::connection_reset
+              || c.ec == ssl::error::stream_truncated)
     << c.ec.message();
   EXPECT_EQ(c.reason().code, 1001);
   EXPECT_EQ(c.reason().reason, "the service is stopping");
