@@ -40,6 +40,11 @@ class reader_of final : public event_reader {
       r->flush();
     }
   }
+  void flush_shared(shared_joins& joins) override {
+    if (auto r = reader_.lock()) {
+      r->flush_shared(joins);
+    }
+  }
 
  private:
   std::weak_ptr<Reader> reader_;

@@ -145,7 +145,10 @@ void event_hub::flush_soon() {
 
 void event_hub::flush_all() {
   flush_armed_ = false;
-  each(every, [](event_reader& r) { r.flush(); });
+  // the streams of one filter that keep up queued the same shared texts since the last
+  // flush: one joined text for all of them, not a copy each
+  shared_joins joins;
+  each(every, [&](event_reader& r) { r.flush_shared(joins); });
 }
 
 std::shared_ptr<event_hub> event_hubs::of(const net::any_io_executor& ex,

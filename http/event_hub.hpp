@@ -27,6 +27,12 @@ class event_reader {
   virtual void on_heartbeat() = 0;
   /// Writes what was queued since the last write (the events of a burst in one write).
   virtual void flush() = 0;
+  /// The same in a flush of the hub's streams: a join the stream's write needs is taken from
+  /// `joins`, shared with the streams that queued the same texts.
+  virtual void flush_shared(shared_joins& joins) {
+    (void)joins;
+    flush();
+  }
 };
 
 /// How a hub delivers.

@@ -117,7 +117,7 @@ constexpr size_t max_shared_texts = 16;
 
 } // namespace
 
-const std::string& change_texts::render(form kind, const event_filter& f) {
+const shared_text& change_texts::render(form kind, const event_filter& f) {
   for (const auto& t : texts_) {
     if (t.kind == kind && same_changes(*t.filter, f)) {
       return t.value;
@@ -138,16 +138,30 @@ const std::string& change_texts::render(form kind, const event_filter& f) {
   if (texts_.size() == max_shared_texts) {
     texts_.pop_back(); // the last one is the least shared: replaced
   }
-  texts_.push_back({kind, &f, std::move(value)});
+  texts_.push_back(
+    {kind, &f, value.empty() ? nullptr : std::make_shared<const std::string>(std::move(value))});
   return texts_.back().value;
 }
 
+namespace {
+
+const std::string& text_of(const shared_text& t) {
+  static const std::string none;
+  return t ? *t : none;
+}
+
+} // namespace
+
 const std::string& change_texts::sse_chunk(const event_filter& f) {
+  return text_of(render(form::sse, f));
+}
+
+shared_text change_texts::sse_text(const event_filter& f) {
   return render(form::sse, f);
 }
 
 const std::string& change_texts::ws_frame(const event_filter& f) {
-  return render(form::ws, f);
+  return text_of(render(form::ws, f));
 }
 
 void write_job_summary(json_writer& w, const api::job_info& job) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/job.hpp"
+#include "http/response_stream.hpp"
 #include "store/change_feed.hpp"
 
 namespace cws::http {
@@ -69,6 +70,9 @@ class change_texts {
   /// sse_changes as one chunk of a chunked answer ("" when nothing passes). Each text is
   /// valid until the next call.
   const std::string& sse_chunk(const event_filter& f);
+  /// The same text, shared by the streams of one filter: queued as it is, not copied
+  /// (null when nothing passes).
+  shared_text sse_text(const event_filter& f);
   /// The WebSocket frame ws_event(seq, "changes", changes_json) ("" when nothing passes).
   const std::string& ws_frame(const event_filter& f);
 
@@ -81,9 +85,9 @@ class change_texts {
   struct text {
     form kind;
     const event_filter* filter;
-    std::string value;
+    shared_text value; // (null: nothing passes)
   };
-  const std::string& render(form kind, const event_filter& f);
+  const shared_text& render(form kind, const event_filter& f);
 
   std::shared_ptr<const store::change_set> set_;
   std::vector<text> texts_;

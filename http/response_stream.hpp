@@ -2,13 +2,38 @@
 
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cws::http {
 
 /// `data` as one chunk of a chunked answer (its size in hex, the data, CRLF).
 std::string chunk(std::string_view data);
+
+/// A text on its way to the socket, shared by the streams that send it (an event rendered
+/// once for every stream of its filter) and held until its write is done.
+using shared_text = std::shared_ptr<const std::string>;
+
+/// The joined writes of one flush of many streams (http/event_hub): streams whose waiting
+/// texts are the same shared texts, in the same order (the subscribers of one filter that
+/// keep up), get one joined text, made once, instead of a copy each. Lives for one flush.
+class shared_joins {
+ public:
+  /// `parts` joined, the same text for the same parts (compared by identity).
+  shared_text join(const std::vector<shared_text>& parts);
+
+ private:
+  /// Distinct joins kept: past that, a join is made for its stream alone.
+  static constexpr size_t max_kept = 8;
+  struct kept {
+    std::vector<shared_text> parts; // (held: an address is not reused meanwhile)
+    shared_text joined;
+  };
+  std::vector<kept> kept_;
+};
 
 /// A streamed answer as text waiting for the socket (chunked NDJSON of a fan-out call, the
 /// Server-Sent Events of GET /events, a listing sent in pages): the head, then chunks, one
@@ -26,6 +51,8 @@ class response_stream {
 
   /// Text after what waits; nothing is taken once the stream ended.
   void push(std::string text);
+  /// The same, a text other streams may send too (not copied).
+  void push(shared_text text);
 
   /// The last text: the stream ends after it.
   void finish(std::string last);
@@ -38,10 +65,14 @@ class response_stream {
   /// An event stream's text, unless `limit` bytes wait already (the write under way
   /// included): then what waits goes (not the write under way), `last` is queued and the
   /// stream ends. False when it was cut off so.
-  bool push_within(std::string text, size_t limit, std::string last);
+  bool push_within(shared_text text, size_t limit, std::string last);
+  bool push_within(std::string text, size_t limit, std::string last) {
+    return push_within(std::make_shared<const std::string>(std::move(text)), limit,
+                       std::move(last));
+  }
   /// The same, with the last text made only when it is needed (`last()`: a std::string).
   template<class Last>
-  bool push_within_or(std::string text, size_t limit, Last&& last) {
+  bool push_within_or(shared_text text, size_t limit, Last&& last) {
     if (ended_ || waiting_ < limit) {
       push(std::move(text));
       return true;
@@ -50,8 +81,9 @@ class response_stream {
   }
 
   /// The next write (what waits, joined up to max_join bytes), or null while a write is
-  /// under way or nothing waits. Valid until `write_done`.
-  const std::string* begin_write();
+  /// under way or nothing waits. Valid until `write_done`. A text that waits alone is written
+  /// as it is (a shared one is not copied); `joins` makes a join that other streams share.
+  const std::string* begin_write(shared_joins* joins = nullptr);
 
   /// The write under way was written.
   void write_done() noexcept;
@@ -88,8 +120,10 @@ class response_stream {
   }
 
  private:
-  std::deque<std::string> queue_;
-  std::string write_;
+  std::deque<shared_text> queue_;
+  shared_text write_;
+  /// The texts of the join being made (kept: its capacity is reused).
+  std::vector<shared_text> parts_;
   size_t waiting_ = 0;
   unsigned status_ = 200;
   bool started_ = false;

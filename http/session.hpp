@@ -109,6 +109,8 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   void on_reset(uint64_t seq);
   void on_heartbeat();
   void flush();
+  /// `flush` in a flush of the hub's streams (event_reader::flush_shared).
+  void flush_shared(shared_joins& joins);
 
  private:
   void on_run();
@@ -163,10 +165,14 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   /// One event's text for the stream (chunked), written at the next `flush` (at once once a
   /// write's worth waits); once cfg.events_buffer bytes wait for the client, the stream ends
   /// with a reset event saying so (memory: the buffer and one event at most).
-  void queue_event(std::string text);
+  void queue_event(shared_text text);
+  void queue_event(std::string text) {
+    queue_event(std::make_shared<const std::string>(std::move(text)));
+  }
   void on_stream_node(const base::node_result& out);
   void queue_stream(std::string text);
-  void pump_stream();
+  /// Starts the next write if none is under way (`joins`: see flush_shared).
+  void pump_stream(shared_joins* joins = nullptr);
 
   friend class stream_sink<basic_session>;
 

@@ -621,7 +621,7 @@ void basic_session<NextLayer>::hand_over_console(const api::api_result& res) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_changes(change_texts& texts) {
-  queue_event(texts.sse_chunk(*events_filter_));
+  queue_event(texts.sse_text(*events_filter_)); // shared with the streams of its filter
 }
 
 template<class NextLayer>
@@ -650,13 +650,21 @@ void basic_session<NextLayer>::on_reset(uint64_t seq) {
 
 template<class NextLayer>
 void basic_session<NextLayer>::on_heartbeat() {
-  queue_event(chunk(sse_heartbeat()));
+  static const auto beat = std::make_shared<const std::string>(chunk(sse_heartbeat()));
+  queue_event(beat);
 }
 
 template<class NextLayer>
 void basic_session<NextLayer>::flush() {
   if (!stream_out_.complete()) { // (a complete stream was ended by its last write)
     pump_stream();
+  }
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::flush_shared(shared_joins& joins) {
+  if (!stream_out_.complete()) {
+    pump_stream(&joins);
   }
 }
 
@@ -692,8 +700,8 @@ void basic_session<NextLayer>::start_events(const api::api_result& res) {
 }
 
 template<class NextLayer>
-void basic_session<NextLayer>::queue_event(std::string text) {
-  if (text.empty() || stream_out_.ended()) {
+void basic_session<NextLayer>::queue_event(shared_text text) {
+  if (!text || text->empty() || stream_out_.ended()) {
     return;
   }
   if (ctx_->stopped) {
@@ -732,11 +740,11 @@ void basic_session<NextLayer>::queue_stream(std::string text) {
 }
 
 template<class NextLayer>
-void basic_session<NextLayer>::pump_stream() {
+void basic_session<NextLayer>::pump_stream(shared_joins* joins) {
   if (stream_out_.writing()) {
     return;
   }
-  const auto* text = stream_out_.begin_write();
+  const auto* text = stream_out_.begin_write(joins);
   if (text == nullptr) {
     if (stream_out_.complete()) {
       count(stream_out_.status());

@@ -61,6 +61,8 @@ class ws_session : public std::enable_shared_from_this<ws_session<Stream>> {
   /// (Each frame is written as it comes: frames are not joined.)
   void flush() {
   }
+  void flush_shared(shared_joins&) {
+  }
 
  private:
   /// What waits to be written: at most one write (a frame, a ping, the close) at a time.

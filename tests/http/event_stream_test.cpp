@@ -140,6 +140,12 @@ TEST(event_stream, a_set_rendered_once_still_answers_each_filter_as_its_own) {
   sites.types = {object_type::site};
   EXPECT_EQ(texts.sse_chunk(sites), "");
   EXPECT_EQ(texts.ws_frame(sites), "");
+  EXPECT_EQ(texts.sse_text(sites), nullptr);
+  // streams of one filter queue one shared text; a noderange's is its own
+  EXPECT_EQ(texts.sse_text(root), texts.sse_text(root_too));
+  EXPECT_EQ(*texts.sse_text(root), texts.sse_chunk(root));
+  http::event_filter cn2_too = cn2;
+  EXPECT_NE(texts.sse_text(cn2), texts.sse_text(cn2_too));
 }
 
 TEST(event_stream, a_websocket_frame_holds_the_sse_events_id_event_and_data) {

@@ -8,6 +8,12 @@
 namespace {
 
 using cws::http::response_stream;
+using cws::http::shared_joins;
+using cws::http::shared_text;
+
+shared_text text(const char* t) {
+  return std::make_shared<const std::string>(t);
+}
 
 TEST(response_stream, writes_one_at_a_time_and_joins_what_waited_in_order) {
   response_stream s;
@@ -90,6 +96,58 @@ TEST(response_stream, a_failed_write_drops_what_waits) {
   s.drop();
   EXPECT_EQ(s.begin_write(), nullptr);
   EXPECT_EQ(s.waiting_bytes(), 0u);
+}
+
+TEST(response_stream, a_text_waiting_alone_is_written_as_it_is_not_copied) {
+  response_stream s;
+  auto t = text("id: 1\n\n");
+  s.push(t);
+  EXPECT_EQ(s.begin_write(), t.get());
+  s.write_done();
+  EXPECT_EQ(s.waiting_bytes(), 0u);
+}
+
+TEST(response_stream, streams_that_queued_the_same_texts_share_one_joined_write) {
+  // three subscribers of one filter that keep up, one with an event of its own between
+  auto e1 = text("e1"), e2 = text("e2"), own = text("own");
+  response_stream a, b, c;
+  for (auto* s : {&a, &b, &c}) {
+    s->push(e1);
+    if (s == &c) {
+      s->push(own);
+    }
+    s->push(e2);
+  }
+  shared_joins joins;
+  const auto* wa = a.begin_write(&joins);
+  const auto* wb = b.begin_write(&joins);
+  const auto* wc = c.begin_write(&joins);
+  ASSERT_NE(wa, nullptr);
+  EXPECT_EQ(*wa, "e1e2");
+  EXPECT_EQ(wb, wa) << "the same texts: one join, not a copy each";
+  EXPECT_EQ(*wc, "e1owne2") << "other texts: a join of its own";
+  EXPECT_NE(wc, wa);
+  // a join outlives the flush that made it while its stream writes it
+  joins = shared_joins{};
+  a.write_done();
+  EXPECT_EQ(*wb, "e1e2");
+  b.write_done();
+  c.write_done();
+  EXPECT_EQ(a.waiting_bytes() + b.waiting_bytes() + c.waiting_bytes(), 0u);
+}
+
+TEST(response_stream, equal_texts_that_are_not_the_same_are_not_taken_for_them) {
+  // joins match by identity: a stream's own "e1" is its own text, whatever it holds
+  response_stream a, b;
+  a.push(text("e1"));
+  a.push(text("e2"));
+  b.push(text("e1"));
+  b.push(text("e2"));
+  shared_joins joins;
+  const auto* wa = a.begin_write(&joins);
+  const auto* wb = b.begin_write(&joins);
+  EXPECT_NE(wa, wb);
+  EXPECT_EQ(*wa, *wb);
 }
 
 } // namespace
