@@ -7,7 +7,8 @@
 #
 # EVENTS_PIN="A B" (cpu lists for taskset, e.g. "0 1") adds a pinned pair of cases to each
 # round: the daemon (every thread) and the writer on cpus A, the subscribers' client on cpus
-# B, the same in the alone and the watched case. On a small machine the subscribers' own TLS
+# B, the same in the alone and the watched case (in the alone case a busy loop keeps cpus B
+# from sitting idle, see spin). On a small machine the subscribers' own TLS
 # client otherwise competes with the writer for the same cores: pinned, the writer's side pays
 # only what the daemon spends on the subscribers. The daemon's CPU per write with and without
 # subscribers is that cost measured directly, whatever the machine's load.
@@ -27,6 +28,16 @@ home=$WORK/home
 init_home "$home" "$pw"
 start_daemon "$home"
 ca=$home/pki/ca-cert.pem
+
+# spin CPUS: keeps CPUS busy (its pid in SPIN_PID). In the pinned alone case the subscribers'
+# cpus would be idle: on this VM an idle vCPU halts, and waking it for the disk's and the
+# network's interrupts made the durable writer 2-3x slower than with the subscribers' client
+# busy there (pinned alone 1.0-1.2k writes/s, pinned with subscribers 3.2-3.9k, 2026-11-27).
+spin() {
+  taskset -c "$1" bash -c 'while :; do :; done' &
+  SPIN_PID=$!
+  PIDS+=("$SPIN_PID")
+}
 
 # fresh: the nodes a case created go (not timed): a durable create costs more the more nodes
 # the database holds, so each case starts from the same size (the rounds alternate the cases)
@@ -73,7 +84,10 @@ for r in $(seq "$ROUNDS"); do
   if [[ -n "$PIN_D" ]]; then
     cases=2
     pin "$PIN_D"
+    spin "$PIN_S"
     put "p${r}n" "$PIN_D" >>"$WORK/alone.pinned"
+    kill "$SPIN_PID"
+    wait "$SPIN_PID" 2>/dev/null || true
     fresh
     watched "q${r}n" .pinned "$PIN_D" "$PIN_S"
     fresh
