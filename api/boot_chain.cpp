@@ -434,7 +434,6 @@ boot_reply boot_template(const store::read_txn& txn, std::string_view node, std:
     r.body = r.node + ": no install template for profile " + profile + ", os " + os + "\n";
     return r;
   }
-  auto reader = file_reader(cfg.limits.max_bytes);
   auto pkgdir = osimage_value(osimage, "pkgdir");
   auto repo = repo_url(txn, pkgdir);
   auto scheme = repo.find("://");
@@ -447,10 +446,17 @@ boot_reply boot_template(const store::read_txn& txn, std::string_view node, std:
     {"mirror_dir", slash == std::string::npos ? "/" : rest.substr(slash)},
     {"repo_url", repo}};
   try {
-    auto text = reader(*file);
-    auto compiled = compiled_template::parse(text, *file, cfg.limits, reader);
+    std::shared_ptr<const compiled_template> compiled;
+    if (cfg.templates) {
+      compiled = cfg.templates->get(*file, cfg.limits);
+    } else {
+      auto reader = file_reader(cfg.limits.max_bytes);
+      auto text = reader(*file);
+      compiled = std::make_shared<const compiled_template>(
+        compiled_template::parse(text, *file, cfg.limits, reader));
+    }
     store_template_values values{view, r.node, std::move(vars)};
-    r.body = compiled.render(r.node, values);
+    r.body = compiled->render(r.node, values);
   } catch (const std::exception& e) {
     r.status = 404;
     r.body = r.node + ": " + e.what() + "\n";

@@ -34,6 +34,7 @@
 
 #include "api/install_token.hpp"
 #include "api/template.hpp"
+#include "api/template_cache.hpp"
 #include "store/database.hpp"
 
 namespace cws::api {
@@ -44,6 +45,8 @@ struct boot_chain_config {
   /// `<site.installdir or /install>/custom/install/<platform>/` is tried first.
   std::filesystem::path template_dir = "/usr/share/clusterws/install";
   template_limits limits;
+  /// Compiled templates kept between fetches (shared by the readers); none: each fetch parses.
+  std::shared_ptr<template_cache> templates;
 };
 
 /// What a node fetched.

@@ -308,6 +308,7 @@ boot_component::boot_component(const base::settings& s, const store::home& home,
   cfg_.deadline_check = std::chrono::seconds(s.number("install_deadline_check_s"));
   cfg_.chain.template_dir = s.text("install_template_dir");
   cfg_.chain.limits = api::template_settings(s);
+  cfg_.chain.templates = std::make_shared<api::template_cache>(api::template_cache_settings(s));
 }
 
 void boot_component::start() {

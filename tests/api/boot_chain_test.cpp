@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "../store/temp_home.hpp"
 #include "api/boot_chain.hpp"
 #include "api/nodeset.hpp"
 #include "store/cluster_view.hpp"
+#include "store/credentials.hpp"
 #include "store/database.hpp"
 #include "store/tables.hpp"
 
@@ -181,6 +184,48 @@ TEST_F(boot_chain_test, a_template_needs_the_nodes_own_token) {
     << r.body;
   EXPECT_EQ(r.body.find("secret"), std::string::npos);
   EXPECT_EQ(r.infer, boot_fetch::install_template);
+}
+
+TEST_F(boot_chain_test, a_cached_template_renders_as_the_uncached_one_and_sees_an_edit) {
+  nodeset("cn01", "osimage=deb");
+  store::apply(*db, [](store::write_txn& t) {
+    return store::set_rows(t, *store::find_table("passwd"), {{"key", "system"}},
+                           {{"username", "root"}, {"password", store::hash_password_sha512("pw")}});
+  });
+  api::boot_chain_config plain;
+  plain.template_dir = std::filesystem::path{CLUSTERWS_SOURCE_DIR} / "share" / "install";
+  auto cached = plain;
+  api::template_cache_limits limits;
+  limits.racy_window = std::chrono::seconds(0); // (the files below are seconds old at most)
+  cached.templates = std::make_shared<api::template_cache>(limits);
+  const std::string base = "http://10.0.0.1:8080";
+  auto tok = token("cn01");
+  auto want = api::boot_template(db->read(), "cn01", tok, base, key, plain);
+  ASSERT_EQ(want.status, 200u) << want.body;
+  for (int i = 0; i < 2; ++i) {
+    auto got = api::boot_template(db->read(), "cn01", tok, base, key, cached);
+    EXPECT_EQ(got.status, 200u);
+    EXPECT_EQ(got.body, want.body);
+    EXPECT_EQ(got.infer, boot_fetch::install_template);
+  }
+  EXPECT_EQ(cached.templates->stats().parses, 1u);
+  EXPECT_EQ(cached.templates->stats().hits, 1u);
+  // an osimage's own template, edited between two fetches
+  auto file = dir.path / "mine.tmpl";
+  std::ofstream{file} << "first #HOSTNAME#\n";
+  db->write([&](store::write_txn& w) {
+    w.put(store::object_type::osimage, "deb",
+          {{"provmethod", "install"},
+           {"osvers", "debian12"},
+           {"osarch", "x86_64"},
+           {"profile", "compute"},
+           {"pkgdir", "/srv/deb"},
+           {"template", file.string()}});
+  });
+  EXPECT_EQ(api::boot_template(db->read(), "cn01", tok, base, key, cached).body, "first cn01\n");
+  std::ofstream{file} << "second edit #HOSTNAME#\n";
+  EXPECT_EQ(api::boot_template(db->read(), "cn01", tok, base, key, cached).body,
+            "second edit cn01\n");
 }
 
 TEST_F(boot_chain_test, fetches_move_the_status_and_refetches_write_nothing) {
