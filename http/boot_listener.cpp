@@ -22,6 +22,11 @@ using clock = std::chrono::steady_clock;
 /// Unknown MACs remembered for their once-a-minute log line (beyond: not logged).
 constexpr size_t unknown_macs_max = 4096;
 
+/// Accepts kept pending on the acceptor: when a rack's connections arrive at once, one
+/// readiness of the listening socket accepts up to this many (Asio runs every queued accept
+/// until one would block) instead of one per turn of the first io thread.
+constexpr size_t accepts_pending = 16;
+
 class boot_session;
 
 } // namespace
@@ -733,7 +738,9 @@ boot_listener::~boot_listener() {
 
 tcp::endpoint boot_listener::start() {
   net::post(st_->acceptor.get_executor(), [st = st_] {
-    st->do_accept();
+    for (size_t i = 0; i < accepts_pending; ++i) {
+      st->do_accept(); // (each completion queues the next)
+    }
     if (st->xacceptor) {
       st->do_accept_xcat();
     }
