@@ -275,8 +275,9 @@ void store_component::metrics(metric_writer& out) const {
 // -- boot listener -------------------------------------------------------------------
 
 boot_component::boot_component(const base::settings& s, const store::home& home,
-                               const runtime_component& rt, const store_component& store)
-    : key_file_(home.dir / api::install_token_key_file), rt_(rt), store_(store) {
+                               const runtime_component& rt, const database_component& db,
+                               const store_component& store)
+    : key_file_(home.dir / api::install_token_key_file), rt_(rt), db_(db), store_(store) {
   const auto& listen = s.text("boot_listen");
   on_ = !listen.empty();
   if (on_) {
@@ -316,8 +317,8 @@ void boot_component::start() {
     return;
   }
   auto key = api::install_token_key::load_or_create(key_file_);
-  listener_
-    = std::make_unique<http::boot_listener>(rt_.contexts(), cfg_, store_.handle(), std::move(key));
+  listener_ = std::make_unique<http::boot_listener>(rt_.contexts(), cfg_, store_.handle(),
+                                                    std::move(key), db_.get());
   auto ep = listener_->start();
   auto addr
     = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();

@@ -145,6 +145,36 @@ TEST_F(boot_chain_test, a_mac_finds_its_node_in_any_spelling) {
   EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:03"), "cn03"); // rebuilt after a change
 }
 
+TEST_F(boot_chain_test, status_writes_do_not_rebuild_the_mac_index_and_moved_macs_are_seen) {
+  api::mac_index macs;
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "cn01");
+  EXPECT_EQ(macs.rebuilds(), 1u);
+  // a rack booting: status writes move the generation, the index still answers
+  for (int i = 0; i < 3; ++i) {
+    auto before = db->read().generation();
+    nodeset("cn01", "osimage=deb");
+    fetched("cn01", boot_fetch::script, 1000 + i);
+    ASSERT_NE(db->read().generation(), before);
+    EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "cn01");
+    EXPECT_EQ(macs.node_of(db->read(), "525400aa0002"), "cn02");
+  }
+  EXPECT_EQ(macs.rebuilds(), 1u);
+  // a MAC moved to another node, a MAC removed, a MAC made *NOIP*: each seen at once
+  db->write([](store::write_txn& w) {
+    w.put(store::object_type::node, "cn01", {{"groups", "all"}, {"mac", "52:54:00:aa:01:01"}});
+    w.put(store::object_type::node, "cn03", {{"groups", "all"}, {"mac", "52:54:00:AA:00:01"}});
+  });
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "cn03");
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:01:01"), "cn01");
+  db->write([](store::write_txn& w) {
+    w.put(store::object_type::node, "cn03", {{"groups", "all"}});
+    w.put(store::object_type::node, "cn02", {{"groups", "all"}, {"mac", "525400aa0002!*NOIP*"}});
+  });
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "");
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:02"), "");
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:01:01"), "cn01");
+}
+
 TEST_F(boot_chain_test, files_come_from_the_installer_tree) {
   EXPECT_EQ(api::boot_file(db->read(), "cn01", boot_fetch::kernel).status, 404u);
   nodeset("cn01", "osimage=deb");
