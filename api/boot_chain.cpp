@@ -231,36 +231,66 @@ std::string install_stage_of(std::string_view appstatus) {
 
 // -- mac_index -----------------------------------------------------------------------
 
+namespace {
+
+/// The MACs of `mac` (xCAT's `mac|mac!name|...`), normalized; `!*NOIP*` ones left out.
+template<class F>
+void each_mac(std::string_view macs, F f) {
+  for (const auto& entry : split(macs, '|')) {
+    auto bang = entry.find('!');
+    if (bang != std::string::npos && entry.substr(bang + 1) == "*NOIP*") {
+      continue; // (xCAT: this MAC must not boot)
+    }
+    auto m = normalize_mac(entry.substr(0, bang));
+    if (!m.empty()) {
+      f(std::move(m));
+    }
+  }
+}
+
+} // namespace
+
 std::string mac_index::node_of(const store::read_txn& txn, std::string_view mac) {
   auto want = normalize_mac(mac);
   if (want.empty()) {
     return {};
   }
   std::shared_ptr<const std::map<std::string, std::string>> index;
+  bool current = false;
   auto gen = txn.generation();
   {
     std::lock_guard<std::mutex> lock{mu_};
-    if (gen == generation_) {
-      index = index_;
+    index = index_;
+    current = gen == generation_;
+  }
+  if (index && !current) {
+    // The store moved since the index was built, most often by install status writes (a
+    // rack booting writes every few ms). The node the index names still answers if its own
+    // `mac` still holds the MAC: one record read instead of a scan of every node. A MAC the
+    // index does not know, or a node that no longer has it, rebuilds. (Two nodes with one
+    // MAC, a misconfiguration, keep the one found first until the next rebuild.)
+    auto it = index->find(want);
+    if (it != index->end()) {
+      bool holds = false;
+      store::cluster_view view{txn};
+      each_mac(view.attribute(it->second, "mac"), [&](std::string m) { holds |= m == want; });
+      if (holds) {
+        return it->second;
+      }
     }
+    index.reset();
   }
   if (!index) {
     // built outside the lock: two readers may both build one after a change (both right)
     auto fresh = std::make_shared<std::map<std::string, std::string>>();
     store::cluster_view view{txn};
     for (const auto& node : view.nodes()) {
-      for (const auto& entry : split(view.attribute(node, "mac"), '|')) {
-        auto bang = entry.find('!');
-        if (bang != std::string::npos && entry.substr(bang + 1) == "*NOIP*") {
-          continue; // (xCAT: this MAC must not boot)
-        }
-        auto m = normalize_mac(entry.substr(0, bang));
-        if (!m.empty()) {
-          fresh->emplace(std::move(m), node); // (a MAC on two nodes: the first by name)
-        }
-      }
+      each_mac(view.attribute(node, "mac"), [&](std::string m) {
+        fresh->emplace(std::move(m), node); // (a MAC on two nodes: the first by name)
+      });
     }
     index = fresh;
+    ++rebuilds_;
     std::lock_guard<std::mutex> lock{mu_};
     if (txn.generation() == gen) {
       generation_ = gen;
@@ -434,7 +464,6 @@ boot_reply boot_template(const store::read_txn& txn, std::string_view node, std:
     r.body = r.node + ": no install template for profile " + profile + ", os " + os + "\n";
     return r;
   }
-  auto reader = file_reader(cfg.limits.max_bytes);
   auto pkgdir = osimage_value(osimage, "pkgdir");
   auto repo = repo_url(txn, pkgdir);
   auto scheme = repo.find("://");
@@ -447,10 +476,17 @@ boot_reply boot_template(const store::read_txn& txn, std::string_view node, std:
     {"mirror_dir", slash == std::string::npos ? "/" : rest.substr(slash)},
     {"repo_url", repo}};
   try {
-    auto text = reader(*file);
-    auto compiled = compiled_template::parse(text, *file, cfg.limits, reader);
+    std::shared_ptr<const compiled_template> compiled;
+    if (cfg.templates) {
+      compiled = cfg.templates->get(*file, cfg.limits);
+    } else {
+      auto reader = file_reader(cfg.limits.max_bytes);
+      auto text = reader(*file);
+      compiled = std::make_shared<const compiled_template>(
+        compiled_template::parse(text, *file, cfg.limits, reader));
+    }
     store_template_values values{view, r.node, std::move(vars)};
-    r.body = compiled.render(r.node, values);
+    r.body = compiled->render(r.node, values);
   } catch (const std::exception& e) {
     r.status = 404;
     r.body = r.node + ": " + e.what() + "\n";

@@ -22,6 +22,7 @@
 //   deadline passed              failed        no <what> within N s
 //   bad tokens                   failed        bad install token
 
+#include <atomic>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -34,6 +35,7 @@
 
 #include "api/install_token.hpp"
 #include "api/template.hpp"
+#include "api/template_cache.hpp"
 #include "store/database.hpp"
 
 namespace cws::api {
@@ -44,6 +46,8 @@ struct boot_chain_config {
   /// `<site.installdir or /install>/custom/install/<platform>/` is tried first.
   std::filesystem::path template_dir = "/usr/share/clusterws/install";
   template_limits limits;
+  /// Compiled templates kept between fetches (shared by the readers); none: each fetch parses.
+  std::shared_ptr<template_cache> templates;
 };
 
 /// What a node fetched.
@@ -103,15 +107,23 @@ std::optional<std::time_t> parse_status_time(std::string_view text);
 /// The `install=` entry of an appstatus list ("" when none).
 std::string install_stage_of(std::string_view appstatus);
 
-/// Node of a MAC: an index of every node's `mac` (xCAT's `mac|mac!name|...`), rebuilt when the
-/// store's generation moved. Shared by the store's readers (thread-safe).
+/// Node of a MAC: an index of every node's `mac` (xCAT's `mac|mac!name|...`). After the store's
+/// generation moved, a MAC the index names is checked against that node's own `mac`; a MAC
+/// it does not know, or a node that lost it, rebuilds it. Shared by the store's readers and
+/// the listener's io threads (thread-safe).
 class mac_index {
  public:
   /// The node one of whose MACs is `mac` (any case, `:` or `-`, or 12 bare digits); "" when
   /// none or `mac` is not a MAC.
   std::string node_of(const store::read_txn& txn, std::string_view mac);
 
+  /// Times the index was built (tests).
+  uint64_t rebuilds() const noexcept {
+    return rebuilds_.load();
+  }
+
  private:
+  std::atomic<uint64_t> rebuilds_{0};
   std::mutex mu_;
   uint64_t generation_ = ~uint64_t{0};
   std::shared_ptr<const std::map<std::string, std::string>> index_;

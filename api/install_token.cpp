@@ -1,5 +1,8 @@
 #include "api/install_token.hpp"
 
+#include <openssl/evp.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 #include "base/published_file.hpp"
@@ -67,9 +70,86 @@ install_token_key install_token_key::load_or_create(const std::filesystem::path&
   return install_token_key{text};
 }
 
+// HMAC (RFC 2104) as store::hmac_sha256_hex computes it, with SHA-256 fetched once and the
+// key's pads absorbed once: each token is two context copies and two short hashes.
+struct install_token_key::prepared_hmac {
+  static constexpr size_t block = 64;
+  EVP_MD* md = nullptr;
+  EVP_MD_CTX* inner = nullptr;
+  EVP_MD_CTX* outer = nullptr;
+
+  explicit prepared_hmac(std::string_view key) {
+    md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    inner = EVP_MD_CTX_new();
+    outer = EVP_MD_CTX_new();
+    if (md == nullptr || inner == nullptr || outer == nullptr) {
+      release();
+      throw std::runtime_error("HMAC-SHA256 failed");
+    }
+    unsigned char k[block] = {};
+    if (key.size() > block) {
+      unsigned int n = 0;
+      EVP_Digest(key.data(), key.size(), k, &n, md, nullptr);
+    } else {
+      std::copy(key.begin(), key.end(), k);
+    }
+    unsigned char ipad[block];
+    unsigned char opad[block];
+    for (size_t i = 0; i < block; ++i) {
+      ipad[i] = static_cast<unsigned char>(k[i] ^ 0x36);
+      opad[i] = static_cast<unsigned char>(k[i] ^ 0x5c);
+    }
+    if (EVP_DigestInit_ex(inner, md, nullptr) != 1 || EVP_DigestUpdate(inner, ipad, block) != 1
+        || EVP_DigestInit_ex(outer, md, nullptr) != 1
+        || EVP_DigestUpdate(outer, opad, block) != 1) {
+      release();
+      throw std::runtime_error("HMAC-SHA256 failed");
+    }
+  }
+  ~prepared_hmac() {
+    release();
+  }
+  prepared_hmac(const prepared_hmac&) = delete;
+  prepared_hmac& operator=(const prepared_hmac&) = delete;
+
+  void release() {
+    EVP_MD_CTX_free(inner);
+    EVP_MD_CTX_free(outer);
+    EVP_MD_free(md);
+    inner = outer = nullptr;
+    md = nullptr;
+  }
+
+  std::string hex(std::string_view data) const {
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_MD_CTX* c = EVP_MD_CTX_new();
+    bool ok = c != nullptr && EVP_MD_CTX_copy_ex(c, inner) == 1
+              && EVP_DigestUpdate(c, data.data(), data.size()) == 1
+              && EVP_DigestFinal_ex(c, mac, &len) == 1 && EVP_MD_CTX_copy_ex(c, outer) == 1
+              && EVP_DigestUpdate(c, mac, len) == 1 && EVP_DigestFinal_ex(c, mac, &len) == 1;
+    EVP_MD_CTX_free(c);
+    if (!ok) {
+      throw std::runtime_error("HMAC-SHA256 failed");
+    }
+    static const char digits[] = "0123456789abcdef";
+    std::string out(2 * len, '\0');
+    for (unsigned int i = 0; i < len; ++i) {
+      out[2 * i] = digits[mac[i] >> 4];
+      out[2 * i + 1] = digits[mac[i] & 15];
+    }
+    return out;
+  }
+};
+
+install_token_key::install_token_key(std::string bytes)
+    : hmac_(std::make_shared<const prepared_hmac>(bytes)) {
+  // nop (the key itself is kept only as its absorbed pads)
+}
+
 std::string install_token_key::derive(std::string_view node, std::string_view nonce) const {
   std::string msg = "clusterws install token\n" + std::string{node} + "\n" + std::string{nonce};
-  return store::hmac_sha256_hex(key_, msg);
+  return hmac_->hex(msg);
 }
 
 std::string install_token_key::token(const store::read_txn& txn, std::string_view node) const {

@@ -12,6 +12,7 @@
 // nonce) voids the old token at once. Meta records stay out of the change log.
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,9 +46,7 @@ class install_token_key {
   static install_token_key load_or_create(const std::filesystem::path& path);
 
   /// A key of the given bytes (tests).
-  explicit install_token_key(std::string bytes) : key_(std::move(bytes)) {
-    // nop
-  }
+  explicit install_token_key(std::string bytes);
 
   /// The token of `node` as `txn` has it armed: 64 hex digits; "" when none is armed.
   std::string token(const store::read_txn& txn, std::string_view node) const;
@@ -58,7 +57,10 @@ class install_token_key {
 
  private:
   std::string derive(std::string_view node, std::string_view nonce) const;
-  std::string key_;
+  /// HMAC-SHA256 under the key with its inner and outer pads hashed once (OpenSSL 3's
+  /// one-shot HMAC() fetches the algorithm on every call: a boot script costs one token).
+  struct prepared_hmac;
+  std::shared_ptr<const prepared_hmac> hmac_;
 };
 
 /// The key file's name in the home.

@@ -220,6 +220,10 @@ const base::settings_schema& settings_schema() {
     {"template_max_bytes", num, "1048576", 1024, 67108864,
      "bytes of an install template and every file it includes, together"},
     {"template_include_depth", num, "8", 0, 64, "nested #INCLUDE# levels of an install template"},
+    {"template_cache_entries", num, "64", 0, 100000,
+     "compiled install templates kept between fetches (0: each fetch parses its template)"},
+    {"template_cache_bytes", num, "16777216", 0, 1073741824,
+     "bytes of the compiled install templates kept, together"},
     // -- service nodes: delegation (docs/service-nodes.md)
     {"sn_fallback", text, "fail", 0, 0,
      "a node whose every service node is down: fail (a per-node servicenode error) or direct "
@@ -383,6 +387,13 @@ template_limits template_settings(const base::settings& s) {
   template_limits l;
   l.max_bytes = s.number("template_max_bytes");
   l.max_depth = s.number("template_include_depth");
+  return l;
+}
+
+template_cache_limits template_cache_settings(const base::settings& s) {
+  template_cache_limits l;
+  l.max_entries = s.number("template_cache_entries");
+  l.max_bytes = s.number("template_cache_bytes");
   return l;
 }
 

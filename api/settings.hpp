@@ -12,6 +12,7 @@
 #include "api/nodestat.hpp"
 #include "api/shell.hpp"
 #include "api/template.hpp"
+#include "api/template_cache.hpp"
 #include "base/settings.hpp"
 #include "ssh/engine.hpp"
 #include "store/noderange.hpp"
@@ -42,6 +43,9 @@ delegation_settings delegation_settings_from(const base::settings& s);
 
 /// The bounds of install templates (`template_max_bytes`, `template_include_depth`).
 template_limits template_settings(const base::settings& s);
+
+/// The compiled-template cache's bounds (`template_cache_entries`, `template_cache_bytes`).
+template_cache_limits template_cache_settings(const base::settings& s);
 
 /// The SSH engine's settings (`ssh_*`).
 ssh::engine_config engine_settings(const base::settings& s, const std::filesystem::path& home);

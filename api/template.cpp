@@ -167,6 +167,15 @@ size_t compiled_template::directives() const noexcept {
   return n;
 }
 
+size_t compiled_template::bytes() const noexcept {
+  size_t n = sizeof(*this);
+  for (const auto& p : parts_) {
+    n += sizeof(p) + p.text.capacity() + p.table.capacity() + p.key.capacity()
+         + p.column.capacity();
+  }
+  return n;
+}
+
 std::string compiled_template::render(std::string_view node, const template_values& values) const {
   std::string out;
   for (const auto& p : parts_) {

@@ -78,6 +78,9 @@ class compiled_template {
   /// Directives held (tests, diagnostics).
   size_t directives() const noexcept;
 
+  /// Bytes the compiled form holds (the template cache's bound).
+  size_t bytes() const noexcept;
+
   /// The parts, for the renderer (public for the tests' and fuzzer's eyes only).
   struct part {
     enum class kind : uint8_t { text, table, hostname, shortname, crypt, variable };

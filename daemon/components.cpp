@@ -275,8 +275,9 @@ void store_component::metrics(metric_writer& out) const {
 // -- boot listener -------------------------------------------------------------------
 
 boot_component::boot_component(const base::settings& s, const store::home& home,
-                               const runtime_component& rt, const store_component& store)
-    : key_file_(home.dir / api::install_token_key_file), rt_(rt), store_(store) {
+                               const runtime_component& rt, const database_component& db,
+                               const store_component& store)
+    : key_file_(home.dir / api::install_token_key_file), rt_(rt), db_(db), store_(store) {
   const auto& listen = s.text("boot_listen");
   on_ = !listen.empty();
   if (on_) {
@@ -308,6 +309,7 @@ boot_component::boot_component(const base::settings& s, const store::home& home,
   cfg_.deadline_check = std::chrono::seconds(s.number("install_deadline_check_s"));
   cfg_.chain.template_dir = s.text("install_template_dir");
   cfg_.chain.limits = api::template_settings(s);
+  cfg_.chain.templates = std::make_shared<api::template_cache>(api::template_cache_settings(s));
 }
 
 void boot_component::start() {
@@ -315,8 +317,8 @@ void boot_component::start() {
     return;
   }
   auto key = api::install_token_key::load_or_create(key_file_);
-  listener_
-    = std::make_unique<http::boot_listener>(rt_.contexts(), cfg_, store_.handle(), std::move(key));
+  listener_ = std::make_unique<http::boot_listener>(rt_.contexts(), cfg_, store_.handle(),
+                                                    std::move(key), db_.get());
   auto ep = listener_->start();
   auto addr
     = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();

@@ -219,7 +219,7 @@ class reapply_component : public component {
 class boot_component : public component {
  public:
   boot_component(const base::settings& s, const store::home& home, const runtime_component& rt,
-                 const store_component& store);
+                 const database_component& db, const store_component& store);
   std::string_view name() const override {
     return "boot";
   }
@@ -229,6 +229,7 @@ class boot_component : public component {
  private:
   std::filesystem::path key_file_;
   const runtime_component& rt_;
+  const database_component& db_;
   const store_component& store_;
   bool on_ = false;
   http::boot_listener_config cfg_;

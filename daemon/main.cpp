@@ -136,7 +136,7 @@ int serve(const base::parsed_args& args) {
   // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
   auto& entry
     = parts.add<daemon::dispatcher_component>(rt, store, policy, executor, events, jobs, &console);
-  parts.add<daemon::boot_component>(settings, home, rt, store); // (off without boot_listen)
+  parts.add<daemon::boot_component>(settings, home, rt, db, store); // (off without boot_listen)
   auto& https = parts.add<daemon::https_component>(settings, home, args.value("port-file"), rt,
                                                    entry, audit, registry);
   std::atomic<bool> reopen{false};

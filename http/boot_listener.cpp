@@ -22,6 +22,11 @@ using clock = std::chrono::steady_clock;
 /// Unknown MACs remembered for their once-a-minute log line (beyond: not logged).
 constexpr size_t unknown_macs_max = 4096;
 
+/// Accepts kept pending on the acceptor: when a rack's connections arrive at once, one
+/// readiness of the listening socket accepts up to this many (Asio runs every queued accept
+/// until one would block) instead of one per turn of the first io thread.
+constexpr size_t accepts_pending = 16;
+
 class boot_session;
 
 } // namespace
@@ -38,10 +43,10 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
   };
 
   state(std::vector<net::io_context*> contexts, boot_listener_config c, actors::store_actor s,
-        api::install_token_key k)
+        api::install_token_key k, std::shared_ptr<const store::database> d)
       : iocs(std::move(contexts)), cfg(std::move(c)), store(std::move(s)), key(std::move(k)),
-        acceptor(iocs.front()->get_executor()), batch_timer(iocs.front()->get_executor()),
-        deadline_timer(iocs.front()->get_executor()) {
+        db(std::move(d)), acceptor(iocs.front()->get_executor()),
+        batch_timer(iocs.front()->get_executor()), deadline_timer(iocs.front()->get_executor()) {
     acceptor.open(cfg.endpoint.protocol());
     acceptor.set_option(net::socket_base::reuse_address(true));
     acceptor.bind(cfg.endpoint);
@@ -60,6 +65,7 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
   boot_listener_config cfg;
   actors::store_actor store;
   api::install_token_key key;
+  std::shared_ptr<const store::database> db; // (null: every read through the store's readers)
   api::mac_index macs;
   net::basic_socket_acceptor<tcp, io_executor> acceptor;
   std::optional<net::basic_socket_acceptor<tcp, io_executor>> xacceptor;
@@ -354,6 +360,28 @@ class boot_session : public std::enable_shared_from_this<boot_session> {
     caf::anon_send(st_->store, run_atom::value, actors::read_fn_ptr{fn});
   }
 
+  /// Runs `f(txn)` and `then(answer)` here, on this connection's io thread: for the boot
+  /// script, a bounded read (the MAC index, the node's and its osimage's records, the token),
+  /// which a rack asks for a thousand times at once. The store actor's hops (its front and a
+  /// reader, both on the io threads too) cost more than the read and queue each answer
+  /// behind the others'. Through the readers when the listener has no database.
+  template<class F, class Then>
+  void read_here(F f, Then then) {
+    if (!st_->db) {
+      return read_store(std::move(f), std::move(then));
+    }
+    read_answer a;
+    try {
+      auto txn = st_->db->read();
+      a = f(txn);
+    } catch (const std::exception& e) {
+      a.reply.status = 503;
+      a.reply.body = "the store could not be read\n";
+      base::log(base::log_level::error, std::string{"boot: a read failed: "} + e.what());
+    }
+    then(std::move(a));
+  }
+
   /// Queues the status move a fetch makes (nothing when it changes nothing).
   void infer(const api::boot_reply& r) {
     if (r.infer && !r.node.empty()) {
@@ -369,7 +397,7 @@ class boot_session : public std::enable_shared_from_this<boot_session> {
     auto key = route.key;
     auto base = base_;
     auto* st = st_.get();
-    read_store(
+    read_here(
       [by_mac, key, base, st](const store::read_txn& txn) {
         read_answer a;
         auto node = by_mac ? st->macs.node_of(txn, key) : key;
@@ -721,9 +749,10 @@ void boot_listener::state::on_accept(beast::error_code ec, tcp_socket socket) {
 }
 
 boot_listener::boot_listener(std::vector<net::io_context*> iocs, boot_listener_config cfg,
-                             actors::store_actor store, api::install_token_key key)
-    : st_(
-      std::make_shared<state>(std::move(iocs), std::move(cfg), std::move(store), std::move(key))) {
+                             actors::store_actor store, api::install_token_key key,
+                             std::shared_ptr<const store::database> db)
+    : st_(std::make_shared<state>(std::move(iocs), std::move(cfg), std::move(store), std::move(key),
+                                  std::move(db))) {
   // nop
 }
 
@@ -733,7 +762,9 @@ boot_listener::~boot_listener() {
 
 tcp::endpoint boot_listener::start() {
   net::post(st_->acceptor.get_executor(), [st = st_] {
-    st->do_accept();
+    for (size_t i = 0; i < accepts_pending; ++i) {
+      st->do_accept(); // (each completion queues the next)
+    }
     if (st->xacceptor) {
       st->do_accept_xcat();
     }

@@ -49,9 +49,12 @@ struct boot_listener_config {
 /// Serves the boot chain on its own acceptor over the daemon's io threads.
 class boot_listener {
  public:
-  /// Binds `cfg.endpoint` (throws boost::system::system_error when it cannot).
+  /// Binds `cfg.endpoint` (throws boost::system::system_error when it cannot). With `db`,
+  /// boot scripts are read on the connection's own io thread (a few LMDB gets, no actor
+  /// hop); without it every read goes through `store`'s readers.
   boot_listener(std::vector<net::io_context*> iocs, boot_listener_config cfg,
-                actors::store_actor store, api::install_token_key key);
+                actors::store_actor store, api::install_token_key key,
+                std::shared_ptr<const store::database> db = nullptr);
   ~boot_listener();
 
   boot_listener(const boot_listener&) = delete;

@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "../store/temp_home.hpp"
 #include "api/boot_chain.hpp"
 #include "api/nodeset.hpp"
 #include "store/cluster_view.hpp"
+#include "store/credentials.hpp"
 #include "store/database.hpp"
 #include "store/tables.hpp"
 
@@ -142,6 +145,36 @@ TEST_F(boot_chain_test, a_mac_finds_its_node_in_any_spelling) {
   EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:03"), "cn03"); // rebuilt after a change
 }
 
+TEST_F(boot_chain_test, status_writes_do_not_rebuild_the_mac_index_and_moved_macs_are_seen) {
+  api::mac_index macs;
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "cn01");
+  EXPECT_EQ(macs.rebuilds(), 1u);
+  // a rack booting: status writes move the generation, the index still answers
+  for (int i = 0; i < 3; ++i) {
+    auto before = db->read().generation();
+    nodeset("cn01", "osimage=deb");
+    fetched("cn01", boot_fetch::script, 1000 + i);
+    ASSERT_NE(db->read().generation(), before);
+    EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "cn01");
+    EXPECT_EQ(macs.node_of(db->read(), "525400aa0002"), "cn02");
+  }
+  EXPECT_EQ(macs.rebuilds(), 1u);
+  // a MAC moved to another node, a MAC removed, a MAC made *NOIP*: each seen at once
+  db->write([](store::write_txn& w) {
+    w.put(store::object_type::node, "cn01", {{"groups", "all"}, {"mac", "52:54:00:aa:01:01"}});
+    w.put(store::object_type::node, "cn03", {{"groups", "all"}, {"mac", "52:54:00:AA:00:01"}});
+  });
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "cn03");
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:01:01"), "cn01");
+  db->write([](store::write_txn& w) {
+    w.put(store::object_type::node, "cn03", {{"groups", "all"}});
+    w.put(store::object_type::node, "cn02", {{"groups", "all"}, {"mac", "525400aa0002!*NOIP*"}});
+  });
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:01"), "");
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:00:02"), "");
+  EXPECT_EQ(macs.node_of(db->read(), "52:54:00:aa:01:01"), "cn01");
+}
+
 TEST_F(boot_chain_test, files_come_from_the_installer_tree) {
   EXPECT_EQ(api::boot_file(db->read(), "cn01", boot_fetch::kernel).status, 404u);
   nodeset("cn01", "osimage=deb");
@@ -181,6 +214,48 @@ TEST_F(boot_chain_test, a_template_needs_the_nodes_own_token) {
     << r.body;
   EXPECT_EQ(r.body.find("secret"), std::string::npos);
   EXPECT_EQ(r.infer, boot_fetch::install_template);
+}
+
+TEST_F(boot_chain_test, a_cached_template_renders_as_the_uncached_one_and_sees_an_edit) {
+  nodeset("cn01", "osimage=deb");
+  store::apply(*db, [](store::write_txn& t) {
+    return store::set_rows(t, *store::find_table("passwd"), {{"key", "system"}},
+                           {{"username", "root"}, {"password", store::hash_password_sha512("pw")}});
+  });
+  api::boot_chain_config plain;
+  plain.template_dir = std::filesystem::path{CLUSTERWS_SOURCE_DIR} / "share" / "install";
+  auto cached = plain;
+  api::template_cache_limits limits;
+  limits.racy_window = std::chrono::seconds(0); // (the files below are seconds old at most)
+  cached.templates = std::make_shared<api::template_cache>(limits);
+  const std::string base = "http://10.0.0.1:8080";
+  auto tok = token("cn01");
+  auto want = api::boot_template(db->read(), "cn01", tok, base, key, plain);
+  ASSERT_EQ(want.status, 200u) << want.body;
+  for (int i = 0; i < 2; ++i) {
+    auto got = api::boot_template(db->read(), "cn01", tok, base, key, cached);
+    EXPECT_EQ(got.status, 200u);
+    EXPECT_EQ(got.body, want.body);
+    EXPECT_EQ(got.infer, boot_fetch::install_template);
+  }
+  EXPECT_EQ(cached.templates->stats().parses, 1u);
+  EXPECT_EQ(cached.templates->stats().hits, 1u);
+  // an osimage's own template, edited between two fetches
+  auto file = dir.path / "mine.tmpl";
+  std::ofstream{file} << "first #HOSTNAME#\n";
+  db->write([&](store::write_txn& w) {
+    w.put(store::object_type::osimage, "deb",
+          {{"provmethod", "install"},
+           {"osvers", "debian12"},
+           {"osarch", "x86_64"},
+           {"profile", "compute"},
+           {"pkgdir", "/srv/deb"},
+           {"template", file.string()}});
+  });
+  EXPECT_EQ(api::boot_template(db->read(), "cn01", tok, base, key, cached).body, "first cn01\n");
+  std::ofstream{file} << "second edit #HOSTNAME#\n";
+  EXPECT_EQ(api::boot_template(db->read(), "cn01", tok, base, key, cached).body,
+            "second edit cn01\n");
 }
 
 TEST_F(boot_chain_test, fetches_move_the_status_and_refetches_write_nothing) {

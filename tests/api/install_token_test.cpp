@@ -11,6 +11,7 @@
 #include "../store/temp_home.hpp"
 #include "api/install_token.hpp"
 #include "api/nodeset.hpp"
+#include "store/credentials.hpp"
 #include "store/database.hpp"
 
 namespace {
@@ -92,6 +93,24 @@ TEST_F(install_token_test, the_key_file_is_root_only_and_the_database_never_hold
   // a damaged key file is refused, not silently replaced
   std::ofstream{path} << "not a key\n";
   EXPECT_THROW(api::install_token_key::load_or_create(path), std::runtime_error);
+}
+
+TEST_F(install_token_test, the_token_is_hmac_sha256_of_node_and_nonce_under_the_key) {
+  // the prepared HMAC (pads hashed once) gives what store::hmac_sha256_hex gives, for keys
+  // shorter than, as long as (the key file's 64 hex digits) and longer than a SHA-256 block
+  nodeset({"n1", "n2"}, "osimage=img");
+  auto txn = db->read();
+  for (const auto& bytes : {std::string(20, 'k'), store::random_hex(32), std::string(100, 'z')}) {
+    api::install_token_key key{bytes};
+    for (const char* node : {"n1", "n2"}) {
+      auto nonce = api::install_token_nonce(txn, node);
+      ASSERT_FALSE(nonce.empty());
+      auto want = store::hmac_sha256_hex(bytes, "clusterws install token\n" + std::string{node}
+                                                  + "\n" + nonce);
+      EXPECT_EQ(key.token(txn, node), want) << bytes.size();
+      EXPECT_TRUE(key.check(txn, node, want));
+    }
+  }
 }
 
 } // namespace
