@@ -321,6 +321,9 @@ const base::settings_schema& settings_schema() {
      "the last bytes of each console kept in memory for a watcher who attaches"},
     {"console_watcher_queue_bytes", num, "1048576", 1024, 1ULL << 30,
      "bytes a console watcher may leave unacknowledged before it is dropped"},
+    {"console_watcher_socket_bytes", num, "65536", 0, 16777216,
+     "a console WebSocket's kernel send buffer (0: the kernel's own, up to 4 MiB): with "
+     "console_watcher_queue_bytes, what a watcher that stops reading holds before it is dropped"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

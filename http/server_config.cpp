@@ -21,6 +21,7 @@ void server_config::apply(const base::settings& s) {
   ws_max_message = s.number("ws_max_message_bytes");
   ws_handshake_timeout = std::chrono::seconds(s.number("ws_handshake_timeout_s"));
   ws_idle_timeout = std::chrono::seconds(s.number("ws_idle_timeout_s"));
+  console_watcher_sndbuf = s.number("console_watcher_socket_bytes");
   log_summary = std::chrono::seconds(s.number("log_summary_seconds"));
 }
 

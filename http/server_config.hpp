@@ -51,6 +51,10 @@ struct server_config {
   size_t ws_max_message = 1024;
   std::chrono::seconds ws_handshake_timeout{10};
   std::chrono::seconds ws_idle_timeout{60};
+  /// A console WebSocket's kernel send buffer (SO_SNDBUF; 0: the kernel's autotuning, up to
+  /// tcp_wmem's 4 MiB): what a watcher that stops reading holds in the kernel before its
+  /// unacknowledged bytes count towards console_watcher_queue_bytes.
+  size_t console_watcher_sndbuf = 65536;
   /// Bursts of failures (TLS handshakes, 503s, commits) are logged as one summary line per
   /// period at most.
   std::chrono::seconds log_summary{60};

@@ -72,6 +72,14 @@ void ws_console<Stream>::on_accept(beast::error_code ec) {
     return;
   }
   idle_ = true; // a console lasts until its client leaves: a stop closes it
+  // a fixed send buffer: without it the kernel grows it to 4 MiB for a watcher that stopped
+  // reading, which then takes that long to reach console_watcher_queue_bytes and be dropped
+  if (ctx_->cfg.console_watcher_sndbuf > 0) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().set_option(
+      net::socket_base::send_buffer_size(static_cast<int>(ctx_->cfg.console_watcher_sndbuf)),
+      ignored);
+  }
   ++ctx_->idle;
   std::weak_ptr<ws_console> weak = this->shared_from_this();
   auto ex = get_executor();

@@ -12,6 +12,7 @@
 #include <boost/beast/websocket/ssl.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -256,6 +257,69 @@ TEST_F(console_ws_test, a_user_without_an_rcons_policy_row_is_refused_before_the
   // a bad query is refused before the upgrade
   ws_client bad{*d_};
   EXPECT_EQ(bad.upgrade(target("&replay=x")).result_int(), 400u);
+}
+
+TEST_F(console_ws_test,
+       a_watcher_that_stops_reading_is_dropped_and_the_log_and_other_watchers_get_every_byte) {
+  // console_watcher_queue_bytes is the bound: 16 KiB unacknowledged, far less than the burst
+  start(1, "console_watcher_queue_bytes = 16384\nconsole_watcher_socket_bytes = 16384\n");
+  define("cn1", 0);
+  d_->start();
+  ASSERT_TRUE(eventually([&] { return log_has("cn1", "console up"); })) << slurp(d_->log());
+  ws_client slow{*d_, 4096}; // a small receive window, and it never reads
+  ASSERT_EQ(slow.upgrade(target("&mode=ro")).result_int(), 101u);
+  ws_client fast{*d_};
+  ASSERT_EQ(fast.upgrade(target("&mode=ro")).result_int(), 101u);
+  auto first = fast.read();
+  ASSERT_TRUE(first);
+  EXPECT_NE(first->find(R"("attached":"ro")"), std::string::npos) << *first;
+  // 512 KiB of numbered lines into the serial side (blocking: ipmi_sim reads it as SOL drains)
+  std::string burst;
+  for (int i = 0; i < 4096; ++i) {
+    char line[128];
+    std::snprintf(line, sizeof line, "line %06d %0*d\r\n", i, 128 - 11 - 3 - 1, i);
+    burst += line;
+  }
+  std::thread writer{[&] {
+    type(0, burst);
+  }};
+  std::string got;
+  auto until = std::chrono::steady_clock::now() + 30s;
+  while (got.size() < burst.size() && std::chrono::steady_clock::now() < until) {
+    auto m = fast.read(2s);
+    if (!m) {
+      if (fast.timed_out) {
+        continue;
+      }
+      break;
+    }
+    if (fast.got_binary()) {
+      got += *m;
+    }
+  }
+  writer.join();
+  // the other watcher got every byte, in order
+  EXPECT_EQ(got.size(), burst.size());
+  EXPECT_TRUE(got == burst) << "the fast watcher's bytes differ from the burst";
+  // the log got every byte (the notes are on lines of their own around it)
+  ASSERT_TRUE(eventually([&] { return log_has("cn1", "line 004095"); }, 10s));
+  EXPECT_NE(slurp(log_of("cn1")).find(burst), std::string::npos) << "the log lost bytes";
+  // the slow one was dropped: what its socket holds, then "too slow" and close 1013
+  std::string slow_got;
+  for (;;) {
+    auto m = slow.read(5s);
+    if (!m) {
+      break;
+    }
+    slow_got += *m;
+  }
+  EXPECT_FALSE(slow.timed_out);
+  EXPECT_NE(slow_got.find(R"({"detached":"too slow"})"), std::string::npos);
+  EXPECT_EQ(slow.reason().code, 1013u) << slow.ec.message();
+  EXPECT_LT(slow_got.size(), burst.size());
+  auto metrics = get("/metrics");
+  EXPECT_NE(metrics.body.find("clusterws_console_watchers_dropped_total 1"), std::string::npos)
+    << metrics.body;
 }
 
 } // namespace
