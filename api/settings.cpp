@@ -317,6 +317,12 @@ const base::settings_schema& settings_schema() {
      "the last bytes of each console kept in memory for a watcher who attaches"},
     {"console_watcher_queue_bytes", num, "1048576", 1024, 1ULL << 30,
      "bytes a console watcher may leave unacknowledged before it is dropped"},
+    {"console_kvm_keepalive_s", num, "5", 1, 600,
+     "a cons=kvm console's libvirt connection is probed this often; after 4 probes unanswered "
+     "(libvirtd gone) its consoles are lost and reconnect"},
+    {"console_kvm_openers", num, "8", 1, 256,
+     "hypervisors whose cons=kvm consoles are opened at once (libvirt's calls block: each on a "
+     "thread while it has work)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",
