@@ -43,7 +43,11 @@ test-system: deb
 # provisioning.md, "End-to-end test"): a few minutes under TCG, so its own CI step.
 test-e2e: build
 	@start=$$(date +%s); timeout -k 30 900 tests/e2e/pxe_boot_test.sh $(BUILD); rc=$$?; \
-	  echo "make test-e2e: $$(( $$(date +%s) - start )) s wall time (exit $$rc)"; exit $$rc
+	  echo "make test-e2e: pxe_boot_test $$(( $$(date +%s) - start )) s (exit $$rc)"; \
+	  c=$$(date +%s); timeout -k 30 300 tests/e2e/console_vm_test.sh $(BUILD); crc=$$?; \
+	  echo "make test-e2e: console_vm_test $$(( $$(date +%s) - c )) s (exit $$crc)"; \
+	  echo "make test-e2e: $$(( $$(date +%s) - start )) s wall time"; \
+	  [ $$rc -eq 0 ] && [ $$crc -eq 0 ]
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize: deps

@@ -23,8 +23,10 @@ std::vector<console_spec> read_consoles(const store::database& db, uint16_t defa
     s.method = cons;
     if (!console_file_name_ok(n)) {
       s.error = "Node name '" + n + "' cannot name a log file";
+    } else if (cons == "kvm") {
+      resolve_vm(view, n, s.vm, s.error);
     } else if (cons != "ipmi") {
-      s.error = "Console method '" + cons + "' is not supported (cons=ipmi is)";
+      s.error = "Console method '" + cons + "' is not supported (cons=ipmi and cons=kvm are)";
     } else if (auto r = resolve_bmc(view, n, fallback, default_port, s.bmc); !r.ok()) {
       s.error = r.messages.empty() ? "Bad bmcport" : r.messages.front();
     } else if (s.bmc.address.empty()) {
@@ -38,8 +40,8 @@ std::vector<console_spec> read_consoles(const store::database& db, uint16_t defa
 }
 
 bool affects_consoles(const store::change_set& set) {
-  static constexpr std::array<std::string_view, 6> attrs{"bmc",         "bmcpassword", "bmcport",
-                                                         "bmcusername", "cons",        "groups"};
+  static constexpr std::array<std::string_view, 7> attrs{
+    "bmc", "bmcpassword", "bmcport", "bmcusername", "cons", "groups", "vmhost"};
   for (const auto& c : set.changes) {
     switch (c.type) {
       case store::object_type::site:

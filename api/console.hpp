@@ -19,10 +19,13 @@ namespace cws::api {
 /// One node's console as the definitions say it.
 struct console_spec {
   std::string node;
-  /// `cons`: ipmi (Serial-over-LAN through the node's BMC); any other value is an `error`.
+  /// `cons`: ipmi (Serial-over-LAN through the node's BMC) or kvm (its libvirt domain's
+  /// serial console); any other value is an `error`.
   std::string method;
   /// For ipmi: the BMC (address may be a name: the console server resolves it).
   bmc_access bmc;
+  /// For kvm: the hypervisor's URI and the domain (resolve_vm, as rpower finds them).
+  vm_access vm;
   /// Why the console cannot be held ("" when it can): no bmc, a method not supported, a bad
   /// bmcport. Shown per node in the console status.
   std::string error;
@@ -30,7 +33,8 @@ struct console_spec {
   friend bool operator==(const console_spec& a, const console_spec& b) {
     return a.node == b.node && a.method == b.method && a.bmc.address == b.bmc.address
            && a.bmc.port == b.bmc.port && a.bmc.user == b.bmc.user
-           && a.bmc.password == b.bmc.password && a.error == b.error;
+           && a.bmc.password == b.bmc.password && a.vm.uri == b.vm.uri && a.vm.domain == b.vm.domain
+           && a.error == b.error;
   }
   friend bool operator!=(const console_spec& a, const console_spec& b) {
     return !(a == b);
@@ -43,15 +47,15 @@ struct console_spec {
 std::vector<console_spec> read_consoles(const store::database& db, uint16_t default_port);
 
 /// True if `set` may change which consoles are held or how they are reached: a node created
-/// or removed, or one of cons, bmc, bmcport, bmcusername, bmcpassword, groups changed on a
-/// node or group; the site (the passwd table's ipmi row lives there) or the passwd table.
+/// or removed, or one of cons, bmc, bmcport, bmcusername, bmcpassword, vmhost, groups changed
+/// on a node or group; the site (the passwd table's ipmi row lives there) or the passwd table.
 bool affects_consoles(const store::change_set& set);
 
 /// A node name that is safe as a file name in the log directory (no '/', not "." or "..",
 /// no NUL, not empty, at most 255 bytes).
 bool console_file_name_ok(const std::string& node);
 
-/// What a console's transport reports (SOL today; libvirt's stream later).
+/// What a console's transport reports (SOL, or libvirt's console stream).
 struct console_io_event {
   enum class kind : uint8_t {
     up,             ///< characters flow

@@ -197,6 +197,18 @@ bmc_access fallback_bmc_credentials(const store::read_txn& txn) {
   return a;
 }
 
+bool resolve_vm(const store::cluster_view& view, const std::string& node, vm_access& out,
+                std::string& error) {
+  auto vmhost = view.attribute(node, "vmhost");
+  if (vmhost.empty()) {
+    error = "Unable to identify vmhost for " + node + " (set its vmhost attribute)";
+    return false;
+  }
+  out.uri = virt::vmhost_uri(vmhost);
+  out.domain = node;
+  return true;
+}
+
 api_result resolve_bmc(const store::cluster_view& view, const std::string& node,
                        const bmc_access& fallback, uint16_t default_port, bmc_access& out) {
   auto bmc = view.attribute(node, "bmc");
@@ -271,14 +283,13 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
       auto bmc = view.attribute(n, "bmc");
       bool vm_op = call.op == operation::power || call.op == operation::inventory;
       if (mgt == "kvm" && vm_op && vm_action) {
-        auto vmhost = view.attribute(n, "vmhost");
-        if (vmhost.empty()) {
+        vm_access vm;
+        if (!resolve_vm(view, n, vm, p.message)) {
           p.error = to_string(base::node_errc::no_vmhost);
-          p.message = "Unable to identify vmhost for " + n + " (set its vmhost attribute)";
         } else {
           p.vm = true;
           p.job = vm_jobs.size();
-          vm_jobs.push_back({n, virt::vmhost_uri(vmhost), n, *vm_action});
+          vm_jobs.push_back({n, std::move(vm.uri), std::move(vm.domain), *vm_action});
         }
       } else if (mgt != "ipmi") {
         // xcatd's answer for a node no plugin takes (kvm, openbmc, redfish: later drivers)

@@ -61,6 +61,19 @@ bmc_access fallback_bmc_credentials(const store::read_txn& txn);
 api_result resolve_bmc(const store::cluster_view& view, const std::string& node,
                        const bmc_access& fallback, uint16_t default_port, bmc_access& out);
 
+/// Where a virtual machine (mgt=kvm, cons=kvm) is, as xCAT's kvm plugin finds it: the libvirt
+/// URI of the node's `vmhost` (virt::vmhost_uri) and its domain, named after the node. rpower,
+/// rinv and the console server resolve it here.
+struct vm_access {
+  std::string uri;
+  std::string domain;
+};
+
+/// Node `node`'s domain in `view`; false, with xCAT's message in `error`, when the node has
+/// no `vmhost` (inherited from groups as every attribute).
+bool resolve_vm(const store::cluster_view& view, const std::string& node, vm_access& out,
+                std::string& error);
+
 /// The drivers hardware control runs on; a null one is disabled (its nodes fail alone).
 struct hardware_drivers {
   std::shared_ptr<ipmi::engine> ipmi;

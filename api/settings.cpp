@@ -324,6 +324,12 @@ const base::settings_schema& settings_schema() {
     {"console_watcher_socket_bytes", num, "65536", 0, 16777216,
      "a console WebSocket's kernel send buffer (0: the kernel's own, up to 4 MiB): with "
      "console_watcher_queue_bytes, what a watcher that stops reading holds before it is dropped"},
+    {"console_kvm_keepalive_s", num, "5", 1, 600,
+     "a cons=kvm console's libvirt connection is probed this often; after 4 probes unanswered "
+     "(libvirtd gone) its consoles are lost and reconnect"},
+    {"console_kvm_openers", num, "8", 1, 256,
+     "hypervisors whose cons=kvm consoles are opened at once (libvirt's calls block: each on a "
+     "thread while it has work)"},
     // -- error log (stderr: the journal under systemd)
     {"log_level", text, "info", 0, 0,
      "least severe lines written: error, warning, notice (start, stop), info, debug",

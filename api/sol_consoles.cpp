@@ -71,6 +71,7 @@ sol_consoles::sol_consoles(config c) : cfg_(std::move(c)) {
 sol_consoles::~sol_consoles() {
   names_.stop();
   sessions_.reset();
+  kvm_.reset();
 }
 
 std::shared_ptr<sol_consoles::log_entry> sol_consoles::log_of(const std::string& node) {
@@ -82,30 +83,75 @@ std::shared_ptr<sol_consoles::log_entry> sol_consoles::log_of(const std::string&
   return e;
 }
 
+void sol_consoles::on_output(uint64_t id, std::string bytes) {
+  std::shared_ptr<log_entry> e;
+  {
+    std::lock_guard lock{mu_};
+    auto it = open_.find(id);
+    if (it != open_.end()) {
+      e = it->second;
+    }
+  }
+  if (e) {
+    std::lock_guard lock{e->mu};
+    e->log.append(bytes, std::chrono::system_clock::now());
+  }
+  if (h_.output) {
+    h_.output(id, std::move(bytes));
+  }
+}
+
+void sol_consoles::ended(uint64_t id) {
+  std::lock_guard lock{mu_};
+  open_.erase(id);
+  kvm_ids_.erase(id);
+}
+
+bool sol_consoles::is_kvm(uint64_t id) {
+  std::lock_guard lock{mu_};
+  return kvm_ids_.count(id) != 0;
+}
+
+virt::console_streams& sol_consoles::kvm() {
+  std::lock_guard lock{mu_};
+  if (!kvm_) {
+    virt::console_streams::callbacks cb;
+    cb.output = [this](uint64_t id, std::string bytes) {
+      on_output(id, std::move(bytes));
+    };
+    cb.event = [this](uint64_t id, const virt::console_event& ev) {
+      using v = virt::console_event::kind;
+      using c = console_io_event::kind;
+      console_io_event out{c::up, ev.message, ev.count};
+      switch (ev.what) {
+        case v::up: out.what = c::up; break;
+        case v::already_active: out.what = c::already_active; break;
+        case v::error: out.what = c::error; break;
+        case v::lost: out.what = c::lost; break;
+        case v::closed: out.what = c::closed; break;
+        case v::dropped: out.what = c::dropped; break;
+      }
+      if (ev.what != v::up && ev.what != v::dropped) {
+        ended(id);
+      }
+      if (h_.event) {
+        h_.event(id, out);
+      }
+    };
+    kvm_ = std::make_unique<virt::console_streams>(std::move(cb), cfg_.kvm);
+  }
+  return *kvm_;
+}
+
 void sol_consoles::start(handlers h) {
   h_ = std::move(h);
   ipmi::console_sessions::callbacks cb;
   cb.output = [this](uint64_t id, std::string bytes) {
-    std::shared_ptr<log_entry> e;
-    {
-      std::lock_guard lock{mu_};
-      auto it = open_.find(id);
-      if (it != open_.end()) {
-        e = it->second;
-      }
-    }
-    if (e) {
-      std::lock_guard lock{e->mu};
-      e->log.append(bytes, std::chrono::system_clock::now());
-    }
-    if (h_.output) {
-      h_.output(id, std::move(bytes));
-    }
+    on_output(id, std::move(bytes));
   };
   cb.event = [this](uint64_t id, const ipmi::sol_event& ev) {
     if (ends(ev.what)) {
-      std::lock_guard lock{mu_};
-      open_.erase(id);
+      ended(id);
     }
     if (h_.event) {
       h_.event(id, convert(ev));
@@ -119,6 +165,13 @@ void sol_consoles::open(uint64_t id, const console_spec& spec, bool force) {
   {
     std::lock_guard lock{mu_};
     open_[id] = e;
+    if (spec.method == "kvm") {
+      kvm_ids_.insert(id);
+    }
+  }
+  if (spec.method == "kvm") {
+    kvm().open(id, spec.vm.uri, spec.vm.domain, force);
+    return;
   }
   ipmi::console_target t;
   t.address = spec.bmc.address;
@@ -150,14 +203,25 @@ void sol_consoles::open(uint64_t id, const console_spec& spec, bool force) {
 }
 
 void sol_consoles::write(uint64_t id, std::string keys) {
+  if (is_kvm(id)) {
+    kvm().write(id, std::move(keys));
+    return;
+  }
   sessions_->write(id, std::move(keys));
 }
 
 void sol_consoles::send_break(uint64_t id) {
+  if (is_kvm(id)) {
+    return; // libvirt's console stream carries bytes only: no break (docs/consoles.md)
+  }
   sessions_->send_break(id);
 }
 
 void sol_consoles::close(uint64_t id) {
+  if (is_kvm(id)) {
+    kvm().close(id);
+    return;
+  }
   sessions_->close(id);
 }
 

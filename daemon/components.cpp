@@ -508,6 +508,8 @@ console_component::console_component(const base::settings& s, const store::home&
   cfg_.log_read_max = log_.max_bytes;
   port_ = static_cast<uint16_t>(s.number("ipmi_port"));
   keepalive_ = std::chrono::milliseconds(s.number("console_keepalive_ms"));
+  kvm_.keepalive_interval_s = static_cast<int>(s.number("console_kvm_keepalive_s"));
+  kvm_.max_openers = s.number("console_kvm_openers");
   limits_ = api::noderange_limits(s);
 }
 
@@ -515,7 +517,7 @@ void console_component::start() {
   auto cfg = cfg_;
   ipmi::sol_options sol;
   sol.keepalive = keepalive_;
-  cfg.io = std::make_shared<api::sol_consoles>(api::sol_consoles::config{log_, sol});
+  cfg.io = std::make_shared<api::sol_consoles>(api::sol_consoles::config{log_, sol, kvm_});
   cfg.read = [db = db_.get(), port = port_] {
     return api::read_consoles(*db, port);
   };

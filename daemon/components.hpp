@@ -37,6 +37,7 @@
 #include "http/server.hpp"
 #include "store/database.hpp"
 #include "store/home.hpp"
+#include "virt/console_streams.hpp"
 
 namespace cws::daemon {
 
@@ -408,6 +409,7 @@ class console_component : public component {
   std::filesystem::path log_dir_;
   api::console_log_config log_;
   std::chrono::milliseconds keepalive_{15000};
+  virt::console_stream_config kvm_; // cons=kvm: console_kvm_keepalive_s, console_kvm_openers
   actors::console_config cfg_;
   uint16_t port_ = 623;
   store::noderange_options limits_;

@@ -419,7 +419,8 @@ TEST_F(console_fixture, a_changed_bmc_reopens_the_console_taking_over_the_old_se
 }
 
 TEST_F(console_fixture, makeconservercf_d_stops_holding_a_node_and_makeconservercf_holds_it_again) {
-  *specs = {spec("n1"), spec("n2", "Console method 'kvm' is not supported (cons=ipmi is)")};
+  *specs = {spec("n1"),
+            spec("n2", "Console method 'hmc' is not supported (cons=ipmi and cons=kvm are)")};
   start();
   auto run = [&](const std::string& target, const std::string& command) {
     auto call = std::make_shared<api::api_call>();
@@ -441,8 +442,9 @@ TEST_F(console_fixture, makeconservercf_d_stops_holding_a_node_and_makeconserver
   r = run("", "");
   ASSERT_FALSE(r.ok()); // n2 cannot be held: xCAT's message, with why
   ASSERT_EQ(r.messages.size(), 1u);
-  EXPECT_EQ(r.messages[0], "n2: Error: Bad configuration, check attributes under the nodehm "
-                           "category (Console method 'kvm' is not supported (cons=ipmi is))");
+  EXPECT_EQ(r.messages[0],
+            "n2: Error: Bad configuration, check attributes under the nodehm "
+            "category (Console method 'hmc' is not supported (cons=ipmi and cons=kvm are))");
   EXPECT_EQ(status_of("n1").state, "connecting");
   EXPECT_EQ(io->opens_of("n1"), 2u);
   r = run("n1", "-V");

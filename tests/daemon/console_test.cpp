@@ -2,7 +2,8 @@
 // the test holds each BMC's serial side (the TCP listener ipmi_sim connects to) and checks the
 // node's log file, GET /nodes/{node}/console/log, a BMC killed and restarted (the gap noted),
 // a wrong password (a per-node error in makeconservercf -V and the metrics), rotation at the
-// size limit, console_max, makeconservercf -d, and the rcons policy on the log.
+// size limit, console_max, makeconservercf -d, the rcons policy on the log, and cons=kvm
+// consoles libvirt refuses (its test driver) as errors of their nodes.
 
 #include <gtest/gtest.h>
 
@@ -92,6 +93,37 @@ TEST_F(console_test, a_wrong_bmc_password_is_a_clear_error_of_that_node_only) {
   EXPECT_NE(m.body.find("clusterws_consoles_up 1"), std::string::npos) << m.body;
   // the error log names the node
   EXPECT_NE(slurp(d_->log()).find("console bad: "), std::string::npos);
+}
+
+TEST_F(console_test, kvm_consoles_libvirt_cannot_open_are_errors_of_those_nodes_only) {
+  // cons=kvm through libvirt's test driver: a real connection, whose only domain is "test"
+  // and which has no consoles (virDomainOpenConsole is not supported there): node "test" is
+  // refused for want of a console, vm1 for want of a domain; an ipmi node beside them is up
+  start(1, "");
+  define("good", 0);
+  for (const auto* n : {"test", "vm1"}) {
+    auto r = run_tool(d_->home(), std::string{"mkdef "} + n
+                                    + " groups=all mgt=kvm cons=kvm vmhost=test:///default");
+    ASSERT_EQ(r.rc, 0) << r.out;
+  }
+  d_->start();
+  ASSERT_TRUE(eventually([&] { return log_has("good", "console up"); }));
+  ASSERT_TRUE(eventually([&] {
+    return log_has("test", "[-- clusterws: console lost: ") && log_has("vm1", "console lost: ");
+  }))
+    << slurp(log_of("test")) << slurp(log_of("vm1")) << slurp(d_->log());
+  EXPECT_TRUE(log_has("test", "virDomainOpenConsole")) << slurp(log_of("test"));
+  EXPECT_TRUE(log_has("vm1", "The virtual machine vm1 was not found on test:///default"))
+    << slurp(log_of("vm1"));
+  auto r = run_tool(d_->home(), "makeconservercf -V");
+  EXPECT_NE(r.out.find("good: up"), std::string::npos) << r.out;
+  auto line = [&](const std::string& node) {
+    auto at = r.out.find(node + ": ");
+    return at == std::string::npos ? std::string{} : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  EXPECT_NE(line("test").find("virDomainOpenConsole"), std::string::npos) << r.out;
+  EXPECT_NE(line("vm1").find("was not found"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(d_->log()).find("console vm1: "), std::string::npos);
 }
 
 TEST_F(console_test, a_log_is_rotated_at_its_size_limit_keeping_console_log_keep_files) {
