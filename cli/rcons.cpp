@@ -51,7 +51,7 @@ constexpr uint64_t default_replay = 4096;
 /// conserver's `^Ec?` list, cut to what rcons does.
 constexpr const char* help_text
   = "[help]\r\n"
-    " .       disconnect                     a       attach read/write\n\r"
+    " .       disconnect                     a       attach read/write\r\n"
     " f       force attach read/write        s       spy mode (read only)\r\n"
     " l?      break sequence list            l0      send break\r\n"
     " ?       print this message             <cr>    ignore/abort command\r\n"
