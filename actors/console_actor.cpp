@@ -234,7 +234,7 @@ void place(self_ptr self, console& c) {
   auto& st = self->state;
   if (!c.spec.error.empty()) {
     set_state(self, c, state::failed);
-  } else if (st.unheld.count(c.spec.node) != 0) {
+  } else if (st.unheld.count(c.spec.node) != 0 || !c.spec.held) {
     set_state(self, c, state::stopped);
   } else if (st.cfg.hold || !c.watchers.empty()) {
     set_state(self, c, state::waiting);
@@ -268,7 +268,10 @@ void refresh(self_ptr self) {
       continue;
     }
     auto& c = it->second;
-    bool stopped = st.unheld.count(spec.node) != 0;
+    if (!c.spec.held && spec.held) {
+      st.unheld.erase(spec.node); // the definitions hold it again (chdef consoleenabled=1)
+    }
+    bool stopped = st.unheld.count(spec.node) != 0 || !spec.held;
     if (c.spec != spec || (stopped && c.at != state::stopped)
         || (!stopped && c.at == state::stopped)) {
       bool was_open = c.id != 0;
@@ -416,6 +419,7 @@ console_attach_reply attach(self_ptr self, const console_attach& req, const cons
     = std::find_if(c.watchers.begin(), c.watchers.end(), [](const watch& x) { return x.writer; });
   if (req.mode == console_mode::force && writer != c.watchers.end()) {
     writer->writer = false;
+    reply.bumped = writer->user;
     caf::anon_send(
       writer->who, notice_atom::value, c.spec.node,
       console_notice{"takenover", req.user + " took the console over; you read on", req.user});
@@ -521,18 +525,27 @@ api_result read_log(self_ptr self, const api::api_call& call, const api::authori
   return r;
 }
 
+/// makeconservercf's nodes (none: every node).
+api_result conserver_names(self_ptr self, const api::api_call& call, const api::authorization& auth,
+                           std::vector<std::string>& names) {
+  if (call.target.empty()) {
+    return {};
+  }
+  if (!self->state.cfg.expand) {
+    names = base::split_list(call.target);
+    return {};
+  }
+  return self->state.cfg.expand(call, auth, names);
+}
+
 /// makeconservercf: `command` "" holds the named nodes (all: every node, and forgets
 /// earlier -d), "-d" stops holding them, "-V" also lists each console's state.
 api_result conserver(self_ptr self, const api::api_call& call, const api::authorization& auth) {
   auto& st = self->state;
   std::vector<std::string> names;
   bool all = call.target.empty();
-  if (!all) {
-    if (!st.cfg.expand) {
-      names = base::split_list(call.target);
-    } else if (auto r = st.cfg.expand(call, auth, names); !r.ok()) {
-      return r;
-    }
+  if (auto r = conserver_names(self, call, auth, names); !r.ok()) {
+    return r;
   }
   bool del = call.command == "-d";
   bool verbose = call.command == "-V";
@@ -586,6 +599,50 @@ api_result conserver(self_ptr self, const api::api_call& call, const api::author
     return f;
   }
   return r;
+}
+
+/// makeconservercf, first step: the nodes whose `consoleenabled` must change are written
+/// (cfg.persist), and the call is answered once that is durable (refresh_atom with the call);
+/// with nothing to write, at once.
+void conserver_begin(self_ptr self, const api::api_call_ptr& call, const api::authorization& auth,
+                     const done_ptr& done) {
+  auto& st = self->state;
+  bool del = call->command == "-d";
+  std::vector<std::string> names;
+  if (!st.cfg.persist || (del && call->target.empty())
+      || !conserver_names(self, *call, auth, names).ok()) {
+    (*done)(conserver(self, *call, auth)); // (its errors are said there)
+    return;
+  }
+  std::vector<std::string> change;
+  auto consider = [&](const console& c) {
+    if (c.spec.held == del) { // -d of a held node, or holding one that is not
+      change.push_back(c.spec.node);
+    }
+  };
+  if (call->target.empty()) {
+    for (auto& [name, c] : st.consoles) {
+      consider(c);
+    }
+  } else {
+    for (auto& n : names) {
+      if (auto it = st.consoles.find(n); it != st.consoles.end()) {
+        consider(it->second);
+      }
+    }
+  }
+  if (change.empty()) {
+    (*done)(conserver(self, *call, auth));
+    return;
+  }
+  auto me = caf::actor_cast<console_actor>(self);
+  st.cfg.persist(std::move(change), !del, [me, call, auth, done](api_result w) {
+    if (!w.ok()) {
+      (*done)(std::move(w));
+    } else {
+      caf::anon_send(me, refresh_atom::value, call, auth, done);
+    }
+  });
 }
 
 console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
@@ -651,6 +708,7 @@ console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
       auto* x = c ? find_watch(*c, w) : nullptr;
       if (x && x->writer && c->at == state::up) {
         self->state.cfg.io->send_break(c->id);
+        note(self, *c, "break sent by " + x->user); // conserver tells the others too
       }
     },
     [self](ack_atom, const std::string& node, const console_watcher& w, uint64_t n) {
@@ -665,7 +723,7 @@ console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
       if (call->op == api::operation::console_log) {
         (*done)(read_log(self, *call, auth));
       } else if (call->op == api::operation::conserver) {
-        (*done)(conserver(self, *call, auth));
+        conserver_begin(self, call, auth, done);
       } else {
         (*done)(api_result::failure(errc::unavailable, "Not a console call."));
       }
@@ -705,6 +763,11 @@ console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
     [self](refresh_atom) {
       self->state.refresh_queued = false;
       refresh(self);
+    },
+    [self](refresh_atom, const api::api_call_ptr& call, const api::authorization& auth,
+           const done_ptr& done) {
+      // the write is durable: conserver reads the definitions again (refresh) and answers
+      (*done)(conserver(self, *call, auth));
     },
   };
 }

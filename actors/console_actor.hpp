@@ -87,6 +87,8 @@ struct console_attach_reply {
   bool writer = false;
   /// Who writes, when an rw attach got read-only.
   std::string holder;
+  /// force: the writer it took the console from ("" when nobody wrote).
+  std::string bumped;
   /// The console's state now (console_status::state).
   std::string state;
 };
@@ -121,7 +123,9 @@ struct console_stats {
 ///
 /// Which consoles: every node with `cons` set (api::read_consoles), read at start and again
 /// whenever the change feed shows a change that may matter (api::affects_consoles), or on
-/// makeconservercf. `hold = on`: each is held open, reconnecting with exponential backoff
+/// makeconservercf (-d stops holding a node and writes `consoleenabled=0`, which the
+/// definitions then say across restarts, as xCAT's goconserver clears it). `hold = on`: each is
+/// held open, reconnecting with exponential backoff
 /// (`backoff_min` doubling to `backoff_max`, back to the minimum once up) after a loss or an
 /// error; `on-demand`: a console is open only while someone watches. At most `max` consoles
 /// are open at once (name order decides who waits); the others are `waiting`, and an attach
@@ -155,7 +159,9 @@ using console_actor = caf::typed_actor<
   // Internal: from the console I/O; a reconnect is due; read the definitions again.
   caf::reacts_to<output_atom, uint64_t, std::string>,
   caf::reacts_to<sol_atom, uint64_t, api::console_io_event>,
-  caf::reacts_to<retry_atom, std::string, uint64_t>, caf::reacts_to<refresh_atom>>;
+  caf::reacts_to<retry_atom, std::string, uint64_t>, caf::reacts_to<refresh_atom>,
+  // Internal: makeconservercf's `consoleenabled` write is durable: answer the call.
+  caf::reacts_to<refresh_atom, api::api_call_ptr, api::authorization, done_ptr>>;
 
 /// An attach or detach, for the audit log and the event stream.
 struct console_attach_event {
@@ -180,6 +186,12 @@ struct console_config {
     expand;
   /// The change feed (null: no subscription; makeconservercf and refresh_atom only).
   events_actor events;
+  /// Writes makeconservercf's choice into the definitions, so a restart keeps it: node
+  /// attribute `consoleenabled` = "0" on `nodes` (held false: -d) or "1" (held again), then
+  /// `done` once durable (any thread). None: the choice lives in memory only (tests).
+  std::function<void(std::vector<std::string> nodes, bool held,
+                     std::function<void(api::api_result)> done)>
+    persist;
   /// `console_hold`: true on, false on-demand.
   bool hold = true;
   /// `console_max`: consoles open at once.

@@ -9,6 +9,10 @@ namespace cws::actors {
 
 namespace {
 
+/// The bridge: a console watcher that also takes `reattach` (attach_atom, the mode's word)
+/// from its attachment.
+using bridge_actor = console_watcher::extend<caf::reacts_to<attach_atom, std::string>>;
+
 struct bridge_state {
   static constexpr const char* name = "console-bridge";
   /// Bytes and notices that came before the attach's answer: handed on after it.
@@ -16,11 +20,11 @@ struct bridge_state {
   bool answered = false;
 };
 
-console_watcher::behavior_type bridge_impl(console_watcher::stateful_pointer<bridge_state> self,
-                                           console_actor console, console_attach req,
-                                           std::shared_ptr<console_handlers> h) {
+bridge_actor::behavior_type bridge_impl(bridge_actor::stateful_pointer<bridge_state> self,
+                                        console_actor console, console_attach req,
+                                        std::shared_ptr<console_handlers> h) {
   auto me = caf::actor_cast<console_watcher>(self);
-  self->request(console, caf::infinite, attach_atom::value, std::move(req), me)
+  self->request(console, caf::infinite, attach_atom::value, req, me)
     .then(
       [self, h](console_attach_reply& r) {
         bool ok = r.error == api::errc::none;
@@ -51,6 +55,28 @@ console_watcher::behavior_type bridge_impl(console_watcher::stateful_pointer<bri
     }
   };
   return {
+    [self, h, console, me, req](attach_atom, const std::string& mode) {
+      // a reattach: the same watcher in another mode, nothing replayed
+      auto again = req;
+      again.mode = parse_console_mode(mode).value_or(console_mode::rw);
+      again.replay = 0;
+      self->request(console, caf::infinite, attach_atom::value, std::move(again), me)
+        .then(
+          [self, h](console_attach_reply& r) {
+            bool ok = r.error == api::errc::none;
+            h->attached(std::move(r));
+            if (!ok) {
+              self->quit();
+            }
+          },
+          [self, h](caf::error& e) {
+            console_attach_reply r;
+            r.error = api::errc::unavailable;
+            r.message = "The console server did not answer: " + to_string(e);
+            h->attached(std::move(r));
+            self->quit();
+          });
+    },
     [h, later](console_atom, const std::string&, std::string& bytes) {
       later([h, b = std::move(bytes)]() mutable { h->bytes(std::move(b)); });
     },
@@ -82,13 +108,18 @@ void console_attachment::ack(uint64_t bytes) const {
   caf::anon_send(console_, ack_atom::value, node_, bridge_, bytes);
 }
 
+void console_attachment::reattach(console_mode m) const {
+  caf::anon_send(caf::actor_cast<bridge_actor>(bridge_), attach_atom::value,
+                 std::string{console_mode_name(m)});
+}
+
 std::unique_ptr<console_attachment> attach_console(caf::actor_system& sys, console_actor console,
                                                    console_attach req, console_handlers h) {
   auto node = req.node;
   auto bridge = sys.spawn(bridge_impl, console, std::move(req),
                           std::make_shared<console_handlers>(std::move(h)));
-  return std::make_unique<console_attachment>(std::move(console), std::move(bridge),
-                                              std::move(node));
+  return std::make_unique<console_attachment>(
+    std::move(console), caf::actor_cast<console_watcher>(bridge), std::move(node));
 }
 
 } // namespace cws::actors

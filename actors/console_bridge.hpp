@@ -20,7 +20,8 @@ namespace cws::actors {
 /// order the console server sent them (post them on in that order); `attached` comes once,
 /// before any bytes or notices are handed on.
 struct console_handlers {
-  /// The attach's answer (error != none: not attached, nothing else follows).
+  /// The attach's answer (error != none: not attached, nothing else follows), and again
+  /// after each reattach.
   std::function<void(console_attach_reply)> attached;
   std::function<void(std::string)> bytes;
   std::function<void(console_notice)> notice;
@@ -45,6 +46,10 @@ class console_attachment {
   void send_break() const;
   /// The client wrote out `bytes` more of what it received (flow control).
   void ack(uint64_t bytes) const;
+  /// Attaches again in mode `m` (rcons's `^Ecf`, `^Ecs`, `^Eca`), without replay: the console
+  /// server ends the earlier attachment and makes the new one in one step, so no byte is
+  /// lost or doubled; `attached` gets the new answer (an error there ends the attachment).
+  void reattach(console_mode m) const;
 
  private:
   console_actor console_;

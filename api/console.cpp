@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <string_view>
 
 #include "store/cluster_view.hpp"
@@ -21,6 +22,7 @@ std::vector<console_spec> read_consoles(const store::database& db, uint16_t defa
     console_spec s;
     s.node = n;
     s.method = cons;
+    s.held = console_enabled(view.attribute(n, "consoleenabled"));
     if (!console_file_name_ok(n)) {
       s.error = "Node name '" + n + "' cannot name a log file";
     } else if (cons == "kvm") {
@@ -40,8 +42,8 @@ std::vector<console_spec> read_consoles(const store::database& db, uint16_t defa
 }
 
 bool affects_consoles(const store::change_set& set) {
-  static constexpr std::array<std::string_view, 7> attrs{
-    "bmc", "bmcpassword", "bmcport", "bmcusername", "cons", "groups", "vmhost"};
+  static constexpr std::array<std::string_view, 8> attrs{
+    "bmc", "bmcpassword", "bmcport", "bmcusername", "cons", "consoleenabled", "groups", "vmhost"};
   for (const auto& c : set.changes) {
     switch (c.type) {
       case store::object_type::site:
@@ -62,6 +64,14 @@ bool affects_consoles(const store::change_set& set) {
     }
   }
   return false;
+}
+
+bool console_enabled(const std::string& value) {
+  std::string v;
+  for (char c : value) {
+    v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return v != "0" && v != "no";
 }
 
 bool console_file_name_ok(const std::string& node) {

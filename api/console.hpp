@@ -29,12 +29,16 @@ struct console_spec {
   /// Why the console cannot be held ("" when it can): no bmc, a method not supported, a bad
   /// bmcport. Shown per node in the console status.
   std::string error;
+  /// False when `consoleenabled` says the console is not held: `0` or `no` (makeconservercf
+  /// -d writes 0, as xCAT clears it when it takes a node out of the console server; unset
+  /// holds, since clusterwsd holds every node with `cons` without being asked).
+  bool held = true;
 
   friend bool operator==(const console_spec& a, const console_spec& b) {
     return a.node == b.node && a.method == b.method && a.bmc.address == b.bmc.address
            && a.bmc.port == b.bmc.port && a.bmc.user == b.bmc.user
            && a.bmc.password == b.bmc.password && a.vm.uri == b.vm.uri && a.vm.domain == b.vm.domain
-           && a.error == b.error;
+           && a.error == b.error && a.held == b.held;
   }
   friend bool operator!=(const console_spec& a, const console_spec& b) {
     return !(a == b);
@@ -47,9 +51,15 @@ struct console_spec {
 std::vector<console_spec> read_consoles(const store::database& db, uint16_t default_port);
 
 /// True if `set` may change which consoles are held or how they are reached: a node created
-/// or removed, or one of cons, bmc, bmcport, bmcusername, bmcpassword, vmhost, groups changed
-/// on a node or group; the site (the passwd table's ipmi row lives there) or the passwd table.
+/// or removed, or one of cons, consoleenabled, bmc, bmcport, bmcusername, bmcpassword, vmhost,
+/// groups changed on a node or group; the site (the passwd table's ipmi row lives there) or the
+/// passwd table.
 bool affects_consoles(const store::change_set& set);
+
+/// The `consoleenabled` value that stops holding a console ("0"), and whether `value`
+/// holds (anything but 0 or no, in any case).
+constexpr const char* console_not_held = "0";
+bool console_enabled(const std::string& value);
 
 /// A node name that is safe as a file name in the log directory (no '/', not "." or "..",
 /// no NUL, not empty, at most 255 bytes).

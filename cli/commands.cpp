@@ -390,6 +390,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
     {"rpower", rpower},
     {"rsetboot", rsetboot},
     {"makeconservercf", makeconservercf},
+    {"rcons", rcons},
     {"rvitals", rvitals},
     {"rinv", rinv},
     {"nodestat", nodestat},
@@ -430,7 +431,7 @@ int run_tool(std::string_view name, const std::vector<std::string>& args, io& st
        "noderange tabdump gettab chtab tabch nodech nodeadd noderm tabrestore tabprune "
        "makenetworks makehosts makedns backup restore pki xdshbak xcoll rpower rsetboot rvitals "
        "rinv "
-       "nodestat reventlog rbeacon makedhcp nodeset rinstall makeconservercf sn\n";
+       "nodestat reventlog rbeacon makedhcp nodeset rinstall makeconservercf rcons sn\n";
   return 1;
 }
 

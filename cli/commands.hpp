@@ -117,6 +117,10 @@ int events(const std::vector<std::string>& args, io& streams);
 /// makeconservercf: the daemon's console server reads the definitions again (-d: stops
 /// holding the noderange's consoles).
 int makeconservercf(const std::vector<std::string>& args, io& streams);
+
+/// rcons: one node's console through clusterwsd (GET /nodes/{node}/console over the local
+/// socket), the terminal raw, conserver's `^Ec` escapes (cli/rcons_escape.hpp).
+int rcons(const std::vector<std::string>& args, io& streams);
 int revoke(const std::vector<std::string>& args, io& streams);
 int rmuser(const std::vector<std::string>& args, io& streams);
 int xdsh(const std::vector<std::string>& args, io& streams);

@@ -27,7 +27,9 @@ struct fd_guard {
   }
 };
 
-int connect_to(const std::filesystem::path& path) {
+} // namespace
+
+int connect_local(const std::filesystem::path& path, std::string_view not_running) {
   sockaddr_un addr{};
   if (path.native().size() >= sizeof addr.sun_path) {
     throw std::runtime_error("The local socket path " + path.string() + " is too long.");
@@ -43,15 +45,19 @@ int connect_to(const std::filesystem::path& path) {
     ::close(fd);
     if (e == ENOENT || e == ECONNREFUSED) {
       throw std::runtime_error(
-        "clusterwsd is not running (nothing listens on " + path.string()
-        + "). Users other than root reach the cluster database through it: ask an "
-          "administrator to start it (systemctl start clusterwsd).");
+        "clusterwsd is not running (nothing listens on " + path.string() + "). "
+        + std::string{not_running.empty() ? "Users other than root reach the cluster "
+                                            "database through it: ask an administrator to "
+                                            "start it (systemctl start clusterwsd)."
+                                          : not_running});
     }
     throw std::runtime_error("Cannot connect to clusterwsd at " + path.string() + ": "
                              + std::strerror(e));
   }
   return fd;
 }
+
+namespace {
 
 void send_all(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -153,7 +159,7 @@ local_client::local_client(std::filesystem::path socket, size_t max_body)
 unsigned
 local_client::request(std::string_view method, std::string_view target, std::string_view body,
                       const std::function<void(unsigned, std::string_view)>& on_body) const {
-  fd_guard fd{connect_to(socket_)};
+  fd_guard fd{connect_local(socket_)};
   std::string req;
   req.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: localhost\r\n");
   req += "Connection: close\r\n";

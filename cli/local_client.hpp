@@ -25,6 +25,12 @@ std::optional<std::filesystem::path> daemon_socket(const store::home& home);
 /// home::local_socket(). For what only the daemon has (the event stream).
 std::filesystem::path local_socket_path(const store::home& home);
 
+/// Connects to the daemon's local socket `path`; returns the descriptor (close-on-exec).
+/// @throws std::runtime_error when nothing listens there (`not_running`: what to do, after
+/// "clusterwsd is not running (nothing listens on PATH)."; empty: the lsdef users' advice)
+/// or the connect fails.
+int connect_local(const std::filesystem::path& path, std::string_view not_running = {});
+
 /// Thrown by a tool that only root can run when daemon_socket() says the caller cannot open
 /// the store; run_tool prints it with the tool's name.
 class needs_root : public std::runtime_error {

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
            "          noderange tabdump gettab chtab tabch nodech nodeadd noderm\n"
            "          tabrestore tabprune makenetworks makehosts backup restore pki xdshbak\n"
            "          xcoll rpower rsetboot rvitals rinv nodestat reventlog rbeacon makedns\n"
-           "          makedhcp nodeset rinstall makeconservercf sn\n"
+           "          makedhcp nodeset rinstall makeconservercf rcons sn\n"
            "Each command takes --help. The definition tools are also installed under\n"
            "their own names (lsdef, nodels, mkdef, chdef, rmdef, xdsh, and the table tools).\n";
       return args.empty() ? 1 : 0;

@@ -21,6 +21,7 @@
 #include "base/text.hpp"
 #include "http/io_scheduler.hpp"
 #include "store/cluster_view.hpp"
+#include "store/definitions.hpp"
 #include "store/error.hpp"
 
 namespace cws::daemon {
@@ -487,8 +488,9 @@ void jobs_component::stop() {
 
 console_component::console_component(const base::settings& s, const store::home& home,
                                      const runtime_component& rt, const database_component& db,
-                                     const events_component& events, const audit_component& audit)
-    : rt_(rt), db_(db), events_(events), audit_(audit) {
+                                     const events_component& events, const audit_component& audit,
+                                     const store_component& store)
+    : rt_(rt), db_(db), events_(events), audit_(audit), store_(store) {
   const auto& dir = s.text("console_log_dir");
   log_dir_ = !dir.empty()     ? std::filesystem::path{dir}
              : home.installed ? std::filesystem::path{"/var/log/consoles"}
@@ -533,6 +535,34 @@ void console_component::start() {
         }
       };
   cfg.events = events_.handle();
+  cfg.persist = [store = store_.handle()](std::vector<std::string> nodes, bool held,
+                                          std::function<void(api::api_result)> done) {
+    // in the store's group commit, as every write of the daemon
+    auto fn
+      = std::make_shared<actors::write_fn>([nodes = std::move(nodes), held](store::write_txn& t) {
+          store::change_request req;
+          req.type = store::object_type::node;
+          for (const auto& n : nodes) {
+            if (t.exists(store::object_type::node, n)) { // (chdef would make a node removed since)
+              req.names.push_back(n);
+            }
+          }
+          req.attrs = {{"consoleenabled", held ? "1" : api::console_not_held}};
+          if (req.names.empty()) {
+            return api::api_result{};
+          }
+          try {
+            store::change_objects(t, req);
+            return api::api_result{};
+          } catch (const store::rejected& e) {
+            return api::api_result::failure(api::errc::failed, e.what());
+          } catch (const store::error& e) {
+            return api::api_result::failure(api::from_store(e.code()), e.what());
+          }
+        });
+    caf::anon_send(store, actors::run_atom::value, actors::write_fn_ptr{fn},
+                   std::make_shared<actors::done_fn>(std::move(done)));
+  };
   cfg.stats = stats_;
   cfg.on_attach
     = [events = events_.handle(), audit = &audit_](const actors::console_attach_event& e) {

@@ -383,7 +383,7 @@ class console_component : public component {
  public:
   console_component(const base::settings& s, const store::home& home, const runtime_component& rt,
                     const database_component& db, const events_component& events,
-                    const audit_component& audit);
+                    const audit_component& audit, const store_component& store);
   std::string_view name() const override {
     return "console";
   }
@@ -406,6 +406,7 @@ class console_component : public component {
   const database_component& db_;
   const events_component& events_;
   const audit_component& audit_;
+  const store_component& store_; ///< makeconservercf's consoleenabled writes
   std::filesystem::path log_dir_;
   api::console_log_config log_;
   std::chrono::milliseconds keepalive_{15000};

@@ -132,7 +132,8 @@ int serve(const base::parsed_args& args) {
   parts.add<daemon::reapply_component>(settings, rt, db, events, store);
   // the audit log before the console server, which audits attach and detach
   auto& audit = parts.add<daemon::audit_component>(settings, home);
-  auto& console = parts.add<daemon::console_component>(settings, home, rt, db, events, audit);
+  auto& console
+    = parts.add<daemon::console_component>(settings, home, rt, db, events, audit, store);
   // (a new actor is a component here, after the ones it sends to: the dispatcher sends to all)
   auto& entry
     = parts.add<daemon::dispatcher_component>(rt, store, policy, executor, events, jobs, &console);

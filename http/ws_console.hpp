@@ -24,9 +24,10 @@ namespace cws::http {
 /// binary frames, the client's binary frames as keystrokes. Text frames from the server are
 /// JSON: {"attached":"rw"|"ro","holder":..,"state":..} first, then notices
 /// {"notice":kind,"text":..,"holder":..} (actors::console_notice), {"error":..} before a close.
-/// A text frame `break` from the client sends a break. Each binary frame written out is
-/// acknowledged to the console server (its flow control drops a watcher that cannot keep
-/// up: the socket then closes with 1013). A stop of the service closes with 1001.
+/// A text frame `break` from the client sends a break; `rw`, `ro` or `force` attaches again in
+/// that mode (a new {"attached":..}, with "bumped" naming the writer a force took over from). Each
+/// binary frame written out is acknowledged to the console server (its flow control drops a watcher
+/// that cannot keep up: the socket then closes with 1013). A stop of the service closes with 1001.
 template<class Stream>
 class ws_console : public std::enable_shared_from_this<ws_console<Stream>> {
  public:

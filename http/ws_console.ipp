@@ -152,6 +152,10 @@ void ws_console<Stream>::on_attached(actors::console_attach_reply r) {
   j.value(r.holder);
   j.key("state");
   j.value(r.state);
+  if (!r.bumped.empty()) {
+    j.key("bumped");
+    j.value(r.bumped);
+  }
   j.end_object();
   // before the bytes the bridge kept for after this answer (they are posted after it)
   queue(outgoing::text, j.take());
@@ -175,9 +179,11 @@ void ws_console<Stream>::on_read(beast::error_code ec, std::size_t) {
       att_->input(std::move(data));
     } else if (data == "break") {
       att_->send_break();
+    } else if (auto mode = actors::parse_console_mode(data)) {
+      att_->reattach(*mode); // rcons's ^Ecf, ^Ecs, ^Eca: a new {"attached":..} follows
     } else {
       queue(outgoing::text, R"({"notice":"error","text":"unknown command: text frames are )"
-                            R"('break' only; keystrokes are binary frames"})");
+                            R"('break', 'rw', 'ro' or 'force'; keystrokes are binary frames"})");
     }
   }
   do_read();

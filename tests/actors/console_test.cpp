@@ -1,11 +1,16 @@
 // The console server (actors/console_actor.hpp) under CAF's deterministic test coordinator,
 // over a fake console I/O: which consoles it holds, console_max, reconnects with backoff and
 // the notes of a gap, the replay, the attach rules (one writer, read-only watchers, force),
-// a slow watcher dropped, on-demand consoles, makeconservercf, attach and detach told.
+// a slow watcher dropped, on-demand consoles, makeconservercf (and -d written to the
+// definitions), attach and detach told.
 
 #include <gtest/gtest.h>
 
 #include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
 
 #include "actors/console_actor.hpp"
 #include "coordinated_system.hpp"
@@ -450,6 +455,97 @@ TEST_F(console_fixture, makeconservercf_d_stops_holding_a_node_and_makeconserver
   r = run("n1", "-V");
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.names, std::vector<std::string>{"n1: connecting"});
+}
+
+TEST_F(console_fixture, makeconservercf_d_is_written_to_the_definitions_before_the_answer) {
+  *specs = {spec("n1"), spec("n2")};
+  // the definitions: persist writes `held` into the specs, as the store would
+  std::vector<std::pair<std::vector<std::string>, bool>> writes;
+  std::function<void(api::api_result)> pending;
+  cfg.persist
+    = [&](std::vector<std::string> nodes, bool held, std::function<void(api::api_result)> done) {
+        for (auto& s : *specs) {
+          if (std::find(nodes.begin(), nodes.end(), s.node) != nodes.end()) {
+            s.held = held;
+          }
+        }
+        writes.emplace_back(std::move(nodes), held);
+        pending = std::move(done); // durable later
+      };
+  start();
+  auto out = std::make_shared<std::optional<api::api_result>>();
+  auto run = [&](const std::string& target, const std::string& command) {
+    auto call = std::make_shared<api::api_call>();
+    call->op = api::operation::conserver;
+    call->target = target;
+    call->command = command;
+    out->reset();
+    self->send(console, run_atom::value, api::api_call_ptr{call}, api::authorization{},
+               std::make_shared<done_fn>([out](api::api_result r) { *out = std::move(r); }));
+    sched.run();
+  };
+  run("n1", "-d");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].first, std::vector<std::string>{"n1"});
+  EXPECT_FALSE(writes[0].second);
+  EXPECT_FALSE(out->has_value()); // not before the write is durable
+  pending(api::api_result{});
+  sched.run();
+  ASSERT_TRUE(out->has_value());
+  EXPECT_TRUE((*out)->ok());
+  EXPECT_EQ(status_of("n1").state, "stopped");
+  // -d again writes nothing (the definitions say so already) and answers at once
+  run("n1", "-d");
+  EXPECT_EQ(writes.size(), 1u);
+  EXPECT_TRUE(out->has_value());
+  // holding every node writes 1 where it was 0 only
+  run("", "");
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[1].first, std::vector<std::string>{"n1"});
+  EXPECT_TRUE(writes[1].second);
+  pending(api::api_result{});
+  sched.run();
+  EXPECT_EQ(status_of("n1").state, "connecting");
+  // a failed write is the answer, and changes nothing
+  run("n2", "-d");
+  pending(api::api_result::failure(api::errc::failed, "disk full"));
+  sched.run();
+  ASSERT_TRUE(out->has_value());
+  EXPECT_FALSE((*out)->ok());
+  EXPECT_EQ(status_of("n2").state, "connecting");
+}
+
+TEST_F(console_fixture, a_definition_saying_consoleenabled_0_is_stopped_from_the_start) {
+  auto off = spec("n1");
+  off.held = false;
+  *specs = {off, spec("n2")};
+  start();
+  EXPECT_EQ(status_of("n1").state, "stopped");
+  EXPECT_EQ(status_of("n2").state, "connecting");
+  EXPECT_EQ(io->opens_of("n1"), 0u);
+  // chdef consoleenabled=1: the change feed's refresh holds it
+  (*specs)[0].held = true;
+  self->send(console, refresh_atom::value);
+  sched.run();
+  EXPECT_EQ(status_of("n1").state, "connecting");
+}
+
+TEST_F(console_fixture, a_force_names_the_writer_it_took_the_console_from) {
+  *specs = {spec("n1")};
+  start();
+  event("n1", console_io_event::kind::up);
+  auto [w1, s1] = watcher();
+  auto [w2, s2] = watcher();
+  EXPECT_TRUE(attach(w2, "n1", console_mode::force, 0, "bob").bumped.empty()); // nobody wrote
+  attach(w1, "n1", console_mode::force, 0, "alice");
+  // bob attaches again (rcons's ^Ecf on its open socket): alice is named, and told
+  auto r = attach(w2, "n1", console_mode::force, 0, "bob");
+  EXPECT_TRUE(r.writer);
+  EXPECT_EQ(r.bumped, "alice");
+  EXPECT_EQ(status_of("n1").watchers, 2u);
+  sched.run();
+  ASSERT_FALSE(s1->notices.empty());
+  EXPECT_EQ(s1->notices.back().kind, "takenover");
 }
 
 } // namespace

@@ -239,6 +239,36 @@ TEST_F(console_ws_test, a_second_writer_reads_only_and_is_told_who_writes_and_fo
   EXPECT_EQ(serial.find("from-w"), std::string::npos) << serial;
 }
 
+TEST_F(console_ws_test, text_frames_attach_the_open_socket_again_in_another_mode) {
+  up();
+  ws_client a{*d_};
+  ASSERT_EQ(a.upgrade(target()).result_int(), 101u);
+  ASSERT_TRUE(a.read());
+  ws_client b{*d_};
+  ASSERT_EQ(b.upgrade(target()).result_int(), 101u);
+  EXPECT_NE(read_until(b, R"("attached":"ro")").find(R"("holder":"root")"), std::string::npos);
+  // rcons's ^Ecf: b takes the writer on its open socket, naming whom it bumped
+  b.write("force");
+  auto got = read_until(b, R"("attached":"rw")");
+  EXPECT_NE(got.find(R"("bumped":"root")"), std::string::npos) << got;
+  EXPECT_NE(read_until(a, "takenover").find("takenover"), std::string::npos);
+  b.write("by-b\r", true);
+  EXPECT_NE(serial_until(0, "by-b\r").find("by-b\r"), std::string::npos);
+  // ^Ecs: b only watches; ^Eca: a writes again (nobody does)
+  b.write("ro");
+  EXPECT_NE(read_until(b, R"("attached":"ro")").find("ro"), std::string::npos);
+  a.write("rw");
+  EXPECT_NE(read_until(a, R"("attached":"rw")").find("rw"), std::string::npos);
+  a.write("by-a\r", true);
+  EXPECT_NE(serial_until(0, "by-a\r").find("by-a\r"), std::string::npos);
+  // still one watcher each: the old attachments ended
+  type(0, "once\r\n");
+  auto seen = read_until(b, "once");
+  EXPECT_EQ(seen.find("once"), seen.rfind("once")) << seen;
+  a.write("sideways");
+  EXPECT_NE(read_until(a, "unknown command").find("'rw', 'ro' or 'force'"), std::string::npos);
+}
+
 TEST_F(console_ws_test, a_user_without_an_rcons_policy_row_is_refused_before_the_upgrade) {
   up();
   run_tool(d_->home(), "echo alicepw | clusterctl passwd alice --password-stdin");

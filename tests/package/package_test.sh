@@ -39,7 +39,7 @@ inside() {
   [[ $(nodels compute | tr '\n' ' ') == "pk01 pk02 pk03 " ]] || fail "nodels: $(nodels compute)"
 
   for t in clusterctl lsdef nodels mkdef chdef rmdef tabdump gettab chtab tabch nodech nodeadd \
-    noderm tabrestore tabprune makenetworks makehosts; do
+    noderm tabrestore tabprune makenetworks makehosts rcons; do
     [[ $($t --version) == "$t - clusterws Version "* ]] || fail "$t --version: $($t --version)"
   done
   [[ $(xdsh -V) == "xdsh - clusterws Version "* ]] || fail "xdsh -V"
@@ -155,7 +155,7 @@ expect() {
 expect "-rwxr-xr-x /usr/sbin/clusterwsd"
 expect "-rwxr-xr-x /usr/bin/clusterctl"
 for t in lsdef nodels mkdef chdef rmdef xdsh tabdump gettab chtab tabch nodech nodeadd noderm \
-  tabrestore tabprune makenetworks makehosts; do
+  tabrestore tabprune makenetworks makehosts rcons; do
   expect "link /usr/bin/$t -> clusterctl"
   expect "-rw-r--r-- /usr/share/man/man1/$t.1.gz"
   expect "link /usr/share/bash-completion/completions/$t -> clusterctl"
