@@ -908,9 +908,12 @@ void sn_agent_component::start() {
   // nop: serve() dials, once the executor it registers runs
 }
 
-void sn_agent_component::serve(actors::sn_executor_actor executor) {
+void sn_agent_component::serve(actors::sn_executor_actor executor, std::function<uint32_t()> load) {
   auto cfg = cfg_;
   cfg.executor = std::move(executor);
+  if (load) {
+    cfg.load = std::move(load);
+  }
   handle_ = actors::spawn_sn_agent(rt_.system(), std::move(cfg));
 }
 

@@ -517,8 +517,8 @@ class sn_agent_component : public component {
   void start() override;
   void stop() override;
   /// Spawns the agent, which registers `executor` with the head (the service-node executor's
-  /// component calls it at its start).
-  void serve(actors::sn_executor_actor executor);
+  /// component calls it at its start); `load` (nodes in flight here) goes in its heartbeats.
+  void serve(actors::sn_executor_actor executor, std::function<uint32_t()> load);
   /// Registered, dials, heartbeats both ways.
   void metrics(base::metric_writer& out) const override;
 

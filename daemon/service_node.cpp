@@ -2,6 +2,8 @@
 
 #include <caf/send.hpp>
 
+#include <algorithm>
+
 #include "actors/share_seal.hpp"
 #include "api/hardware.hpp"
 #include "api/nodestat.hpp"
@@ -124,17 +126,30 @@ void service_node_component::start() {
   actors::service_node_config cfg;
   cfg.name = link_.link().name;
   cfg.limits = limits_;
-  cfg.bind
-    = [d = engines_.drivers()](const api::wire::job_request& job, api::node_operation_ptr& out) {
-        return bind_share(*d, job, out);
-      };
+  auto drivers = engines_.drivers();
+  cfg.bind = [d = drivers](const api::wire::job_request& job, api::node_operation_ptr& out) {
+    return bind_share(*d, job, out);
+  };
   // on the executor's thread only: the replay cache needs no lock
   cfg.verify = [name = link_.link().name, secret = link_.link().secret,
                 seen = link_.replay_cache()](const api::wire::share_request& share) {
     return actors::verify_share(share, name, secret, api::sn_now_ms(), *seen);
   };
   handle_ = actors::spawn_service_node(rt_.system(), std::move(cfg));
-  link_.serve(handle_); // the link registers it with the head
+  // the link registers it with the head; its heartbeats carry the engines' nodes in flight
+  link_.serve(handle_, [d = drivers] {
+    int64_t n = 0;
+    if (d->ssh) {
+      n += d->ssh->meter().read().nodes_in_flight;
+    }
+    if (d->ipmi) {
+      n += d->ipmi->meter().read().nodes_in_flight;
+    }
+    if (d->probe) {
+      n += d->probe->meter().read().nodes_in_flight;
+    }
+    return static_cast<uint32_t>(std::clamp<int64_t>(n, 0, UINT32_MAX));
+  });
 }
 
 void service_node_component::stop() {

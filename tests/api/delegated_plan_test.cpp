@@ -102,12 +102,13 @@ TEST_F(delegated_plan_test, hardware_targets_carry_the_bmc_and_its_credentials_a
 TEST_F(delegated_plan_test, nodes_without_servicenode_are_planned_on_the_head_as_before) {
   db->write([](store::write_txn& t) {
     t.put(object_type::node, "o2", {{"groups", "all"}, {"mgt", "openbmc"}});
+    t.put(object_type::node, "o3", {{"groups", "all"}, {"mgt", "openbmc"}});
   });
   api::delegated_plan p;
-  ASSERT_TRUE(plan(api::operation::power, "o1,o2", "stat", p).ok());
+  ASSERT_TRUE(plan(api::operation::power, "o2,o3", "stat", p).ok());
   EXPECT_TRUE(p.where.all_on_head());
   ASSERT_NE(p.head, nullptr);
-  EXPECT_EQ(p.head->nodes(), (std::vector<std::string>{"o1", "o2"}));
+  EXPECT_EQ(p.head->nodes(), (std::vector<std::string>{"o2", "o3"}));
   EXPECT_TRUE(p.job.targets.empty()) << "nothing to resolve";
 }
 
