@@ -232,6 +232,26 @@ TEST_F(sn_delegation_test, nodeshell_through_three_service_nodes_answers_as_the_
   }
 }
 
+TEST_F(sn_delegation_test, nodestat_through_the_service_nodes_answers_as_the_head_alone) {
+  auto before = call("GET", "/metrics").body;
+  auto delegated = call("GET", "/nodes/sshnodes/nodestat");
+  auto after = call("GET", "/metrics").body;
+  // h0 is the head's one probe run; the service nodes probed the rest
+  EXPECT_EQ(cws::test::metric_growth(before, after, "clusterws_probe_nodes_total{result=\"ok\"}"),
+            1);
+  for (int k = 1; k <= 3; ++k) {
+    run_tool(d_->home(), "chdef -t group g" + std::to_string(k) + " servicenode=");
+  }
+  auto flat = call("GET", "/nodes/sshnodes/nodestat");
+  for (int k = 1; k <= 3; ++k) {
+    run_tool(d_->home(),
+             "chdef -t group g" + std::to_string(k) + " servicenode=sn" + std::to_string(k));
+  }
+  EXPECT_EQ(delegated.status, flat.status);
+  EXPECT_EQ(delegated.body, flat.body);
+  EXPECT_NE(delegated.body.find("sshd"), std::string::npos) << delegated.body;
+}
+
 TEST_F(sn_delegation_test, rpower_through_a_service_node_answers_as_the_head_alone) {
   if (farm_ == nullptr) {
     GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
