@@ -105,7 +105,7 @@ void delegate_10000_nodes_through_4_service_nodes(benchmark::State& state) {
   for (uint32_t i = 0; i < 10000; ++i) {
     names.push_back("node" + std::to_string(i));
     values.push_back("sn" + std::to_string(1 + (i / 250) % 4));
-    targets.push_back({i, names.back(), "10.2.0.1", 22, "alice"});
+    targets.push_back({i, names.back(), "10.2.0.1", 22, "alice", {}, 0, {}, {}, 0, {}});
   }
   api::api_call call;
   call.op = api::operation::nodeshell;

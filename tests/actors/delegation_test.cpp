@@ -269,7 +269,7 @@ TEST_F(delegation_fixture, a_service_node_sends_bounded_batches_and_waits_for_cr
   job.operation = "nodeshell";
   job.command = "x";
   for (uint32_t i = 0; i < 9; ++i) {
-    job.targets.push_back({i, "n" + std::to_string(i), "", 0, "alice"});
+    job.targets.push_back({i, "n" + std::to_string(i), "", 0, "alice", {}, 0, {}, {}, 0, {}});
   }
   delegation_settings s;
   s.credits = 2;
@@ -329,7 +329,7 @@ TEST_F(delegation_fixture, a_share_for_another_service_node_or_that_cannot_be_pl
   auto sink = sys.spawn(recording_sink, log);
   wire::job_request job;
   job.operation = "nodeshell";
-  job.targets = {{0, "n0", "", 0, "alice"}};
+  job.targets = {{0, "n0", "", 0, "alice", {}, 0, {}, {}, 0, {}}};
   self->send(sns["sn1"], sn_run_atom::value, make_share(job, {0}, "sn2", 5, 1, {}), sink);
   job.operation = "lsdef";
   self->send(sns["sn1"], sn_run_atom::value, make_share(job, {0}, "sn1", 6, 1, {}), sink);
@@ -486,7 +486,7 @@ TEST_F(delegation_fixture, a_service_node_ends_the_shares_of_a_head_that_went_aw
   auto sink = sys.spawn(recording_sink, log);
   wire::job_request job;
   job.operation = "nodeshell";
-  job.targets = {{0, "n0", "", 0, "alice"}};
+  job.targets = {{0, "n0", "", 0, "alice", {}, 0, {}, {}, 0, {}}};
   self->send(sns["sn1"], sn_run_atom::value, make_share(job, {0}, "sn1", 7, 1, {}), sink);
   sched.run();
   self->send_exit(sink, caf::exit_reason::remote_link_unreachable);

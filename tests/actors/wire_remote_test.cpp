@@ -174,7 +174,8 @@ TEST(wire_remote, a_delegated_call_runs_across_actor_systems_and_a_lost_service_
   for (uint32_t i = 0; i < 300; ++i) {
     names.push_back("n" + std::to_string(i));
     values.push_back(i % 3 == 0 ? "" : "sn1");
-    targets.push_back({i, names.back(), "10.3.0." + std::to_string(i % 250), 22, "alice"});
+    targets.push_back(
+      {i, names.back(), "10.3.0." + std::to_string(i % 250), 22, "alice", {}, 0, {}, {}, 0, {}});
   }
   api::api_call call;
   call.op = api::operation::nodeshell;

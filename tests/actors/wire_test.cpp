@@ -62,7 +62,9 @@ wire::job_request sample_request() {
   copy->recursive = true;
   copy->execute = true;
   call.copy = copy;
-  std::vector<wire::target> targets{{0, "n1", "10.0.0.1", 22, "alice"}, {1, "n2", "", 0, "alice"}};
+  std::vector<wire::target> targets(2);
+  targets[0] = {0, "n1", "10.0.0.1", 22, "alice", {}, 0, {}, {}, 0, {}};
+  targets[1] = {1, "n2", "", 0, "alice", {}, 0, {}, {}, 0, {}};
   return wire::make_request(42, call, std::move(targets));
 }
 
