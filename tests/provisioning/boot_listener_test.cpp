@@ -263,6 +263,50 @@ TEST_F(boot_listener_test, forged_callbacks_change_nothing_and_repeated_ones_mar
   EXPECT_EQ(get("/boot/node/nosuch/status?state=next&token=x").status, 404u);
 }
 
+TEST(boot_listener_restart, refused_tokens_counted_before_a_restart_still_count_after_it) {
+  cws::test::temp_dir dir;
+  auto port = free_port();
+  auto home = dir.path / "home";
+  auto get = [&](const std::string& path) {
+    return run_tool(home, "curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:"
+                            + std::to_string(port) + path + "'")
+      .out;
+  };
+  {
+    cws::test::daemon d{home, "rootpw"};
+    std::ofstream{home / "clusterws.conf", std::ios::app}
+      << "boot_listen = 127.0.0.1:" << port << "\ninstall_template_dir = " CLUSTERWS_SOURCE_DIR
+      << "/share/install\ninstall_bad_token_limit = 3\nboot_status_batch_ms = 0\n";
+    ASSERT_EQ(run_tool(home, "mkdef -t osimage -o img imagetype=linux provmethod=install "
+                             "osname=Linux osvers=debian12 osarch=x86_64 profile=compute pkgdir="
+                               + netboot)
+                .rc,
+              0);
+    ASSERT_EQ(run_tool(home, "mkdef cn01 groups=all mac=52:54:00:38:00:01").rc, 0);
+    ASSERT_EQ(run_tool(home, "nodeset cn01 osimage=img").rc, 0);
+    d.start();
+    EXPECT_EQ(get("/boot/node/cn01/status?state=installing&token=bad"), "403");
+    EXPECT_EQ(get("/boot/node/cn01/preseed?token=bad"), "403");
+    d.stop();
+  }
+  EXPECT_EQ(run_tool(home, "lsdef cn01 -i status -c").out, "cn01: status=\n");
+  cws::test::daemon d{home, "rootpw"};
+  d.start();
+  // the third refusal of this install, counted across the restart: the node is marked
+  EXPECT_EQ(get("/boot/node/cn01/status?state=installing&token=bad"), "403");
+  std::string got;
+  for (int i = 0; i < 100; ++i) {
+    got = run_tool(home, "lsdef cn01 -i appstatus -c").out;
+    if (got == "cn01: appstatus=install=bad install token\n") {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(got, "cn01: appstatus=install=bad install token\n") << cws::test::slurp(d.log());
+  EXPECT_EQ(run_tool(home, "lsdef cn01 -i status -c").out, "cn01: status=failed\n");
+  d.stop();
+}
+
 TEST_F(boot_listener_test, a_node_stuck_after_its_script_fails_at_the_deadline) {
   // install_deadline_kernel = 2, checked every second
   ASSERT_EQ(run_tool(d_->home(), "nodeset cn09 osimage=debian12-x86_64-install-compute").rc, 0);
