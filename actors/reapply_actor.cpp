@@ -61,19 +61,21 @@ void run(const store_actor& store, api::operation op, std::string command,
   auth.user = "root";
   auto count = nodes ? nodes->size() : call->removed_nodes.size();
   auth.nodes = std::move(nodes);
-  auto done = std::make_shared<done_fn>(
-    [what, count, target = call->target, everyone = !auth.nodes](api::api_result r) {
-      auto whom = everyone && target != "reapply" ? target : std::to_string(count) + " node(s)";
-      if (r.ok()) {
-        base::log(base::log_level::info, "provision re-apply: " + what + " for " + whom);
-        return;
-      }
-      std::string why;
-      for (const auto& m : r.messages) {
-        why += (why.empty() ? "" : "; ") + m;
-      }
-      base::log(base::log_level::warning, "provision re-apply: " + what + " failed: " + why);
-    });
+  // the log names the nodes' count, or the noderange the step expanded (`rack1`, `/.*`)
+  auto whom = auth.nodes || !call->removed_nodes.empty() ? std::to_string(count) + " node(s)"
+              : call->target.empty()                     ? std::string{"every node"}
+                                                         : call->target;
+  auto done = std::make_shared<done_fn>([what, whom](api::api_result r) {
+    if (r.ok()) {
+      base::log(base::log_level::info, "provision re-apply: " + what + " for " + whom);
+      return;
+    }
+    std::string why;
+    for (const auto& m : r.messages) {
+      why += (why.empty() ? "" : "; ") + m;
+    }
+    base::log(base::log_level::warning, "provision re-apply: " + what + " failed: " + why);
+  });
   caf::anon_send(store, run_atom::value, api::api_call_ptr{std::move(call)}, std::move(auth),
                  std::move(done));
 }

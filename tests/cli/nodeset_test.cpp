@@ -141,8 +141,18 @@ TEST_F(nodeset_test, a_diskless_image_is_refused_in_xcats_words_or_clusterws_own
 
 TEST_F(nodeset_test, the_xnba_mirror_is_written_after_the_commit_and_shown_by_dry_run) {
   auto tftp = home_->path / "tftp-mirror";
-  std::ofstream{home_->path / "clusterws.conf", std::ios::app}
-    << "xnba_mirror = on\ntftp_root = " << tftp.string() << "\nboot_listen = 10.0.0.1:8080\n";
+  auto conf = home_->path / "clusterws.conf";
+  auto saved = slurp(conf);
+  // this test's settings only (the suite shares the home)
+  struct restore {
+    std::filesystem::path path;
+    std::string text;
+    ~restore() {
+      std::ofstream{path, std::ios::trunc} << text;
+    }
+  } restore_conf{conf, saved};
+  std::ofstream{conf, std::ios::app} << "xnba_mirror = on\ntftp_root = " << tftp.string()
+                                     << "\nboot_listen = 10.0.0.1:8080\n";
   ASSERT_EQ(run("mkdef -t node n1 groups=compute,all mac=52:54:00:00:00:01").rc, 0);
   auto file = tftp / "xcat/xnba/nodes/n1";
   auto r = run("nodeset n1 osimage=debian12-x86_64-install-compute --dry-run");
