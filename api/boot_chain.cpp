@@ -8,6 +8,7 @@
 #include "api/nodestat.hpp"
 #include "base/published_file.hpp"
 #include "store/cluster_view.hpp"
+#include "store/schema.hpp"
 
 namespace cws::api {
 
@@ -57,7 +58,7 @@ bool starts_with(std::string_view s, std::string_view p) {
 /// An install state of the chain (the node boots an installer or an image over the network).
 bool is_install_state(std::string_view state) {
   return starts_with(state, "install ") || starts_with(state, "netboot ")
-         || starts_with(state, "statelite ");
+         || starts_with(state, "statelite ") || starts_with(state, "boottarget ");
 }
 
 bool is_debian_family(std::string_view os) {
@@ -308,88 +309,219 @@ std::string generic_boot_script(std::string_view base_url) {
   return "#!ipxe\nchain " + std::string{base_url} + "/boot/mac/${netX/mac:hexhyp}\n";
 }
 
-boot_reply boot_script(const store::read_txn& txn, std::string_view node, std::string_view base_url,
-                       const install_token_key& key) {
-  boot_reply r;
+namespace {
+
+/// `#NODEATTRIB:tab:col#`, `#TABLE:tab:$NODE:col#` (THISNODE too) and `!myipfn!` in a
+/// boottarget's kcmdline, as xnba.pm's "boottarget mini-template" replaces them: the node's
+/// value of that table column, and the server's address (`host`). A `#TABLE#` with another
+/// key is left as it is (xCAT reports it as not supported).
+std::string expand_kcmdline(const store::cluster_view& view, std::string_view node,
+                            std::string text, std::string_view host) {
+  for (size_t at = text.find("!myipfn!"); at != std::string::npos;
+       at = text.find("!myipfn!", at + host.size())) {
+    text.replace(at, 8, host);
+  }
+  auto value_of = [&](std::string_view table, std::string_view column) {
+    auto attr = store::attribute_for_column(std::string{table} + "." + std::string{column});
+    return view.attribute(node, attr ? *attr : column);
+  };
+  size_t pos = 0;
+  while ((pos = text.find('#', pos)) != std::string::npos) {
+    auto end = text.find('#', pos + 1);
+    if (end == std::string::npos) {
+      break;
+    }
+    auto fields = split(std::string_view{text}.substr(pos + 1, end - pos - 1), ':');
+    std::optional<std::string> value;
+    if (fields.size() == 3 && fields[0] == "NODEATTRIB") {
+      value = value_of(fields[1], fields[2]);
+    } else if (fields.size() == 4 && fields[0] == "TABLE"
+               && (fields[2] == "$NODE" || fields[2] == "THISNODE")) {
+      value = value_of(fields[1], fields[3]);
+    }
+    if (value) {
+      text.replace(pos, end - pos + 1, *value);
+      pos += value->size();
+    } else {
+      pos = end;
+    }
+  }
+  return text;
+}
+
+/// The host part of `http://host:port` (`${next-server}` stays as it is).
+std::string url_host(std::string_view base_url) {
+  auto scheme = base_url.find("://");
+  auto rest = scheme == std::string_view::npos ? base_url : base_url.substr(scheme + 3);
+  if (!rest.empty() && rest.front() == '[') {
+    return std::string{rest.substr(1, rest.find(']') - 1)};
+  }
+  return std::string{rest.substr(0, rest.find(':'))};
+}
+
+/// A file of a boottarget, relative to the TFTP root as xCAT writes it (`xcat/...`); a path
+/// with a `..` step is refused (empty), so a row never serves a file outside the root.
+std::filesystem::path under_root(const std::filesystem::path& root, std::string_view file) {
+  while (!file.empty() && file.front() == '/') {
+    file.remove_prefix(1);
+  }
+  std::filesystem::path rel{std::string{file}};
+  if (file.empty()) {
+    return {};
+  }
+  for (const auto& step : rel) {
+    if (step == "..") {
+      return {};
+    }
+  }
+  return root / rel;
+}
+
+} // namespace
+
+std::string tftp_root_of(const store::read_txn& txn, std::string_view setting) {
+  if (!setting.empty()) {
+    return std::string{setting};
+  }
+  auto site = site_value(txn, "tftpdir");
+  return site.empty() ? "/srv/tftp" : site;
+}
+
+boot_plan plan_boot(const store::read_txn& txn, std::string_view node, std::string_view base_url,
+                    const std::optional<std::string>& token_in, const install_token_key* key) {
+  boot_plan p;
+  auto& r = p.reply;
   store::cluster_view view{txn};
   if (!view.is_node(node)) {
     r.status = 404;
     r.body = std::string{node} + ": no such node\n";
-    return r;
+    return p;
   }
   r.node = std::string{node};
   auto state = view.attribute(node, "currstate");
+  p.state = state;
   if (state.empty() || state == "offline") {
     r.status = 404;
     r.body = r.node + ": offline: no boot script (nodeset it first)\n";
-    return r;
+    return p;
   }
-  if (state == "boot") {
-    r.body = "#!ipxe\n#boot\nexit\n";
-    r.infer = boot_fetch::script;
-    return r;
+  if (state == "boot" || state == "shell") {
+    return p;
   }
-  if (state == "shell") {
-    r.body = "#!ipxe\n#shell\necho clusterws does not ship the service shell (xCAT's genesis): "
-             "booting from the local disk\nexit\n";
-    r.infer = boot_fetch::script;
-    return r;
-  }
-  if (!starts_with(state, "install ")) {
+  bool boottarget_state = starts_with(state, "boottarget ");
+  if (!starts_with(state, "install ") && !boottarget_state) {
     r.status = 404;
     r.body = r.node + ": " + state + ": not served by the boot listener\n";
-    return r;
+    return p;
   }
   auto image = node_osimage(view, node);
   auto osimage = txn.get(object_type::osimage, image);
   if (!osimage) {
     r.status = 404;
     r.body = r.node + ": osimage '" + image + "' is not defined\n";
-    return r;
+    return p;
   }
-  auto token = key.token(txn, node);
-  if (token.empty()) {
-    r.status = 404;
-    r.body = r.node + ": no install token is armed (run nodeset again)\n";
-    return r;
+  std::string token;
+  if (key != nullptr) {
+    token = key->token(txn, node);
+    if (token.empty()) {
+      r.status = 404;
+      r.body = r.node + ": no install token is armed (run nodeset again)\n";
+      return p;
+    }
+  } else if (token_in) {
+    token = *token_in;
   }
+  auto with_token = [&](const std::string& url) {
+    return key == nullptr && !token_in ? url : url + "?token=" + token;
+  };
   auto os = view.attribute(node, "os");
   if (os.empty()) {
     os = osimage_value(osimage, "osvers");
   }
   std::string self = std::string{base_url} + "/boot/node/" + r.node;
+  p.kernel_url = self + "/kernel";
+  p.initrd_url = self + "/initrd";
+  std::string error;
+  auto bt = find_boot_target(txn, osimage_value(osimage, "boottarget"), os,
+                             view.attribute(node, "profile"), error);
+  if (!error.empty()) {
+    r.status = 404;
+    r.body = r.node + ": " + error + "\n";
+    return p;
+  }
+  if (boottarget_state && !bt) {
+    r.status = 404;
+    r.body = r.node + ": osimage '" + image + "' names no boottarget\n";
+    return p;
+  }
+  if (bt) {
+    // the boottarget's own kernel line (xnba.pm): addkcmdline is not added (Schema.pm)
+    p.boottarget = true;
+    p.args = expand_kcmdline(view, node, bt->kcmdline, url_host(base_url));
+    if (bt->initrd.empty()) {
+      p.initrd_url.clear();
+    }
+    return p;
+  }
   std::string console = "console=ttyS0,115200n8";
   if (auto port = view.attribute(node, "serialport"); !port.empty()) {
     auto speed = view.attribute(node, "serialspeed");
     console = "console=ttyS" + port + "," + (speed.empty() ? "115200" : speed) + "n8";
   }
-  std::string args = "initrd=initrd ";
+  std::string args;
   if (is_debian_family(os)) {
     auto shortname = r.node.substr(0, r.node.find('.'));
     auto domain = site_value(txn, "domain");
-    args += "auto=true priority=critical url=" + self + "/preseed?token=" + token
+    args += "auto=true priority=critical url=" + with_token(self + "/preseed")
             + " interface=auto netcfg/choose_interface=auto hostname=" + shortname;
     if (!domain.empty()) {
       args += " domain=" + domain;
     }
     args += " lowmem=+0 " + console;
   } else {
-    args += "inst.ks=" + self + "/kickstart?token=" + token
+    args += "inst.ks=" + with_token(self + "/kickstart")
             + " inst.repo=" + repo_url(txn, osimage_value(osimage, "pkgdir"))
             + " BOOTIF=01-${netX/mac:hexhyp} " + console;
+    p.bootif = true;
   }
   for (auto& word : split(osimage_value(osimage, "addkcmdline"), ' ')) {
     if (!starts_with(word, "R::")) { // (R:: options are the installed system's)
       args += " " + word;
     }
   }
-  r.body = "#!ipxe\n#" + state + "\nkernel " + self + "/kernel " + args + "\ninitrd " + self
-           + "/initrd\nboot\n";
+  p.args = std::move(args);
+  return p;
+}
+
+boot_reply boot_script(const store::read_txn& txn, std::string_view node, std::string_view base_url,
+                       const install_token_key& key) {
+  auto p = plan_boot(txn, node, base_url, std::nullopt, &key);
+  auto r = std::move(p.reply);
+  if (r.status != 200) {
+    return r;
+  }
+  if (p.state == "boot") {
+    r.body = "#!ipxe\n#boot\nexit\n";
+  } else if (p.state == "shell") {
+    r.body = "#!ipxe\n#shell\necho clusterws does not ship the service shell (xCAT's genesis): "
+             "booting from the local disk\nexit\n";
+  } else if (p.boottarget) {
+    // xnba.pm: the kernel line, then BOOTIF (and initrd=initrd for UEFI's stub)
+    r.body = "#!ipxe\n#" + p.state + "\nkernel " + p.kernel_url
+             + (p.initrd_url.empty() ? "" : " initrd=initrd") + (p.args.empty() ? "" : " ") + p.args
+             + " BOOTIF=01-${netX/mac:hexhyp}\n"
+             + (p.initrd_url.empty() ? "" : "initrd " + p.initrd_url + "\n") + "boot\n";
+  } else {
+    r.body = "#!ipxe\n#" + p.state + "\nkernel " + p.kernel_url + " initrd=initrd " + p.args
+             + "\ninitrd " + p.initrd_url + "\nboot\n";
+  }
   r.infer = boot_fetch::script;
   return r;
 }
 
-boot_reply boot_file(const store::read_txn& txn, std::string_view node, boot_fetch which) {
+boot_reply boot_file(const store::read_txn& txn, std::string_view node, boot_fetch which,
+                     std::string_view tftp_root) {
   boot_reply r;
   store::cluster_view view{txn};
   const char* what = which == boot_fetch::kernel ? "kernel" : "initrd";
@@ -400,22 +532,45 @@ boot_reply boot_file(const store::read_txn& txn, std::string_view node, boot_fet
   }
   r.node = std::string{node};
   auto state = view.attribute(node, "currstate");
-  if (!starts_with(state, "install ")) {
+  if (!starts_with(state, "install ") && !starts_with(state, "boottarget ")) {
     r.status = 404;
     r.body = r.node + ": no " + what + " in state '" + (state.empty() ? "offline" : state) + "'\n";
     return r;
   }
   auto image = node_osimage(view, node);
   auto osimage = txn.get(object_type::osimage, image);
+  auto os = view.attribute(node, "os");
+  if (os.empty()) {
+    os = osimage_value(osimage, "osvers");
+  }
+  std::string error;
+  auto bt = osimage ? find_boot_target(txn, osimage_value(osimage, "boottarget"), os,
+                                       view.attribute(node, "profile"), error)
+                    : std::nullopt;
+  if (bt) {
+    // a boottarget's files are relative to the TFTP root, as xCAT's xnba fetches them
+    const auto& file = which == boot_fetch::kernel ? bt->kernel : bt->initrd;
+    r.file = under_root(tftp_root_of(txn, tftp_root), file);
+    if (r.file.empty()) {
+      r.status = 404;
+      r.body = r.node + ": boottarget " + bt->name + " has no " + what
+               + (file.empty() ? "" : " under the TFTP root") + "\n";
+      return r;
+    }
+    r.infer = which;
+    return r;
+  }
+  if (!error.empty() || starts_with(state, "boottarget ")) {
+    r.status = 404;
+    r.body = r.node + ": " + (error.empty() ? "osimage '" + image + "' names no boottarget" : error)
+             + "\n";
+    return r;
+  }
   auto tree = local_pkgdir(osimage_value(osimage, "pkgdir"));
   if (!osimage || tree.empty()) {
     r.status = 404;
     r.body = r.node + ": osimage '" + image + "' has no pkgdir\n";
     return r;
-  }
-  auto os = view.attribute(node, "os");
-  if (os.empty()) {
-    os = osimage_value(osimage, "osvers");
   }
   if (is_debian_family(os)) {
     auto arch = debian_arch(osimage_value(osimage, "osarch"));
@@ -543,6 +698,15 @@ std::vector<install_update_result> apply_install_updates(store::write_txn& t,
         case install_callback::failed: new_status = new_stage = "failed"; break;
         case install_callback::next: advance = true; break;
       }
+    } else if (!u.refused_nonce.empty()) {
+      auto count = count_refused_token(t, u.node, u.refused_nonce);
+      if (u.bad_token_limit == 0 || count != u.bad_token_limit) {
+        res.status = status;
+        continue;
+      }
+      res.marked = true;
+      new_status = "failed";
+      new_stage = "bad install token";
     } else if (u.bad_tokens) {
       new_status = "failed";
       new_stage = "bad install token";
@@ -602,10 +766,10 @@ std::vector<install_update> overdue_installs(const store::read_txn& txn, std::ti
                                              const install_deadlines& d) {
   std::vector<install_update> out;
   store::cluster_view view{txn};
-  for (const auto& [k, v] : txn.meta_with_prefix("install.token.")) {
-    (void)v;
-    auto node = k.substr(std::strlen("install.token."));
-    if (!view.is_node(node) || !starts_with(view.attribute(node, "currstate"), "install ")) {
+  for (const auto& node : install_token_nodes(txn)) {
+    auto state = view.attribute(node, "currstate");
+    if (!view.is_node(node)
+        || (!starts_with(state, "install ") && !starts_with(state, "boottarget "))) {
       continue;
     }
     if (view.attribute(node, "status") == "failed") {

@@ -48,6 +48,8 @@ struct boot_chain_config {
   template_limits limits;
   /// Compiled templates kept between fetches (shared by the readers); none: each fetch parses.
   std::shared_ptr<template_cache> templates;
+  /// `tftp_root` (empty: site.tftpdir, else /srv/tftp): a boottarget's files are under it.
+  std::string tftp_root;
 };
 
 /// What a node fetched.
@@ -73,6 +75,11 @@ struct install_update {
   bool by_address = false;
   /// Bad tokens reached the limit: mark the node failed.
   bool bad_tokens = false;
+  /// A refused token, within the install armed with this nonce (the refusing read's): counted
+  /// in the store (api::count_refused_token, so the count survives a restart); the
+  /// `bad_token_limit`-th marks the node as `bad_tokens` does (0: never).
+  std::string refused_nonce;
+  unsigned bad_token_limit = 0;
   /// A deadline passed: `message` is `no <what> within N s` (checked again in the write).
   bool overdue = false;
   /// overdue: the stage it was found in, and `no <what> within N s`.
@@ -85,6 +92,8 @@ struct install_update {
 struct install_update_result {
   bool refused = false;
   bool changed = false;
+  /// A refused token reached the limit and marked the node.
+  bool marked = false;
   /// The node's status after it.
   std::string status;
 };
@@ -151,6 +160,33 @@ struct boot_reply {
   std::optional<boot_fetch> infer;
 };
 
+/// The TFTP root boottarget files are relative to: `setting` (`tftp_root`) when set, else
+/// site.tftpdir, else /srv/tftp (as makedhcp's).
+std::string tftp_root_of(const store::read_txn& txn, std::string_view setting);
+
+/// What a node boots, before it is written as a script (the listener's iPXE script, the xnba
+/// mirror's files): `reply` is 404 with the reason when the node has no script.
+struct boot_plan {
+  boot_reply reply;
+  /// chain.currstate (`boot`, `shell`: nothing more is planned).
+  std::string state;
+  std::string kernel_url;
+  /// Empty: no initrd (a boottarget without one).
+  std::string initrd_url;
+  /// The kernel arguments (without `initrd=initrd`).
+  std::string args;
+  /// The arguments carry `BOOTIF=` already (anaconda's).
+  bool bootif = false;
+  /// A boottarget row's kernel, initrd and kcmdline (xCAT's boottarget table).
+  bool boottarget = false;
+};
+
+/// Plans `node`'s boot (`base_url`: `http://host:port`). With `key`, the install URLs carry
+/// the node's armed token (none armed: 404); without it they carry `token` when given, else no
+/// `?token=` at all (the xnba mirror: a TFTP root is readable by anyone).
+boot_plan plan_boot(const store::read_txn& txn, std::string_view node, std::string_view base_url,
+                    const std::optional<std::string>& token, const install_token_key* key);
+
 /// The iPXE script every iPXE client gets first: chains to its own by MAC.
 std::string generic_boot_script(std::string_view base_url);
 
@@ -158,8 +194,11 @@ std::string generic_boot_script(std::string_view base_url);
 boot_reply boot_script(const store::read_txn& txn, std::string_view node, std::string_view base_url,
                        const install_token_key& key);
 
-/// The kernel or initrd of `node`'s osimage (`which`: kernel or initrd).
-boot_reply boot_file(const store::read_txn& txn, std::string_view node, boot_fetch which);
+/// The kernel or initrd of `node`'s osimage (`which`: kernel or initrd): from its `pkgdir`
+/// installer tree, or its boottarget's file under the TFTP root (`tftp_root`, the setting:
+/// see tftp_root_of).
+boot_reply boot_file(const store::read_txn& txn, std::string_view node, boot_fetch which,
+                     std::string_view tftp_root = {});
 
 /// `node`'s preseed/kickstart rendered, only for its armed token `token` (else 403).
 boot_reply boot_template(const store::read_txn& txn, std::string_view node, std::string_view token,

@@ -196,6 +196,11 @@ struct api_call {
   std::string client;
   /// The xCAT command a policy row names for this request (lsdef, chdef, xdsh, ...).
   std::string policy_command;
+  /// make_hosts, make_dhcp, dns_delete from the provisioning re-apply (never from a
+  /// request): nodes no longer defined whose entries are deleted by name (hosts lines named by
+  /// the node, its DHCP reservations, the DNS records sent for it); the call names no other
+  /// node.
+  std::vector<std::string> removed_nodes;
 };
 
 using api_call_ptr = std::shared_ptr<const api_call>;

@@ -287,6 +287,23 @@ class hosts_file {
     }
   }
 
+  /// Removes every line naming `name` (or `name.<domain>`, a long name it starts).
+  void del_name(const std::string& name) {
+    std::vector<size_t> hit;
+    for (const auto& [n, lines] : by_name_) {
+      if (n == name
+          || (n.size() > name.size() && n.compare(0, name.size(), name) == 0
+              && n[name.size()] == '.')) {
+        hit.insert(hit.end(), lines.begin(), lines.end());
+      }
+    }
+    std::sort(hit.begin(), hit.end());
+    hit.erase(std::unique(hit.begin(), hit.end()), hit.end());
+    for (size_t idx : hit) {
+      set_line(idx, "");
+    }
+  }
+
   void other_interfaces(const std::string& node, const std::string& value, std::string domain,
                         bool remove) {
     for (const auto& item : perl_split(value, ",")) {
@@ -648,6 +665,9 @@ hosts_render render_hosts(const store::cluster_view& view, std::string_view curr
     f.load(current);
   }
 
+  for (const auto& node : req.removed) {
+    f.del_name(node);
+  }
   if (req.nodes) {
     for (const auto& node : *req.nodes) {
       auto h = read_node(view, node);
@@ -741,7 +761,10 @@ api_result run_make_hosts(const store::database& db, const api_call& call,
     store::cluster_view view{txn, false};
     hosts_request req;
     req.max_bytes = max_bytes;
-    if (!call.target.empty()) {
+    if (!call.removed_nodes.empty()) {
+      req.nodes.emplace(); // (no defined node: only the removed ones' lines go)
+      req.removed = call.removed_nodes;
+    } else if (!call.target.empty()) {
       std::vector<std::string> nodes;
       if (auto r = verified_nodes(view, call, auth, caller_options(opts, auth), nodes); !r.ok()) {
         return r;

@@ -32,6 +32,9 @@ struct hosts_request {
   bool long_first = false;        ///< -l (or site.FQDNfirst): the long name first
   bool others_first = false;      ///< -o: the hostnames aliases first
   bool domain_on_aliases = false; ///< -a: the domain added to each hostnames alias
+  /// Nodes no longer defined whose lines go (the re-apply after an rmdef): every line with
+  /// the node's name (short or long) among its names.
+  std::vector<std::string> removed;
   /// The largest hosts file read (setting `hosts_file_max_bytes`).
   std::size_t max_bytes = 256 * 1024 * 1024;
 };

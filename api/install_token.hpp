@@ -5,8 +5,9 @@
 // kickstart/preseed and every status callback must present it; it ends when the node
 // reports `installed` (or a nodeset to anything but an osimage).
 //
-// What is stored: per armed node one meta record `install.token.<node>` holding a random
-// nonce (128 bits), never the token. The token is HMAC-SHA256(key, node, nonce) under a key
+// What is stored: per armed node one per-node meta record `install.token` (the store's
+// `node/<node>/install.token`, removed with the node) holding a random nonce (128 bits),
+// never the token. The token is HMAC-SHA256(key, node, nonce) under a key
 // of 256 random bits in the home (`install-token.key`, mode 0600, root's), so the database
 // (and its backups, and any reader of it) cannot give a token, and a new nodeset (a new
 // nonce) voids the old token at once. Meta records stay out of the change log.
@@ -37,6 +38,18 @@ void rearm_install_token(store::write_txn& t, std::string_view node, std::string
 
 /// True if `node` has an armed token in `txn`.
 bool install_token_armed(const store::read_txn& txn, std::string_view node);
+
+/// The nodes with an armed token in `txn`, in name order.
+std::vector<std::string> install_token_nodes(const store::read_txn& txn);
+
+/// Counts one refused token of `node` within the install armed with `nonce` (the nonce the
+/// refusing read saw) and returns the count so far; 0 when `nonce` is no longer the armed one
+/// (nothing counted). The count is the per-node record `install.badtokens` (`<nonce> <n>`),
+/// so it survives a daemon restart and goes with the node; a new nonce starts it again.
+unsigned count_refused_token(store::write_txn& t, std::string_view node, std::string_view nonce);
+
+/// The refusals counted within `node`'s armed install (0 when none or none armed).
+unsigned refused_token_count(const store::read_txn& txn, std::string_view node);
 
 /// The key tokens are derived with.
 class install_token_key {

@@ -147,7 +147,12 @@ api_result run_make_dhcp(const store::database& db, const api_call& call, const 
     makedhcp_request req;
     req.new_config = call.command == "-n";
     req.remove = call.command == "-d";
-    if (!req.new_config) {
+    if (!call.removed_nodes.empty()) {
+      // nodes no longer defined: their reservations go by name
+      req.remove = true;
+      req.nodes = call.removed_nodes;
+      req.expanded = true;
+    } else if (!req.new_config) {
       if (auto r = verified_nodes(view, call, auth, opts, req.nodes); !r.ok()) {
         return r;
       }

@@ -462,6 +462,9 @@ dns_render render_dns(const store::read_txn& txn, const makedns_request& req, co
     if (node.find("localhost") != std::string::npos || node.find("loopback") != std::string::npos) {
       continue;
     }
+    if (req.remove && !view.is_node(node)) {
+      continue; // (removed: its records are the ones the state file says were sent)
+    }
     auto ip_text = view.attribute(node, "ip");
     uint32_t ip = 0;
     if (ip_text.empty() || !ipv4(ip_text, ip)) {
@@ -849,7 +852,11 @@ api_result run_dns_call(const store::database& db, const api_call& call, const a
       auto ext = site->find("externaldns").value_or("");
       req.external = ext == "1" || ext == "yes";
     }
-    if (req.all) {
+    if (!call.removed_nodes.empty()) {
+      req.remove = true; // nodes no longer defined: the records sent for them go
+      req.all = false;
+      req.nodes = call.removed_nodes;
+    } else if (req.all) {
       req.nodes = txn.names(store::object_type::node);
     } else if (auto r = verified_nodes(view, call, auth, caller_options(opts, auth), req.nodes);
                !r.ok()) {

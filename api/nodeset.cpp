@@ -1,5 +1,8 @@
 #include "api/nodeset.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <unordered_map>
 
 #include "api/install_token.hpp"
@@ -21,7 +24,42 @@ struct image_info {
   std::string osvers;
   std::string osarch;
   std::string profile;
+  std::string rootimgdir;
+  std::string boottarget;
+  /// netboot/statelite: the refusal (xCAT's words when the image is not generated).
+  std::string diskless_refusal;
 };
+
+/// This host's name, as xCAT's messages name the management node.
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) {
+    return "localhost";
+  }
+  return buf;
+}
+
+/// Why nodeset refuses a netboot or statelite image (`name`, of provmethod `method`): the
+/// image service (genimage, packimage, liteimg, a root image served to diskless nodes) is not
+/// part of clusterws. An image that is not generated gets xCAT's own words (anaconda.pm
+/// mknetboot); one that is (made by xCAT) gets clusterws's refusal.
+std::string diskless_refusal(const std::string& name, const image_info& img,
+                             const std::string& installdir) {
+  auto dir = img.rootimgdir;
+  if (dir.empty()) {
+    dir = (installdir.empty() ? std::string{"/install"} : installdir) + "/netboot/" + img.osvers
+          + "/" + img.osarch + "/" + img.profile;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir + "/kernel", ec)) {
+    const char* tool = img.provmethod == "statelite" ? "liteimg" : "packimage";
+    return "Did you run \"genimage\" before running \"" + std::string{tool}
+           + "\"? kernel cannot be found at " + dir + "/kernel on " + host_name();
+  }
+  return "osimage " + name + " has provmethod " + img.provmethod
+         + ": clusterws does not serve diskless (netboot, statelite) images; use an image with "
+           "provmethod=install";
+}
 
 /// One node's new own values: attribute -> value ("" erases it).
 using node_changes = std::vector<std::pair<std::string, std::string>>;
@@ -80,6 +118,15 @@ class planner {
       info.osvers = std::string{rec->find("osvers").value_or("")};
       info.osarch = std::string{rec->find("osarch").value_or("")};
       info.profile = std::string{rec->find("profile").value_or("")};
+      info.rootimgdir = std::string{rec->find("rootimgdir").value_or("")};
+      info.boottarget = std::string{rec->find("boottarget").value_or("")};
+      if (info.provmethod == "netboot" || info.provmethod == "statelite") {
+        std::string installdir;
+        if (auto site = view_.txn().get(object_type::site, "clustersite")) {
+          installdir = std::string{site->find("installdir").value_or("")};
+        }
+        info.diskless_refusal = diskless_refusal(name, info, installdir);
+      }
     }
     return images_.emplace(name, std::move(info)).first->second;
   }
@@ -115,6 +162,15 @@ class planner {
     need(img.profile, "profile");
     if (failed) {
       return {};
+    }
+    if (!img.diskless_refusal.empty()) {
+      return fail(node + ": " + img.diskless_refusal);
+    }
+    if (!img.boottarget.empty() || is_boottarget_os(img.osvers)) {
+      std::string error;
+      if (!find_boot_target(view_.txn(), img.boottarget, img.osvers, img.profile, error)) {
+        return fail(node + ": " + error);
+      }
     }
     set_value(changes, "provmethod", name);
     set_value(changes, "profile", img.profile);
@@ -192,6 +248,39 @@ class planner {
 };
 
 } // namespace
+
+bool is_boottarget_os(std::string_view os) {
+  return os == "boottarget" || os == "target" || os == "bt";
+}
+
+std::optional<boot_target> find_boot_target(const store::read_txn& txn,
+                                            std::string_view image_boottarget, std::string_view os,
+                                            std::string_view profile, std::string& error) {
+  std::string name{image_boottarget};
+  if (name.empty()) {
+    if (!is_boottarget_os(os)) {
+      return std::nullopt;
+    }
+    name = std::string{profile};
+  }
+  auto rec = name.empty() ? std::nullopt : txn.get(object_type::boottarget, name);
+  if (!rec) {
+    error = image_boottarget.empty()
+              ? std::string{profile} + " in nodetype table was not defined in boottarget table"
+              : "boottarget " + name + " of the osimage is not defined in the boottarget table";
+    return std::nullopt;
+  }
+  boot_target bt;
+  bt.name = name;
+  bt.kernel = std::string{rec->find("kernel").value_or("")};
+  bt.initrd = std::string{rec->find("initrd").value_or("")};
+  bt.kcmdline = std::string{rec->find("kcmdline").value_or("")};
+  if (bt.kernel.empty()) {
+    error = "boottarget " + name + " has no kernel";
+    return std::nullopt;
+  }
+  return bt;
+}
 
 const char* const nodeset_usage
   = "Usage: nodeset <noderange> [shell|boot|runcmd=bmcsetup|osimage[=<imagename>]|offline]";
@@ -282,8 +371,8 @@ void write_planned(store::write_txn& t, const std::vector<std::string>& nodes,
     }
     // an install (or netboot) arms a fresh token, anything else ends the one armed
     const auto& s = states[i];
-    if (s.rfind("install ", 0) == 0 || s.rfind("netboot ", 0) == 0
-        || s.rfind("statelite ", 0) == 0) {
+    if (s.rfind("install ", 0) == 0 || s.rfind("netboot ", 0) == 0 || s.rfind("statelite ", 0) == 0
+        || s.rfind("boottarget ", 0) == 0) {
       arm_install_tokens(t, {nodes[i]});
     } else {
       disarm_install_token(t, nodes[i]);
@@ -351,8 +440,8 @@ store::outcome boot_state_dry_run(const store::cluster_view& view,
     auto diff = base::unified_diff(before, after, node + " (store)", node + " (nodeset)");
     text += diff.empty() ? node + ": unchanged\n" : diff;
     const auto& s = states[i];
-    if (s.rfind("install ", 0) == 0 || s.rfind("netboot ", 0) == 0
-        || s.rfind("statelite ", 0) == 0) {
+    if (s.rfind("install ", 0) == 0 || s.rfind("netboot ", 0) == 0 || s.rfind("statelite ", 0) == 0
+        || s.rfind("boottarget ", 0) == 0) {
       text += "would arm the install token of " + node + "\n";
     } else if (install_token_armed(view.txn(), node)) {
       text += "would end the install token of " + node + "\n";

@@ -18,6 +18,26 @@
 
 namespace cws::api {
 
+/// A row of xCAT's boottarget table: what a node boots instead of its osimage's installer.
+struct boot_target {
+  std::string name; ///< bprofile
+  std::string kernel;
+  std::string initrd;
+  std::string kcmdline;
+};
+
+/// True if `os` (nodetype.os, osimage.osvers) is boottarget.pm's `boottarget`, `target`, `bt`.
+bool is_boottarget_os(std::string_view os);
+
+/// The boottarget an osimage boots with, as xCAT chooses it: the osimage's `boottarget`
+/// attribute names a row (xnba.pm; then its `addkcmdline` is ignored, Schema.pm), else an os of
+/// `boottarget` (`target`, `bt`) takes the row whose bprofile is the profile (boottarget.pm).
+/// nullopt when neither applies, or when the named row is not defined: then `error` says so
+/// (boottarget.pm's `<profile> in nodetype table was not defined in boottarget table`).
+std::optional<boot_target> find_boot_target(const store::read_txn& txn,
+                                            std::string_view image_boottarget, std::string_view os,
+                                            std::string_view profile, std::string& error);
+
 /// What `nodeset <noderange> <state>` asks for.
 struct nodeset_action {
   enum class kind : uint8_t {

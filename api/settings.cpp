@@ -237,11 +237,16 @@ const base::settings_schema& settings_schema() {
 
     // -- provisioning re-apply through the change feed (actors/reapply_actor.hpp)
     {"provision_reapply", text, "off", 0, 0,
-     "on: a node created, or whose name, MAC or addresses change, re-runs makehosts, makedhcp "
-     "(and makedns once configured) for it",
+     "on: a node created, removed, or whose name, MAC or addresses change (also through its "
+     "groups or site domain/dhcpinterfaces), re-runs makehosts, makedhcp (and makedns once "
+     "configured) for it",
      "off|on"},
     {"provision_reapply_delay_ms", num, "500", 0, 60000,
      "milliseconds from a burst's first change to its one re-apply"},
+    {"xnba_mirror", text, "off", 0, 0,
+     "on: nodeset (and every boot state change the daemon sees) writes xCAT's "
+     "<tftp root>/xcat/xnba/nodes/<node> files, for tools that read them",
+     "off|on"},
 
     // -- provisioning: the node-facing boot listener (http/boot_listener.hpp)
     {"boot_listen", text, "", 0, 0,

@@ -3,6 +3,8 @@
 
 #include "api/nodeset.hpp"
 #include "api/targets.hpp"
+#include "api/xnba_mirror.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 
 namespace cws::cli {
@@ -24,7 +26,8 @@ constexpr const char* nodeset_help
     "  stat            print each node's state\n"
     "  next            move each node along chain.currchain\n"
     "  --dry-run       print what would change (diff -u of each node's chain and nodetype\n"
-    "                  values, the install token armed or ended), write nothing\n"
+    "                  values, the install token armed or ended, and with xnba_mirror on\n"
+    "                  diff -u of each xnba file), write nothing\n"
     "  --home DIR      state directory (default $CLUSTERWS_HOME or /var/lib/clusterws)\n";
 
 } // namespace
@@ -67,11 +70,34 @@ int nodeset(const std::vector<std::string>& argv, io& streams) {
     }
     return nodes;
   };
+  auto mirror = api::xnba_mirror_settings(
+    s.settings.text("xnba_mirror"), s.settings.text("tftp_root"), s.settings.text("boot_listen"));
   if (args.has("dry-run") && call.op == api::operation::nodeset) {
     try {
       auto txn = s.db->read();
       store::cluster_view view{txn};
-      return report(api::boot_state_dry_run(view, nodes_of(view), *action), streams);
+      auto nodes = nodes_of(view);
+      auto out = api::boot_state_dry_run(view, nodes, *action);
+      if (mirror.on) {
+        // the files as they would be after the change: planned on the change rolled back
+        std::string text;
+        try {
+          s.db->write([&](store::write_txn& t) {
+            api::set_boot_state(t, nodes, *action);
+            text = api::xnba_mirror_dry_run(t, nodes, mirror);
+            throw store::rejected{store::outcome{}}; // (roll back: nothing is written)
+          });
+        } catch (const store::rejected&) {
+          // nop
+        }
+        for (auto& line : base::output_lines(text)) {
+          out.info.push_back(std::move(line));
+        }
+        if (!out.info.empty() && out.info.back().empty()) {
+          out.info.pop_back();
+        }
+      }
+      return report(out, streams);
     } catch (const store::rejected& r) {
       return report(r.result, streams);
     }
@@ -85,16 +111,26 @@ int nodeset(const std::vector<std::string>& argv, io& streams) {
       return report(r.result, streams);
     }
   }
-  return report(store::apply(*s.db,
-                             [&](store::write_txn& t) {
-                               std::vector<std::string> nodes;
-                               {
-                                 store::cluster_view view{t};
-                                 nodes = nodes_of(view);
-                               }
-                               return api::set_boot_state(t, nodes, *action);
-                             }),
-                streams);
+  std::vector<std::string> nodes;
+  auto rc = report(store::apply(*s.db,
+                                [&](store::write_txn& t) {
+                                  {
+                                    store::cluster_view view{t};
+                                    nodes = nodes_of(view);
+                                  }
+                                  return api::set_boot_state(t, nodes, *action);
+                                }),
+                   streams);
+  if (rc == 0 && mirror.on) {
+    // after the commit, in one pass from one snapshot (the daemon's change feed does the same
+    // for the changes it sees)
+    std::string message;
+    if (api::apply_xnba_mirror(s.db->read(), nodes, mirror, message)) {
+      streams.err << "Error: xnba mirror: " << message << '\n';
+      return 1;
+    }
+  }
+  return rc;
 }
 
 } // namespace cws::cli

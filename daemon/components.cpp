@@ -17,6 +17,7 @@
 #include "api/sn_seal.hpp"
 #include "api/sol_consoles.hpp"
 #include "api/targets.hpp"
+#include "api/xnba_mirror.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
 #include "http/io_scheduler.hpp"
@@ -213,8 +214,30 @@ reapply_component::reapply_component(const base::settings& s, const runtime_comp
                                      const database_component& db, const events_component& events,
                                      const store_component& store)
     : rt_(rt), events_(events), store_(store) {
-  on_ = s.text("provision_reapply") == "on";
+  cfg_.reapply = s.text("provision_reapply") == "on";
+  auto mirror
+    = api::xnba_mirror_settings(s.text("xnba_mirror"), s.text("tftp_root"), s.text("boot_listen"));
+  on_ = cfg_.reapply || mirror.on;
   cfg_.delay = std::chrono::milliseconds(s.number("provision_reapply_delay_ms"));
+  if (mirror.on) {
+    // the mirror's files are written on a store reader (file I/O never on an actor thread),
+    // from that reader's snapshot: one pass per burst
+    // (the components outlive the actors: the list stops them all before it is destroyed)
+    cfg_.mirror = [store = &store_, mirror](std::vector<std::string> nodes) {
+      auto fn = std::make_shared<actors::read_fn>(
+        [mirror, nodes = std::move(nodes)](const store::database& db) {
+          std::string message;
+          try {
+            if (api::apply_xnba_mirror(db.read(), nodes, mirror, message)) {
+              base::log(base::log_level::warning, "xnba mirror: " + message);
+            }
+          } catch (const std::exception& e) {
+            base::log(base::log_level::warning, std::string{"xnba mirror: "} + e.what());
+          }
+        });
+      caf::anon_send(store->handle(), actors::run_atom::value, actors::read_fn_ptr{fn});
+    };
+  }
   // DNS is configured once makedns has run: it keeps what it sent in this file
   cfg_.dns_configured = [records = api::dns_settings(s, db.home_dir()).state_file] {
     std::error_code ec;
@@ -311,6 +334,7 @@ boot_component::boot_component(const base::settings& s, const store::home& home,
   cfg_.chain.template_dir = s.text("install_template_dir");
   cfg_.chain.limits = api::template_settings(s);
   cfg_.chain.templates = std::make_shared<api::template_cache>(api::template_cache_settings(s));
+  cfg_.chain.tftp_root = s.text("tftp_root");
 }
 
 void boot_component::start() {

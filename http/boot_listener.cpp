@@ -37,10 +37,6 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
     api::install_update update;
     done_fn done;
   };
-  struct refusals {
-    std::string nonce;
-    unsigned count = 0;
-  };
 
   state(std::vector<net::io_context*> contexts, boot_listener_config c, actors::store_actor s,
         api::install_token_key k, std::shared_ptr<const store::database> d)
@@ -79,9 +75,6 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
   bool batch_scheduled = false;
   steady_timer batch_timer;
   steady_timer deadline_timer;
-
-  std::mutex bad_mu;
-  std::map<std::string, refusals> bad;
 
   std::mutex mac_mu;
   std::map<std::string, clock::time_point> unknown_macs;
@@ -189,24 +182,18 @@ struct boot_listener::state : std::enable_shared_from_this<boot_listener::state>
     if (nonce.empty() || cfg.bad_token_limit == 0) {
       return; // no install under way: nothing to mark
     }
-    bool mark = false;
-    {
-      std::lock_guard<std::mutex> lock{bad_mu};
-      auto& r = bad[node];
-      if (r.nonce != nonce) {
-        r = refusals{nonce, 0}; // a new install: counted afresh
+    // counted in the store (per node, within the armed install): survives a restart
+    api::install_update u;
+    u.node = node;
+    u.refused_nonce = nonce;
+    u.bad_token_limit = cfg.bad_token_limit;
+    enqueue(std::move(u), [node, limit = cfg.bad_token_limit](api::install_update_result r) {
+      if (r.marked) {
+        base::log(base::log_level::warning, "boot: " + node + ": " + std::to_string(limit)
+                                              + " refused install tokens: marked failed (bad "
+                                                "install token)");
       }
-      mark = ++r.count == cfg.bad_token_limit;
-    }
-    if (mark) {
-      base::log(base::log_level::warning,
-                "boot: " + node + ": " + std::to_string(cfg.bad_token_limit)
-                  + " refused install tokens: marked failed (bad install token)");
-      api::install_update u;
-      u.node = node;
-      u.bad_tokens = true;
-      enqueue(std::move(u), {});
-    }
+    });
   }
 
   void unknown_mac(const std::string& mac, const std::string& peer) {
@@ -425,10 +412,11 @@ class boot_session : public std::enable_shared_from_this<boot_session> {
     auto which
       = route.what == boot_route::kind::kernel ? api::boot_fetch::kernel : api::boot_fetch::initrd;
     auto node = route.key;
+    auto tftp = st_->cfg.chain.tftp_root;
     read_store(
-      [which, node](const store::read_txn& txn) {
+      [which, node, tftp](const store::read_txn& txn) {
         read_answer a;
-        a.reply = api::boot_file(txn, node, which);
+        a.reply = api::boot_file(txn, node, which, tftp);
         if (a.reply.infer && !api::install_fetch_changes(txn, node, *a.reply.infer)) {
           a.reply.infer.reset();
         }

@@ -13,8 +13,9 @@ namespace {
 constexpr std::string_view generation_keys[]
   = {"generation", "generation.auth", "generation.membership"};
 
-constexpr const char* db_names[] = {"node",   "group", "network", "osimage", "policy", "site",
-                                    "passwd", "token", "members", "meta",    "changes"};
+constexpr const char* db_names[]
+  = {"node",   "group", "network",    "osimage", "policy", "site",
+     "passwd", "token", "boottarget", "members", "meta",   "changes"};
 
 /// The meta key of the newest change set dropped from the log.
 constexpr std::string_view changes_dropped_key = "changes.dropped";
@@ -199,6 +200,33 @@ read_txn::meta_with_prefix(std::string_view prefix) const {
   return out;
 }
 
+std::string node_meta_key(std::string_view node, std::string_view what) {
+  std::string key{"node/"};
+  key.append(node).append("/").append(what);
+  return key;
+}
+
+std::string read_txn::node_meta(std::string_view node, std::string_view what) const {
+  return meta(node_meta_key(node, what));
+}
+
+std::vector<std::pair<std::string, std::string>>
+read_txn::nodes_with_meta(std::string_view what) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string suffix = "/" + std::string{what};
+  for (auto& [k, v] : meta_with_prefix("node/")) {
+    std::string_view key{k};
+    key.remove_prefix(5);
+    if (key.size() > suffix.size() && key.substr(key.size() - suffix.size()) == suffix) {
+      auto node = key.substr(0, key.size() - suffix.size());
+      if (node.find('/') == std::string_view::npos) {
+        out.emplace_back(std::string{node}, std::move(v));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<change_set> read_txn::changes_after(uint64_t seq, size_t max_sets) const {
   std::vector<change_set> out;
   lmdb_cursor cur{txn_, db_.dbi(database::changes_db)};
@@ -310,6 +338,11 @@ bool write_txn::erase(object_type t, std::string_view name) {
   note_change(t, name, true, false, differing(old, {}));
   if (t == object_type::node) {
     index_groups(name, old->find("groups").value_or(""), {});
+    // the node's derived records go with it (a node defined again starts without them)
+    auto prefix = node_meta_key(name, "");
+    for (const auto& kv : meta_with_prefix(prefix)) {
+      txn_.del(db_.dbi(database::meta_db), kv.first);
+    }
   }
   return txn_.del(dbi, name);
 }
@@ -341,6 +374,15 @@ void write_txn::set_meta(std::string_view key, std::string_view value) {
 
 bool write_txn::erase_meta(std::string_view key) {
   return txn_.del(db_.dbi(database::meta_db), key);
+}
+
+void write_txn::set_node_meta(std::string_view node, std::string_view what,
+                              std::string_view value) {
+  set_meta(node_meta_key(node, what), value);
+}
+
+bool write_txn::erase_node_meta(std::string_view node, std::string_view what) {
+  return erase_meta(node_meta_key(node, what));
 }
 
 void write_txn::touched(object_type t) {

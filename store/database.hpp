@@ -67,6 +67,16 @@ class read_txn {
   /// (key, value) in key order.
   std::vector<std::pair<std::string, std::string>> meta_with_prefix(std::string_view prefix) const;
 
+  /// A per-node internal record `what` of `node` ("" if unset). Per-node records are derived
+  /// state the store removes with its node (docs/architecture.md, "Per-node internal
+  /// records"): meta keys `node/<node>/<what>`, deleted by the transaction that removes or
+  /// renames the node (rmdef, chdef -n, mkdef -f), so a node defined again under the same
+  /// name starts without them. Like every meta record, they stay out of the change log.
+  std::string node_meta(std::string_view node, std::string_view what) const;
+
+  /// Every node holding record `what`, as (node, value) in node-name order.
+  std::vector<std::pair<std::string, std::string>> nodes_with_meta(std::string_view what) const;
+
   /// The change log after `seq`: at most `max_sets` change sets, oldest first. Every commit
   /// that created, changed or removed an object (tokens aside) leaves one, keyed by its
   /// generation, whichever process made it; a commit that wrote only values already there
@@ -121,6 +131,13 @@ class write_txn : public read_txn {
   /// Removes an internal setting; false if it was not set.
   bool erase_meta(std::string_view key);
 
+  /// Sets per-node record `what` of `node` (read_txn::node_meta); `node` must be a node name
+  /// (no `/`), `what` a word of its user's (`install.token`).
+  void set_node_meta(std::string_view node, std::string_view what, std::string_view value);
+
+  /// Removes per-node record `what` of `node`; false if it was not set.
+  bool erase_node_meta(std::string_view node, std::string_view what);
+
   /// The meta key holding how many change sets the log keeps (default_changes_kept when
   /// unset); every writer, the tools included, drops the oldest past it at commit.
   static constexpr std::string_view changes_kept_key = "changes.keep";
@@ -168,6 +185,10 @@ class write_txn : public read_txn {
   void index_groups(std::string_view node, std::string_view old_groups,
                     std::string_view new_groups);
 };
+
+/// The meta key of per-node record `what` of `node`: `node/<node>/<what>` (a node name has
+/// no `/`, so one node's keys never start another's prefix).
+std::string node_meta_key(std::string_view node, std::string_view what);
 
 /// What the database shows of itself, for the metrics page: plain numbers from LMDB.
 struct database_stats {

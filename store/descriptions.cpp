@@ -960,6 +960,16 @@ constexpr attribute_description descriptions[] = {
    "Specifies how this rule should be applied.  Valid values are: allow, trusted. Allow will allow the user to run the commands. Any other value will deny the user access to the commands. Trusted means that once this client has been authenticated via the certificate, all other information that is sent (e.g. the username) is believed without question.  This authorization should only be given to the xcatd on the management node at this time."},
   {"policy", "usercomment",
    "Any user-written notes."},
+  {"boottarget", "bprofile",
+   "All nodes with a nodetype.profile value equal to this value and nodetype.os set to \"boottarget\", will use the associated kernel, initrd, and kcmdline."},
+  {"boottarget", "kernel",
+   "The kernel that network boot actions should currently acquire and use.  Note this could be a chained boot loader such as memdisk or a non-linux boot loader"},
+  {"boottarget", "initrd",
+   "The initial ramdisk image that network boot actions should use (could be a DOS floppy or hard drive image if using memdisk as kernel)"},
+  {"boottarget", "kcmdline",
+   "Arguments to be passed to the kernel"},
+  {"boottarget", "comments",
+   "Any user-written notes."},
 };
 
 } // namespace

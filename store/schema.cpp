@@ -184,7 +184,7 @@ const schema_tables& tables() {
 }
 
 constexpr std::string_view names[]
-  = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token"};
+  = {"node", "group", "network", "osimage", "policy", "site", "passwd", "token", "boottarget"};
 
 } // namespace
 
@@ -193,8 +193,9 @@ std::string_view type_name(object_type t) {
 }
 
 std::optional<object_type> parse_type(std::string_view name) {
-  for (size_t i = 0; i < static_cast<size_t>(object_type::passwd); ++i) {
-    if (names[i] == name) {
+  for (size_t i = 0; i < object_type_count; ++i) {
+    auto t = static_cast<object_type>(i);
+    if (names[i] == name && t != object_type::passwd && t != object_type::token) {
       return static_cast<object_type>(i);
     }
   }
@@ -208,6 +209,7 @@ std::string_view key_attribute(object_type t) {
     case object_type::network: return "netname";
     case object_type::osimage: return "imagename";
     case object_type::policy: return "priority";
+    case object_type::boottarget: return "bprofile";
     default: return {};
   }
 }
@@ -242,6 +244,9 @@ bool is_valid_attribute(object_type t, std::string_view attr) {
     case object_type::network: return s.network.count(attr) > 0;
     case object_type::osimage: return s.osimage.count(attr) > 0;
     case object_type::policy: return s.policy.count(attr) > 0;
+    case object_type::boottarget: // (Schema.pm's boottarget defspec)
+      return attr == "bprofile" || attr == "kernel" || attr == "initrd" || attr == "kcmdline"
+             || attr == "comments";
     case object_type::site:
       // free-form keys, but only ones that round-trip through `key=value` text and a stanza
       // file (lsdef -z, mkdef -z: `objtype` names the stanza's type, `#` starts a comment)

@@ -10,10 +10,23 @@
 namespace cws::store {
 
 /// The object types the store keeps. passwd and token are internal (no lsdef type).
-enum class object_type : uint8_t { node, group, network, osimage, policy, site, passwd, token };
+/// boottarget is xCAT's boottarget table (key bprofile: a kernel, initrd and kcmdline for
+/// nodes whose profile, or whose osimage's `boottarget`, names it). The values are stored
+/// (LMDB sub-databases and change-log records are keyed by them): new types go at the end.
+enum class object_type : uint8_t {
+  node,
+  group,
+  network,
+  osimage,
+  policy,
+  site,
+  passwd,
+  token,
+  boottarget
+};
 
 /// Number of object types.
-constexpr size_t object_type_count = 8;
+constexpr size_t object_type_count = 9;
 
 /// The lsdef type name of `t` ("node", "group", ...; "site" for globalconf).
 std::string_view type_name(object_type t);
@@ -22,7 +35,8 @@ std::string_view type_name(object_type t);
 /// not definition types).
 std::optional<object_type> parse_type(std::string_view name);
 
-/// The name of the key attribute (`node`, `groupname`, `netname`, `imagename`, `priority`).
+/// The name of the key attribute (`node`, `groupname`, `netname`, `imagename`, `priority`,
+/// `bprofile`).
 /// The key is the object's name; lsdef never prints it.
 std::string_view key_attribute(object_type t);
 

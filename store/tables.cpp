@@ -77,6 +77,10 @@ constexpr other_table other_tables[] = {
    "disable()",
    "Information about a Linux operating system image that can be used to deploy cluster "
    "nodes."},
+  {"boottarget", object_type::boottarget, "bprofile",
+   "bprofile kernel initrd kcmdline comments disable()",
+   "Specify non-standard initrd, kernel, and parameters that should be used for a given "
+   "profile."},
   {"policy", object_type::policy, "priority",
    "priority name host commands noderange parameters time rule comments(usercomment) disable",
    "The policy table in xCAT controls who has authority to run specific xCAT operations."},

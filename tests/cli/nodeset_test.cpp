@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -98,10 +99,84 @@ TEST_F(nodeset_test, next_boot_offline_and_shell_move_the_state_as_destiny_does)
                 "osvers=rocky9 osarch=x86_64 profile=compute")
               .rc,
             0);
-  r = run("nodeset n1 osimage=rocky9-x86_64-netboot-compute");
-  EXPECT_EQ(r.out, "n1: netboot rocky9-x86_64-compute\n") << r.err;
+  ASSERT_EQ(run("chdef n1 provmethod=rocky9-x86_64-netboot-compute").rc, 0);
   EXPECT_EQ(run("nodeset n1 boot").out, "n1: boot\n");
   EXPECT_EQ(run("lsdef n1 -i provmethod -c").out, "n1: provmethod=\n");
+}
+
+TEST_F(nodeset_test, a_diskless_image_is_refused_in_xcats_words_or_clusterws_own) {
+  ASSERT_EQ(run("mkdef -t node n1 groups=compute,all").rc, 0);
+  auto dir = home_->path / "netboot-image";
+  ASSERT_EQ(run("mkdef -t osimage -o rocky9-x86_64-netboot-compute provmethod=netboot "
+                "osvers=rocky9 osarch=x86_64 profile=compute rootimgdir="
+                + dir.string())
+              .rc,
+            0);
+  auto before = generation();
+  // not generated: xCAT's words (anaconda.pm mknetboot)
+  auto r = run("nodeset n1 osimage=rocky9-x86_64-netboot-compute");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: n1: Did you run \"genimage\" before running \"packimage\"? "
+                       "kernel cannot be found at "
+                       + dir.string() + "/kernel on "),
+            std::string::npos)
+    << r.err;
+  // generated (by xCAT): clusterws does not serve it, and says so
+  std::filesystem::create_directories(dir);
+  std::ofstream{dir / "kernel"} << "k";
+  r = run("nodeset n1 osimage=rocky9-x86_64-netboot-compute");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: n1: osimage rocky9-x86_64-netboot-compute has provmethod netboot: "
+                       "clusterws does not serve diskless (netboot, statelite) images"),
+            std::string::npos)
+    << r.err;
+  ASSERT_EQ(run("chdef -t osimage -o rocky9-x86_64-netboot-compute provmethod=statelite").rc, 0);
+  before = generation();
+  std::filesystem::remove(dir / "kernel");
+  r = run("nodeset n1 osimage=rocky9-x86_64-netboot-compute");
+  EXPECT_NE(r.err.find("before running \"liteimg\"?"), std::string::npos) << r.err;
+  EXPECT_EQ(generation(), before);
+  EXPECT_EQ(run("nodeset n1 stat").out, "n1: offline\n");
+}
+
+TEST_F(nodeset_test, the_xnba_mirror_is_written_after_the_commit_and_shown_by_dry_run) {
+  auto tftp = home_->path / "tftp-mirror";
+  auto conf = home_->path / "clusterws.conf";
+  auto saved = slurp(conf);
+  // this test's settings only (the suite shares the home)
+  struct restore {
+    std::filesystem::path path;
+    std::string text;
+    ~restore() {
+      std::ofstream{path, std::ios::trunc} << text;
+    }
+  } restore_conf{conf, saved};
+  std::ofstream{conf, std::ios::app} << "xnba_mirror = on\ntftp_root = " << tftp.string()
+                                     << "\nboot_listen = 10.0.0.1:8080\n";
+  ASSERT_EQ(run("mkdef -t node n1 groups=compute,all mac=52:54:00:00:00:01").rc, 0);
+  auto file = tftp / "xcat/xnba/nodes/n1";
+  auto r = run("nodeset n1 osimage=debian12-x86_64-install-compute --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("+++ " + file.string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+#install debian12-x86_64-compute"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+imgfetch -n kernel http://${next-server}:8080/boot/node/n1/kernel"),
+            std::string::npos)
+    << r.out;
+  EXPECT_FALSE(std::filesystem::exists(tftp));
+  EXPECT_EQ(run("nodeset n1 stat").out, "n1: offline\n"); // (the dry run wrote nothing)
+  r = run("nodeset n1 osimage=debian12-x86_64-install-compute");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(slurp(file).substr(0, 40), "#!gpxe\n#install debian12-x86_64-compute\n");
+  EXPECT_TRUE(std::filesystem::exists(tftp / "xcat/xnba/nodes/n1.uefi"));
+  EXPECT_EQ(std::filesystem::status(file).permissions() & std::filesystem::perms::others_read,
+            std::filesystem::perms::others_read);
+  ASSERT_EQ(run("nodeset n1 boot").rc, 0);
+  EXPECT_EQ(slurp(file), "#!gpxe\n#boot\nexit\n");
+  r = run("nodeset n1 offline --dry-run");
+  EXPECT_NE(r.out.find("-#boot"), std::string::npos) << r.out;
+  ASSERT_EQ(run("nodeset n1 offline").rc, 0);
+  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_FALSE(std::filesystem::exists(tftp / "xcat/xnba/nodes/n1.uefi"));
 }
 
 TEST_F(nodeset_test, errors_are_xcats_and_change_nothing) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -110,6 +111,122 @@ TEST(reapply, a_changed_address_rewrites_hosts_and_dhcp_without_a_command_once_p
   log = slurp(d.log());
   EXPECT_EQ(count(log, "provision re-apply: makehosts for"), 2u) << log;
   EXPECT_EQ(count(log, "provision re-apply: makedns"), 0u) << log; // DNS never configured
+}
+
+TEST(reapply, a_removed_node_and_group_and_site_changes_are_re_applied) {
+  cws::test::temp_dir dir;
+  cws::test::daemon d{dir.path / "home", "rootpw"};
+  auto home = d.home();
+  auto conf_dir = dir.path / "dnsmasq.d";
+  auto hosts = dir.path / "hosts";
+  std::ofstream{hosts} << "127.0.0.1 localhost\n";
+  {
+    std::ofstream conf{home / "clusterws.conf", std::ios::app};
+    conf << "provision_reapply = on\n"
+         << "provision_reapply_delay_ms = 300\n"
+         << "events_poll_ms = 50\n"
+         << "hosts_file = " << hosts.string() << "\n"
+         << "dnsmasq_conf_dir = " << conf_dir.string() << "\n"
+         << "dhcp_reload_command = true\ndhcp_restart_command = true\n";
+  }
+  auto ok = [&](const std::string& cmd) {
+    auto r = run_tool(home, cmd);
+    ASSERT_EQ(r.rc, 0) << cmd << ": " << r.out;
+  };
+  ok("chdef -t site domain=cluster.test master=10.99.0.1");
+  ok("mkdef -t network -o prov net=10.99.0.0 mask=255.255.255.0 mgtifname=srv0 "
+     "dynamicrange=10.99.0.200-10.99.0.249");
+  // the rack's addresses come from its group (xCAT's regex form)
+  ok("mkdef -t group rack1 ip='|node(\\d+)|10.99.0.($1+10)|'");
+  for (int i = 1; i <= 3; ++i) {
+    auto n = std::to_string(i);
+    ok("mkdef node0" + n + " groups=rack1,all mac=52:54:00:99:00:1" + n);
+  }
+  ASSERT_EQ(run_tool(home, "makehosts").rc, 0);
+  d.start();
+  cws::test::https_client c{d.ca(), d.port()};
+  ASSERT_EQ(c.request("POST", d.url("/services/dhcp")).status, 201);
+  ASSERT_EQ(c.request("POST", d.url("/nodes/rack1/dhcp")).status, 201);
+  auto reservations = conf_dir / "clusterws-dhcp" / "hosts";
+  ASSERT_NE(slurp(reservations).find("52:54:00:99:00:13,10.99.0.13,node03"), std::string::npos)
+    << slurp(reservations);
+  ASSERT_NE(slurp(hosts).find("10.99.0.13 node03 node03.cluster.test"), std::string::npos);
+
+  // rmdef: the node's hosts line and reservation go (by name: its definition is gone)
+  ok("rmdef node03");
+  EXPECT_TRUE(eventually([&] {
+    return slurp(hosts).find("node03") == std::string::npos
+           && slurp(reservations).find("node03") == std::string::npos;
+  }))
+    << slurp(hosts) << slurp(reservations) << slurp(d.log());
+  EXPECT_NE(slurp(hosts).find("10.99.0.12 node02 node02.cluster.test"), std::string::npos);
+  EXPECT_TRUE(eventually(
+    [&] { return count(slurp(d.log()), "provision re-apply: makedhcp -d for 1 node(s)") == 1; }))
+    << slurp(d.log());
+
+  // the group's addresses change: every member's line and reservation follow
+  ok("chdef -t group rack1 ip='|node(\\d+)|10.99.0.($1+40)|'");
+  EXPECT_TRUE(eventually([&] {
+    auto h = slurp(hosts);
+    auto r = slurp(reservations);
+    return h.find("10.99.0.41 node01 node01.cluster.test") != std::string::npos
+           && h.find("10.99.0.42 node02 node02.cluster.test") != std::string::npos
+           && r.find("52:54:00:99:00:11,10.99.0.41,node01") != std::string::npos
+           && r.find("52:54:00:99:00:12,10.99.0.42,node02") != std::string::npos;
+  }))
+    << slurp(hosts) << slurp(reservations) << slurp(d.log());
+  EXPECT_EQ(slurp(hosts).find("10.99.0.11 "), std::string::npos) << slurp(hosts);
+
+  // the site's domain: every node's names, and the server configuration's domain
+  ok("chdef -t site domain=new.test");
+  EXPECT_TRUE(eventually([&] {
+    return slurp(hosts).find("10.99.0.41 node01 node01.new.test") != std::string::npos
+           && slurp(conf_dir / "clusterws-dhcp.conf").find("new.test") != std::string::npos;
+  }))
+    << slurp(hosts) << slurp(conf_dir / "clusterws-dhcp.conf") << slurp(d.log());
+  EXPECT_TRUE(eventually([&] {
+    return slurp(d.log()).find("provision re-apply: makedhcp -n for") != std::string::npos;
+  }))
+    << slurp(d.log());
+}
+
+TEST(reapply, the_xnba_mirror_follows_every_boot_state_change_the_daemon_sees) {
+  cws::test::temp_dir dir;
+  cws::test::daemon d{dir.path / "home", "rootpw"};
+  auto home = d.home();
+  auto tftp = dir.path / "tftp";
+  std::ofstream{home / "clusterws.conf", std::ios::app}
+    << "xnba_mirror = on\nprovision_reapply_delay_ms = 100\nevents_poll_ms = 50\n"
+    << "tftp_root = " << tftp.string() << "\n";
+  ASSERT_EQ(run_tool(home, "chdef -t site domain=cluster.test master=127.0.0.1").rc, 0);
+  ASSERT_EQ(run_tool(home, "mkdef -t osimage -o debian12-x86_64-install-compute imagetype=linux "
+                           "provmethod=install osname=Linux osvers=debian12 osarch=x86_64 "
+                           "profile=compute pkgdir=/usr/lib/debian-installer/images/12/amd64/text")
+              .rc,
+            0);
+  ASSERT_EQ(run_tool(home, "mkdef node01 groups=all mac=52:54:00:99:00:11").rc, 0);
+  d.start();
+  cws::test::https_client c{d.ca(), d.port()};
+  auto file = tftp / "xcat" / "xnba" / "nodes" / "node01";
+  // REST nodeset (the daemon's own write): the file follows through the change feed
+  ASSERT_EQ(c.request("PUT", d.url("/nodes/node01/bootstate"),
+                      R"({"osimage":"debian12-x86_64-install-compute"})")
+              .status,
+            200);
+  EXPECT_TRUE(eventually([&] {
+    return slurp(file).rfind("#!gpxe\n#install debian12-x86_64-compute\nimgfetch -n kernel "
+                             "http://${next-server}/boot/node/node01/kernel\n",
+                             0)
+           == 0;
+  }))
+    << slurp(file) << slurp(d.log());
+  EXPECT_TRUE(std::filesystem::exists(tftp / "xcat" / "xnba" / "nodes" / "node01.uefi"));
+  ASSERT_EQ(c.request("PUT", d.url("/nodes/node01/bootstate"), R"({"action":"boot"})").status, 200);
+  EXPECT_TRUE(eventually([&] { return slurp(file) == "#!gpxe\n#boot\nexit\n"; })) << slurp(file);
+  // removed with the node (another process's commit)
+  ASSERT_EQ(run_tool(home, "rmdef node01").rc, 0);
+  EXPECT_TRUE(eventually([&] { return !std::filesystem::exists(file); })) << slurp(d.log());
+  EXPECT_FALSE(std::filesystem::exists(tftp / "xcat" / "xnba" / "nodes" / "node01.uefi"));
 }
 
 TEST(reapply, off_by_default_a_change_rewrites_nothing) {

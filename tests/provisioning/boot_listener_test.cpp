@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -55,7 +56,8 @@ class boot_listener_test : public ::testing::Test {
       << "boot_listen = 127.0.0.1:" << port_ << "\ninstall_template_dir = " CLUSTERWS_SOURCE_DIR
       << "/share/install\nevents_poll_ms = 100\ninstall_deadline_check_s = 1\n"
          "install_bad_token_limit = 5\ninstall_deadline_kernel = 2\n"
-      << "xcat_status_listen = 127.0.0.1:" << xport_ << "\n";
+      << "xcat_status_listen = 127.0.0.1:" << xport_ << "\n"
+      << "tftp_root = " << (dir_->path / "tftp").string() << "\n";
     auto home = d_->home();
     auto ok = [&](const std::string& cmd) {
       auto r = run_tool(home, cmd);
@@ -261,6 +263,79 @@ TEST_F(boot_listener_test, forged_callbacks_change_nothing_and_repeated_ones_mar
   EXPECT_EQ(tool("lsdef cn07 -i appstatus -c"), "cn07: appstatus=install=bad install token\n");
   EXPECT_EQ(tool("nodeset cn07 stat"), "cn07: install debian12-x86_64-compute\n");
   EXPECT_EQ(get("/boot/node/nosuch/status?state=next&token=x").status, 404u);
+}
+
+TEST_F(boot_listener_test, a_boottarget_is_served_from_the_tftp_root_with_its_kcmdline) {
+  auto tree = dir_->path / "tftp" / "xcat" / "rescue";
+  std::filesystem::create_directories(tree);
+  std::ofstream{tree / "vmlinuz"} << "rescue kernel bytes";
+  std::ofstream{tree / "initrd.img"} << "rescue initrd bytes";
+  auto ok = [&](const std::string& cmd) {
+    auto r = run_tool(d_->home(), cmd);
+    ASSERT_EQ(r.rc, 0) << cmd << ": " << r.out;
+  };
+  ok("chtab bprofile=rescue boottarget.kernel=xcat/rescue/vmlinuz "
+     "boottarget.initrd=xcat/rescue/initrd.img 'boottarget.kcmdline=root=live:http://!myipfn!/r'");
+  ok("mkdef -t osimage -o rescue-image imagetype=linux provmethod=install osname=Linux "
+     "osvers=debian12 osarch=x86_64 profile=compute boottarget=rescue");
+  ok("mkdef cn11 groups=all mac=52:54:00:37:00:11");
+  ok("nodeset cn11 osimage=rescue-image");
+  auto script = get("/boot/mac/52:54:00:37:00:11");
+  EXPECT_EQ(script.status, 200u);
+  EXPECT_EQ(script.body, "#!ipxe\n#install debian12-x86_64-compute\nkernel " + base()
+                           + "/boot/node/cn11/kernel initrd=initrd root=live:http://127.0.0.1/r "
+                             "BOOTIF=01-${netX/mac:hexhyp}\ninitrd "
+                           + base() + "/boot/node/cn11/initrd\nboot\n");
+  EXPECT_EQ(get("/boot/node/cn11/kernel").body, "rescue kernel bytes");
+  EXPECT_EQ(get("/boot/node/cn11/initrd").body, "rescue initrd bytes");
+  EXPECT_EQ(wait_attr("cn11", "appstatus", "install=initrd"), "cn11: appstatus=install=initrd\n");
+  // a row out of the root is not served
+  ok("chtab bprofile=rescue boottarget.kernel=../../../etc/passwd");
+  EXPECT_EQ(get("/boot/node/cn11/kernel").status, 404u);
+}
+
+TEST(boot_listener_restart, refused_tokens_counted_before_a_restart_still_count_after_it) {
+  cws::test::temp_dir dir;
+  auto port = free_port();
+  auto home = dir.path / "home";
+  auto get = [&](const std::string& path) {
+    return run_tool(home, "curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:"
+                            + std::to_string(port) + path + "'")
+      .out;
+  };
+  {
+    cws::test::daemon d{home, "rootpw"};
+    std::ofstream{home / "clusterws.conf", std::ios::app}
+      << "boot_listen = 127.0.0.1:" << port << "\ninstall_template_dir = " CLUSTERWS_SOURCE_DIR
+      << "/share/install\ninstall_bad_token_limit = 3\nboot_status_batch_ms = 0\n";
+    ASSERT_EQ(run_tool(home, "mkdef -t osimage -o img imagetype=linux provmethod=install "
+                             "osname=Linux osvers=debian12 osarch=x86_64 profile=compute pkgdir="
+                               + netboot)
+                .rc,
+              0);
+    ASSERT_EQ(run_tool(home, "mkdef cn01 groups=all mac=52:54:00:38:00:01").rc, 0);
+    ASSERT_EQ(run_tool(home, "nodeset cn01 osimage=img").rc, 0);
+    d.start();
+    EXPECT_EQ(get("/boot/node/cn01/status?state=installing&token=bad"), "403");
+    EXPECT_EQ(get("/boot/node/cn01/preseed?token=bad"), "403");
+    d.stop();
+  }
+  EXPECT_EQ(run_tool(home, "lsdef cn01 -i status -c").out, "cn01: status=\n");
+  cws::test::daemon d{home, "rootpw"};
+  d.start();
+  // the third refusal of this install, counted across the restart: the node is marked
+  EXPECT_EQ(get("/boot/node/cn01/status?state=installing&token=bad"), "403");
+  std::string got;
+  for (int i = 0; i < 100; ++i) {
+    got = run_tool(home, "lsdef cn01 -i appstatus -c").out;
+    if (got == "cn01: appstatus=install=bad install token\n") {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(got, "cn01: appstatus=install=bad install token\n") << cws::test::slurp(d.log());
+  EXPECT_EQ(run_tool(home, "lsdef cn01 -i status -c").out, "cn01: status=failed\n");
+  d.stop();
 }
 
 TEST_F(boot_listener_test, a_node_stuck_after_its_script_fails_at_the_deadline) {
