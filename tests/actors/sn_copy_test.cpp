@@ -263,3 +263,33 @@ TEST(sn_copy_wire, a_copied_name_that_leaves_its_target_or_a_bad_mode_is_refused
 }
 
 } // namespace
+
+namespace {
+
+std::string seed(const char* name) {
+  std::ifstream in{std::string{CLUSTERWS_SOURCE_DIR} + "/fuzz/corpus/wire/" + name,
+                   std::ios::binary};
+  return {std::istreambuf_iterator<char>{in}, {}};
+}
+
+TEST_F(sn_copy_fixture, the_wire_fuzz_seeds_are_requests_of_this_format) {
+  // the seeds of fuzz_wire follow the wire types: a seed that no longer reads fuzzes nothing
+  for (const char* name : {"nodecopy_two_targets", "nodeshell_one_target", "power_no_target"}) {
+    auto bytes = seed(name);
+    ASSERT_FALSE(bytes.empty()) << name;
+    wire::job_request r;
+    EXPECT_EQ(actors::read_job_request(sys, bytes.data(), bytes.size(), r), "") << name;
+  }
+  auto bytes = seed("share_nodecopy_with_files");
+  caf::binary_deserializer in{sys, bytes.data(), bytes.size()};
+  wire::share_request share;
+  ASSERT_FALSE(in(share));
+  EXPECT_EQ(in.remaining(), 0u);
+  EXPECT_EQ(wire::check(share), "");
+  ASSERT_EQ(share.job.files.size(), 1u);
+  ASSERT_EQ(share.job.files[0].files.size(), 3u);
+  EXPECT_EQ(share.job.files[0].files[2].name, "conf.d/a.conf");
+  EXPECT_EQ(share.job.files[0].files[2].data, "x=1\n");
+}
+
+} // namespace
