@@ -15,8 +15,8 @@
 #include <caf/send.hpp>
 
 #include <dirent.h>
-#include <netinet/in.h>
 #include <linux/tcp.h> // tcp_info with its byte counts (glibc's is older)
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>

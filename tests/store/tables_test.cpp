@@ -37,10 +37,10 @@ TEST(table_catalog, xcat_columns_keys_and_sources) {
   const auto* servicenode = find_table("servicenode");
   ASSERT_NE(servicenode, nullptr);
   EXPECT_EQ(names_of(*servicenode),
-            (std::vector<std::string>{"node", "nameserver", "dhcpserver", "tftpserver",
-                                      "nfsserver", "conserver", "monserver", "ldapserver",
-                                      "ntpserver", "ftpserver", "nimserver", "ipforward",
-                                      "dhcpinterfaces", "proxydhcp", "comments", "disable"}));
+            (std::vector<std::string>{"node", "nameserver", "dhcpserver", "tftpserver", "nfsserver",
+                                      "conserver", "monserver", "ldapserver", "ntpserver",
+                                      "ftpserver", "nimserver", "ipforward", "dhcpinterfaces",
+                                      "proxydhcp", "comments", "disable"}));
   EXPECT_EQ(servicenode->columns[*servicenode->column("dhcpserver")].sources.front().attr,
             "setupdhcp");
   EXPECT_TRUE(servicenode->columns[*servicenode->column("monserver")].sources.empty());
