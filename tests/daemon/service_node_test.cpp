@@ -230,6 +230,31 @@ TEST_F(service_node_test, a_service_node_trusting_another_ca_never_registers) {
   EXPECT_EQ(slurp(d->log()).find("service node sn1 registered"), std::string::npos);
 }
 
+TEST_F(service_node_test, a_service_node_presenting_a_certificate_of_another_ca_never_registers) {
+  auto h = add("sn1");
+  // the HTTPS server's certificate (the cluster CA's), or one of the head CA's: neither is a
+  // service-node certificate, though both are valid certificates of this cluster
+  fs::copy_file(home / "pki" / "server-cert.pem", h / "pki" / "sn-cert.pem",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(home / "pki" / "server-key.pem", h / "pki" / "sn-key.pem",
+                fs::copy_options::overwrite_existing);
+  auto h2 = add("sn2");
+  fs::copy_file(home / "pki" / "sn" / "head-cert.pem", h2 / "pki" / "sn-cert.pem",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(home / "pki" / "sn" / "head-key.pem", h2 / "pki" / "sn-key.pem",
+                fs::copy_options::overwrite_existing);
+  service_node sn1{h};
+  service_node sn2{h2};
+  sn1.start();
+  sn2.start();
+  std::this_thread::sleep_for(milliseconds(2500));
+  EXPECT_EQ(state_of("sn1"), "never");
+  EXPECT_EQ(state_of("sn2"), "never");
+  EXPECT_NE(slurp(sn1.log()).find("no link to the head"), std::string::npos) << slurp(sn1.log());
+  EXPECT_NE(slurp(sn2.log()).find("no link to the head"), std::string::npos) << slurp(sn2.log());
+  EXPECT_EQ(slurp(d->log()).find("registered"), std::string::npos) << slurp(d->log());
+}
+
 TEST_F(service_node_test, a_wrong_secret_is_refused_and_the_service_node_stops) {
   auto h = add("sn1");
   std::ofstream{h / "pki" / "sn-secret", std::ios::trunc} << cws::api::make_sn_secret() << "\n";
