@@ -383,6 +383,13 @@ delegation_settings delegation_settings_from(const base::settings& s) {
   return d;
 }
 
+wire::request_limits sn_request_limits(const base::settings& s) {
+  wire::request_limits l;
+  l.max_copy_bytes = s.number("sn_copy_max");
+  l.max_copy_files = s.number("copy_files_max");
+  return l;
+}
+
 template_limits template_settings(const base::settings& s) {
   template_limits l;
   l.max_bytes = s.number("template_max_bytes");
