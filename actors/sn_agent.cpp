@@ -34,6 +34,8 @@ struct agent_state {
   /// last heartbeat number taken.
   std::string nonce;
   uint64_t head_seq = 0;
+  /// The challenge of the join in flight.
+  std::string joining;
   static inline const char* name = "sn-agent";
 };
 
@@ -86,11 +88,12 @@ void join(agent* self, uint64_t g, const wire::sn_challenge& c) {
     refused(self, c.refused);
     return;
   }
+  st.joining = c.nonce; // this registration's challenge: its heartbeats are bound to it
   wire::sn_join j{st.cfg.version, st.cfg.name, c.nonce,
                   api::sn_registration_proof(st.cfg.secret, st.cfg.name, st.cfg.version, c.nonce)};
   self->request(st.head, st.cfg.connect_timeout, std::move(j))
     .then(
-      [self, g, nonce = c.nonce](const wire::sn_welcome& w) {
+      [self, g](const wire::sn_welcome& w) {
         auto& st = self->state;
         if (g != st.gen) {
           return;
@@ -100,7 +103,7 @@ void join(agent* self, uint64_t g, const wire::sn_challenge& c) {
           return;
         }
         st.registered = true;
-        st.nonce = nonce;
+        st.nonce = st.joining;
         st.seq = 0;
         st.head_seq = 0;
         st.backoff = st.cfg.redial_min;
