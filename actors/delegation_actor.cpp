@@ -6,6 +6,8 @@
 #include <mutex>
 #include <random>
 
+#include "actors/share_seal.hpp"
+#include "api/sn_seal.hpp"
 #include "base/node_errc.hpp"
 
 namespace cws::actors {
@@ -329,6 +331,53 @@ make_delegated_run(std::vector<std::string> nodes, const api::wire::job_request&
 
 api::node_operation_ptr delegate(caf::actor_system& sys, delegated_run run) {
   return std::make_shared<delegated_operation>(sys, std::move(run));
+}
+
+bind_ptr delegating_bind(caf::actor_system& sys, std::shared_ptr<const api::drivers> d,
+                         delegation_config cfg) {
+  return std::make_shared<bind_fn>(
+    [&sys, d = std::move(d), cfg = std::move(cfg)](
+      const store::database& db, const api::api_call& call, const api::authorization& auth,
+      const store::noderange_options& opts, api::node_operation_ptr& out) -> api::api_result {
+      if (!cfg.roster || !api::delegates(call) || !cfg.roster->any_known()) {
+        return api::plan(db, call, auth, opts, *d, out); // no service node: as ever
+      }
+      auto live = cfg.roster->snapshot();
+      api::service_nodes sns;
+      sns.fallback = cfg.settings.fallback;
+      for (const auto& name : live.known) {
+        sns.known[name] = live.up.count(name) != 0;
+      }
+      for (const auto& [name, m] : live.up) {
+        sns.known[name] = true;
+      }
+      sns.head.insert(cfg.head.begin(), cfg.head.end());
+      api::delegated_plan p;
+      auto r = api::plan_delegated(db, call, auth, opts, *d, sns, p);
+      if (!r.ok() || p.where.all_on_head()) {
+        out = std::move(p.head);
+        return r;
+      }
+      std::unordered_map<std::string, sn_executor_actor> executors;
+      auto secrets = std::make_shared<std::unordered_map<std::string, std::string>>();
+      for (const auto& sh : p.where.shares) {
+        const auto& m = live.up.at(sh.service_node); // (planned from this view: it is there)
+        executors[sh.service_node] = m.executor;
+        (*secrets)[sh.service_node] = m.secret;
+      }
+      size_t head_fanout = 0;
+      auto run = make_delegated_run(std::move(p.nodes), p.job, p.where, executors, cfg.settings,
+                                    p.fanout, head_fanout);
+      run.head = std::move(p.head);
+      run.seal = [secrets, ttl = cfg.seal_ttl](api::wire::share_request& share) {
+        auto it = secrets->find(share.service_node);
+        if (it != secrets->end()) {
+          seal_share(share, it->second, api::sn_now_ms() + ttl.count());
+        }
+      };
+      out = delegate(sys, std::move(run));
+      return r;
+    });
 }
 
 } // namespace cws::actors

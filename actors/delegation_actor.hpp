@@ -8,9 +8,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/atoms.hpp"
 #include "actors/service_node_actor.hpp"
+#include "actors/sn_registry.hpp"
 #include "api/delegation.hpp"
 #include "api/node_operation.hpp"
+#include "api/planner.hpp"
 #include "api/wire.hpp"
 
 namespace cws::actors {
@@ -75,5 +78,25 @@ make_delegated_run(std::vector<std::string> nodes, const api::wire::job_request&
 /// cancelled and every node not yet reported gets `disconnected` ("the service is stopping"),
 /// then on_done. Every node gets exactly one result, then on_done once.
 api::node_operation_ptr delegate(caf::actor_system& sys, delegated_run run);
+
+/// How the head's executor delegates (docs/service-nodes.md).
+struct delegation_config {
+  api::delegation_settings settings;
+  /// The registered service nodes (the registry's roster; null: none, nothing is delegated).
+  std::shared_ptr<const sn_roster> roster;
+  /// The head's own names and addresses (with site.master: a `servicenode` entry naming one
+  /// runs the node from the head).
+  std::vector<std::string> head;
+  /// How long a share's seal is valid (sn_request_ttl_ms).
+  std::chrono::milliseconds seal_ttl{60000};
+};
+
+/// The head executor's bind (executor_config::bind) over the head's transports `d`: a call
+/// that api::delegates, while the roster knows any service node, is planned by
+/// api::plan_delegated with the roster's live set and, when any node goes to a service node,
+/// runs as `delegate` (each share sealed under its service node's secret); every other call
+/// is api::plan as before (no `servicenode` read, nothing more spent).
+bind_ptr delegating_bind(caf::actor_system& sys, std::shared_ptr<const api::drivers> d,
+                         delegation_config cfg);
 
 } // namespace cws::actors

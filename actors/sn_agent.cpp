@@ -91,7 +91,7 @@ void join(agent* self, uint64_t g, const wire::sn_challenge& c) {
   st.joining = c.nonce; // this registration's challenge: its heartbeats are bound to it
   wire::sn_join j{st.cfg.version, st.cfg.name, c.nonce,
                   api::sn_registration_proof(st.cfg.secret, st.cfg.name, st.cfg.version, c.nonce)};
-  self->request(st.head, st.cfg.connect_timeout, std::move(j))
+  self->request(st.head, st.cfg.connect_timeout, std::move(j), st.cfg.executor)
     .then(
       [self, g](const wire::sn_welcome& w) {
         auto& st = self->state;

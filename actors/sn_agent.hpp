@@ -17,6 +17,8 @@
 #include <memory>
 #include <string>
 
+#include "actors/service_node_actor.hpp"
+
 namespace cws::actors {
 
 /// What the agent shows the rest of the service node (its log, metrics): thread-safe.
@@ -43,6 +45,9 @@ struct sn_agent_config {
   std::chrono::milliseconds redial_min{1000};
   std::chrono::milliseconds redial_max{30000};
   std::chrono::milliseconds connect_timeout{10000};
+  /// This service node's executor (spawn_service_node): the join names it, and the head
+  /// sends it its shares.
+  sn_executor_actor executor;
   /// Nodes in flight here (sent in heartbeats).
   std::function<uint32_t()> load;
   /// The head refused this service node for good (why): the daemon stops.

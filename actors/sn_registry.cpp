@@ -65,6 +65,34 @@ void sn_board::count_heartbeat() {
   ++heartbeats_;
 }
 
+// -- roster ---------------------------------------------------------------------------
+
+sn_roster::view sn_roster::snapshot() const {
+  std::lock_guard<std::mutex> lock{mutex_};
+  return v_;
+}
+
+bool sn_roster::any_known() const {
+  std::lock_guard<std::mutex> lock{mutex_};
+  return !v_.known.empty() || !v_.up.empty();
+}
+
+void sn_roster::set_known(std::unordered_set<std::string> names) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  v_.known = std::move(names);
+}
+
+void sn_roster::put(const std::string& name, member m) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  v_.known.insert(name);
+  v_.up[name] = std::move(m);
+}
+
+void sn_roster::drop(const std::string& name) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  v_.up.erase(name);
+}
+
 namespace {
 
 using namespace std::chrono;
@@ -116,6 +144,20 @@ std::string secret_of(const sn_registry_config& cfg, const std::string& name) {
   return api::check_sn_secret(text).empty() ? text : std::string{};
 }
 
+/// The names of the secrets the head holds: every service node it knows.
+std::unordered_set<std::string> known_names(const sn_registry_config& cfg) {
+  std::unordered_set<std::string> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it{cfg.secrets, ec}, end; !ec && it != end;
+       it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (api::valid_sn_name(name)) {
+      out.insert(std::move(name));
+    }
+  }
+  return out;
+}
+
 int64_t now_ms() {
   return api::sn_now_ms();
 }
@@ -136,6 +178,7 @@ void leave(registry* self, const std::string& name, const std::string& why) {
   it->second.status.left = why;
   st.cfg.board->put(it->second.status);
   st.cfg.board->count_departure();
+  st.cfg.roster->drop(name);
   base::log(base::log_level::warning, "service node " + name + " left: " + why);
   if (st.cfg.on_event) {
     st.cfg.on_event(name, "left", why);
@@ -145,6 +188,7 @@ void leave(registry* self, const std::string& name, const std::string& why) {
 
 caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
   self->state.cfg = std::move(cfg);
+  self->state.cfg.roster->set_known(known_names(self->state.cfg));
   self->set_down_handler([self](const caf::down_msg& dm) {
     for (auto& [name, m] : self->state.members) {
       if (m.handle.address() == dm.source) {
@@ -179,7 +223,7 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
       st.pending[sender] = {h.name, c.nonce, steady_clock::now() + st.cfg.dead_after};
       return c;
     },
-    [self](const wire::sn_join& j) -> wire::sn_welcome {
+    [self](const wire::sn_join& j, const sn_executor_actor& executor) -> wire::sn_welcome {
       auto& st = self->state;
       wire::sn_welcome w;
       w.head = st.cfg.head;
@@ -205,6 +249,11 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
         refuse(self, w.refused);
         return w;
       }
+      if (!executor) {
+        w.refused = "service node '" + j.name + "' named no executor to send work to";
+        refuse(self, w.refused);
+        return w;
+      }
       // a service node that restarted registers again before its old link timed out
       if (st.members.count(j.name) > 0) {
         leave(self, j.name, "it registered again");
@@ -221,6 +270,7 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
       self->monitor(m.handle);
       st.cfg.board->put(m.status);
       st.cfg.board->count_join();
+      st.cfg.roster->put(j.name, {executor, secret});
       base::log(base::log_level::notice, "service node " + j.name + " registered");
       if (st.cfg.on_event) {
         st.cfg.on_event(j.name, "joined", "");
@@ -253,6 +303,7 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
     [self](tick_atom) {
       auto& st = self->state;
       auto now = steady_clock::now();
+      st.cfg.roster->set_known(known_names(st.cfg)); // (clusterctl sn add and remove)
       std::vector<std::pair<std::string, std::string>> gone;
       for (auto& [name, m] : st.members) {
         if (now - m.last > st.cfg.dead_after) {

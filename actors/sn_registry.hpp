@@ -16,8 +16,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "actors/service_node_actor.hpp"
 #include "api/sn_link.hpp"
 
 namespace cws::actors {
@@ -26,8 +29,9 @@ namespace cws::actors {
 using sn_registry_actor = caf::typed_actor<
   // A service node says who it is: a challenge, or why it is refused.
   caf::replies_to<api::wire::sn_hello>::with<api::wire::sn_challenge>,
-  // It proves it with its secret: welcome, or why not.
-  caf::replies_to<api::wire::sn_join>::with<api::wire::sn_welcome>,
+  // It proves it with its secret and names its executor (the actor the head sends shares
+  // to): welcome, or why not.
+  caf::replies_to<api::wire::sn_join, sn_executor_actor>::with<api::wire::sn_welcome>,
   // A registered service node is alive (and its load).
   caf::reacts_to<api::wire::sn_heartbeat>>;
 
@@ -70,6 +74,36 @@ class sn_board {
   uint64_t heartbeats_ = 0;
 };
 
+/// The service nodes the head's executor may delegate to (docs/service-nodes.md): every
+/// service node the head knows (a secret in pki/sn/secrets) and, for each registered one,
+/// its executor and its secret (the seal's key). The registry writes it; the executor's
+/// planner reads a copy per call, on a store reader: thread-safe.
+class sn_roster {
+ public:
+  /// A registered service node.
+  struct member {
+    sn_executor_actor executor;
+    std::string secret;
+  };
+  /// What one call plans with.
+  struct view {
+    std::unordered_set<std::string> known;
+    std::unordered_map<std::string, member> up;
+  };
+
+  /// A copy of the current set (an empty `known`: no service node is configured).
+  view snapshot() const;
+  /// True if the head knows any service node (a call then reads `servicenode`).
+  bool any_known() const;
+  void set_known(std::unordered_set<std::string> names);
+  void put(const std::string& name, member m);
+  void drop(const std::string& name);
+
+ private:
+  mutable std::mutex mutex_;
+  view v_;
+};
+
 /// How the registry runs.
 struct sn_registry_config {
   /// The per-service-node secrets: `<dir>/<name>` (clusterctl sn add writes them; sn remove
@@ -80,6 +114,8 @@ struct sn_registry_config {
   /// The head's name, told to service nodes in the welcome.
   std::string head;
   std::shared_ptr<sn_board> board = std::make_shared<sn_board>();
+  /// Where the registered service nodes' executors go for the head's executor.
+  std::shared_ptr<sn_roster> roster = std::make_shared<sn_roster>();
   /// A service node joined or left ("joined", "left"), with why it left; on the actor's
   /// thread (the daemon: the event stream).
   std::function<void(const std::string& name, const char* what, const std::string& why)> on_event;

@@ -213,6 +213,44 @@ api_result resolve_bmc(const store::cluster_view& view, const std::string& node,
   return {};
 }
 
+api_result plan_bmc_targets(operation op, const std::string& action,
+                            std::vector<bmc_target> targets, std::chrono::seconds timeout,
+                            int retries, size_t fanout, const hardware_config& cfg,
+                            const hardware_drivers& drivers, node_operation_ptr& out) {
+  if (!make_action(op, action, cfg, {})) {
+    return api_result::failure({unsupported_action_message(op, action)});
+  }
+  if (!drivers.ipmi) {
+    return api_result::failure(errc::unavailable,
+                               "Hardware control is not enabled on this service.");
+  }
+  std::vector<planned_node> nodes;
+  std::vector<ipmi::job> jobs;
+  nodes.reserve(targets.size());
+  jobs.reserve(targets.size());
+  for (auto& t : targets) {
+    planned_node p;
+    p.name = t.name;
+    p.job = jobs.size();
+    ipmi::job j;
+    j.node = std::move(t.name);
+    j.address = std::move(t.bmc.address);
+    j.port = t.bmc.port != 0 ? t.bmc.port : cfg.port;
+    j.user = std::move(t.bmc.user);
+    j.password = std::move(t.bmc.password);
+    j.timeout = timeout;
+    j.retries = retries;
+    j.work = make_action(op, action, cfg, j.address + ":" + std::to_string(j.port));
+    j.delay = t.delay;
+    jobs.push_back(std::move(j));
+    nodes.push_back(std::move(p));
+  }
+  out = std::make_shared<hardware_operation>(drivers, std::move(nodes), std::move(jobs),
+                                             std::vector<virt::vm_job>{},
+                                             std::max<size_t>(1, fanout));
+  return {};
+}
+
 api_result plan_hardware(const store::database& db, const api_call& call, const authorization& auth,
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out) {

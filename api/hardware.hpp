@@ -76,6 +76,23 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
                          const store::noderange_options& opts, const hardware_config& cfg,
                          const hardware_drivers& drivers, node_operation_ptr& out);
 
+/// One node of a hardware call whose BMC the head resolved (a service node's share).
+struct bmc_target {
+  std::string name;
+  bmc_access bmc;
+  /// Staged power-on: how long the node's work waits.
+  std::chrono::milliseconds delay{0};
+};
+
+/// Plans `op`'s `action` on BMCs resolved elsewhere (a service node: no store): each target's
+/// BMC, `timeout` per try and `retries` tries, `fanout` BMCs at once, as plan_hardware plans
+/// an mgt=ipmi node.
+/// @returns a failure for an unknown action or no ipmi engine, or success with `out` set.
+api_result plan_bmc_targets(operation op, const std::string& action,
+                            std::vector<bmc_target> targets, std::chrono::seconds timeout,
+                            int retries, size_t fanout, const hardware_config& cfg,
+                            const hardware_drivers& drivers, node_operation_ptr& out);
+
 /// The message xCAT gives for an action rpower (rsetboot, rvitals, rinv) does not know.
 std::string unsupported_action_message(operation op, const std::string& action);
 

@@ -196,40 +196,22 @@ void nodestat_operation::cancel() {
   }
 }
 
-api_result plan_nodestat(const store::database& db, const api_call& call, const authorization& auth,
-                         const store::noderange_options& opts, const nodestat_config& cfg,
-                         std::shared_ptr<probe::prober> prober,
-                         std::shared_ptr<nodestat_operation>& out) {
+std::shared_ptr<nodestat_operation> plan_probe_nodes(std::vector<probe_node> nodes,
+                                                     const nodestat_config& cfg, size_t fanout,
+                                                     std::shared_ptr<probe::prober> prober) {
   auto p = std::make_shared<nodestat_operation::plan>();
   p->prober = std::move(prober);
-  p->fanout = effective_fanout(call.fanout, cfg.fanout, cfg.fanout);
+  p->fanout = std::max<size_t>(1, fanout);
   p->timeout = cfg.timeout;
   auto& rd = *p->r;
   rd.apps.push_back("sshd");
   for (const auto& a : cfg.apps) {
     rd.apps.push_back(a.name);
   }
-  std::vector<node_target> found;
-  try {
-    // one read: the targets and their boot states from the same snapshot
-    auto txn = db.read();
-    if (is_stale(txn, auth)) {
-      return api_result::failure(errc::stale, "authorization is stale");
-    }
-    store::cluster_view view{txn};
-    if (auto r = node_targets(view, call, auth, caller_options(opts, auth), found); !r.ok()) {
-      return r;
-    }
-    for (auto& t : found) {
-      rd.currstate.push_back(view.attribute(t.name, "currstate"));
-    }
-  } catch (const store::error& e) {
-    return api_result::failure(from_store(e.code()), e.what());
-  }
-  p->targets.reserve(found.size());
-  rd.names.reserve(found.size());
-  for (size_t i = 0; i < found.size(); ++i) {
-    auto& t = found[i];
+  p->targets.reserve(nodes.size());
+  rd.names.reserve(nodes.size());
+  rd.currstate.reserve(nodes.size());
+  for (auto& t : nodes) {
     probe::target pt;
     pt.node = t.name;
     pt.address = std::move(t.address);
@@ -237,16 +219,45 @@ api_result plan_nodestat(const store::database& db, const api_call& call, const 
     for (const auto& a : cfg.apps) {
       pt.ports.push_back(a.port);
     }
-    if (rd.currstate[i].rfind("install", 0) == 0 && cfg.installer_port != 0) {
+    if (t.currstate.rfind("install", 0) == 0 && cfg.installer_port != 0) {
       // a node being installed: xCAT's installer answers `stat` on its status port
       pt.query_index = pt.ports.size();
       pt.ports.push_back(cfg.installer_port);
       pt.query = "stat \n";
     }
     rd.names.push_back(std::move(t.name));
+    rd.currstate.push_back(std::move(t.currstate));
     p->targets.push_back(std::move(pt));
   }
-  out = std::make_shared<nodestat_operation>(std::move(p));
+  return std::make_shared<nodestat_operation>(std::move(p));
+}
+
+api_result plan_nodestat(const store::database& db, const api_call& call, const authorization& auth,
+                         const store::noderange_options& opts, const nodestat_config& cfg,
+                         std::shared_ptr<probe::prober> prober,
+                         std::shared_ptr<nodestat_operation>& out) {
+  std::vector<probe_node> nodes;
+  try {
+    // one read: the targets and their boot states from the same snapshot
+    auto txn = db.read();
+    if (is_stale(txn, auth)) {
+      return api_result::failure(errc::stale, "authorization is stale");
+    }
+    store::cluster_view view{txn};
+    std::vector<node_target> found;
+    if (auto r = node_targets(view, call, auth, caller_options(opts, auth), found); !r.ok()) {
+      return r;
+    }
+    nodes.reserve(found.size());
+    for (auto& t : found) {
+      auto state = view.attribute(t.name, "currstate");
+      nodes.push_back({std::move(t.name), std::move(t.address), t.port, std::move(state)});
+    }
+  } catch (const store::error& e) {
+    return api_result::failure(from_store(e.code()), e.what());
+  }
+  out = plan_probe_nodes(std::move(nodes), cfg,
+                         effective_fanout(call.fanout, cfg.fanout, cfg.fanout), std::move(prober));
   return {};
 }
 

@@ -93,4 +93,20 @@ api_result plan_nodestat(const store::database& db, const api_call& call, const 
                          std::shared_ptr<probe::prober> prober,
                          std::shared_ptr<nodestat_operation>& out);
 
+/// One node to probe, resolved elsewhere (a service node's share: no store).
+struct probe_node {
+  std::string name;
+  std::string address;
+  /// Its sshd port (0: `cfg.ssh_port`).
+  uint16_t port = 0;
+  /// Its boot state (currstate).
+  std::string currstate;
+};
+
+/// Plans nodestat of `nodes` as plan_nodestat plans its nodes: sshd then `cfg.apps`, the
+/// installer's port for a node being installed, `cfg.timeout` per node, `fanout` at once.
+std::shared_ptr<nodestat_operation> plan_probe_nodes(std::vector<probe_node> nodes,
+                                                     const nodestat_config& cfg, size_t fanout,
+                                                     std::shared_ptr<probe::prober> prober);
+
 } // namespace cws::api

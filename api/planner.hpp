@@ -8,6 +8,7 @@
 
 #include "api/call.hpp"
 #include "api/copy.hpp"
+#include "api/delegation.hpp"
 #include "api/hardware.hpp"
 #include "api/node_operation.hpp"
 #include "api/nodestat.hpp"
@@ -43,6 +44,38 @@ struct drivers {
 /// @returns a failure, or success with `out` set.
 api_result plan(const store::database& db, const api_call& call, const authorization& auth,
                 const store::noderange_options& opts, const drivers& d, node_operation_ptr& out);
+
+/// True if `call`'s nodes may run on service nodes: nodeshell, the hardware verbs, nodestat.
+/// Copies (nodecopy, xdsh -e: their sources are the head's files) and rinstall (it writes
+/// the store) run from the head.
+bool delegates(const api_call& call);
+
+/// A fan-out call planned across the head and its service nodes.
+struct delegated_plan {
+  /// The call's nodes, in noderange order.
+  std::vector<std::string> nodes;
+  /// Where each node runs (api::plan_delegation).
+  delegation_plan where;
+  /// The whole call's request: target i is node i, resolved by the head (only the targets of
+  /// nodes going to a service node are filled).
+  wire::job_request job;
+  /// The head's own nodes (`where.head`), planned with the head's part of the fanout; the
+  /// whole call when `where.all_on_head()`; null when the head runs none.
+  node_operation_ptr head;
+  /// The call's effective fanout (split across the head and the service nodes).
+  size_t fanout = 1;
+};
+
+/// Plans fan-out call `call` (an operation that `delegates`) as `plan` does, split by each
+/// node's `servicenode` over the service nodes in `sns` (the head's names: site.master and
+/// `sns.head`). A node whose transport cannot be delegated (a hardware verb's node that is
+/// not mgt=ipmi with a bmc) runs from the head, which gives its error or runs it. The
+/// delegated nodes' targets are resolved here (address, port, user; a BMC's address, port,
+/// user and password; the boot state) from the same read.
+/// @returns a failure (as plan's), or success with `out` set.
+api_result plan_delegated(const store::database& db, const api_call& call,
+                          const authorization& auth, const store::noderange_options& opts,
+                          const drivers& d, const service_nodes& sns, delegated_plan& out);
 
 /// True if `op` has a planner here (every fan-out operation has: a unit test checks).
 bool has_planner(operation op);

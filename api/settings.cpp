@@ -293,6 +293,9 @@ const base::settings_schema& settings_schema() {
      "milliseconds a service node waits for the head's TLS link and registration"},
     {"sn_replay_cache", num, "100000", 16, 10000000,
      "delegated request ids a service node remembers until they expire (replays refused)"},
+    {"sn_request_ttl_ms", num, "60000", 1000, 300000,
+     "milliseconds a delegated request's seal is valid (a service node refuses it after; keep "
+     "the clocks within this)"},
 
     // -- consoles (docs/consoles.md): the console server inside the daemon
     {"console_hold", text, "on", 0, 0,

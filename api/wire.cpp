@@ -117,8 +117,13 @@ std::string check(const job_request& r, const request_limits& limits) {
       return "target index " + std::to_string(t.index) + " is out of range or repeated";
     }
     seen[t.index] = true;
-    if (t.name.empty() || too_long(t.name) || too_long(t.address) || too_long(t.user)) {
-      return "target " + std::to_string(t.index) + " has no name or a field past "
+    if (t.name.empty() || too_long(t.name) || too_long(t.address) || too_long(t.user)
+        || too_long(t.bmc) || too_long(t.bmc_user) || too_long(t.bmc_password) || too_long(t.state)
+        || t.delay_ms < 0) {
+      // (never the field's text: it may be a BMC password)
+      return "target " + std::to_string(t.index)
+             + " has no name, a negative delay or a field "
+               "past "
              + std::to_string(limits.max_field_bytes) + " bytes";
     }
   }

@@ -29,6 +29,17 @@ struct target {
   uint16_t port = 0;
   /// The authenticated API user the work runs as (never a client's choice).
   std::string user;
+  /// The hardware verbs (mgt=ipmi): the node's BMC as the head resolved it (address, port,
+  /// user and password; "" for other operations). The password is a secret: never logged;
+  /// the share's seal covers it, TLS protects it on the link.
+  std::string bmc;
+  uint16_t bmc_port = 0;
+  std::string bmc_user;
+  std::string bmc_password;
+  /// Staged power-on (site.syspowerinterval): milliseconds to wait before the BMC's work.
+  int64_t delay_ms = 0;
+  /// nodestat: the node's boot state (currstate) the reading falls back on.
+  std::string state;
 };
 
 /// One line of a copy: sources to one target (api::copy_entry).
@@ -80,6 +91,9 @@ struct job_request {
   bool preserve = false;
   bool pull = false;
   bool execute = false;
+  /// The hardware verbs: seconds per BMC try and tries (site.ipmitimeout, site.ipmiretries).
+  uint32_t bmc_timeout_s = 0;
+  uint32_t bmc_retries = 0;
   std::vector<target> targets;
   /// A push copy's files with their bytes, read once on the head (with the caller's rights):
   /// what a service node writes. Bounded by sn_copy_max (request_limits::max_copy_bytes);
@@ -158,7 +172,8 @@ struct share_end {
 
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, target& x) {
-  return f(x.index, x.name, x.address, x.port, x.user);
+  return f(x.index, x.name, x.address, x.port, x.user, x.bmc, x.bmc_port, x.bmc_user,
+           x.bmc_password, x.delay_ms, x.state);
 }
 
 template<class Inspector>
@@ -179,7 +194,7 @@ typename Inspector::result_type inspect(Inspector& f, copy_group& x) {
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_request& x) {
   return f(x.version, x.id, x.operation, x.command, x.timeout_ms, x.fanout, x.copy, x.recursive,
-           x.preserve, x.pull, x.execute, x.targets, x.files);
+           x.preserve, x.pull, x.execute, x.bmc_timeout_s, x.bmc_retries, x.targets, x.files);
 }
 
 template<class Inspector>

@@ -45,6 +45,18 @@ namespace {
 using namespace cws;
 using clock_type = std::chrono::steady_clock;
 
+/// A target of a request (the fields nodeshell and copies use).
+api::wire::target make_target(uint32_t index, std::string name, std::string address, uint16_t port,
+                              std::string user) {
+  api::wire::target t;
+  t.index = index;
+  t.name = std::move(name);
+  t.address = std::move(address);
+  t.port = port;
+  t.user = std::move(user);
+  return t;
+}
+
 struct link_config : caf::actor_system_config {
   explicit link_config(int threads) {
     set("logger.file-verbosity", caf::atom("quiet"));
@@ -294,7 +306,7 @@ int main(int argc, char** argv) {
       for (uint32_t i = 0; i < nodes; ++i) {
         names.push_back("node" + std::to_string(i));
         values.push_back("sn" + std::to_string(1 + (i / 250) % 4));
-        targets.push_back({i, names.back(), "10.2.0.1", 22, "alice"});
+        targets.push_back(make_target(i, names.back(), "10.2.0.1", 22, "alice"));
       }
       std::unordered_map<std::string, actors::sn_executor_actor> none;
       run_round(sys, names, values, targets, none); // warm-up

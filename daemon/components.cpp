@@ -379,8 +379,11 @@ void policy_component::metrics(metric_writer& out) const {
 
 executor_component::executor_component(const base::settings& s, const runtime_component& rt,
                                        const store_component* store, transports engines,
-                                       std::shared_ptr<api::service_metrics> metrics)
-    : rt_(rt), store_(store), engines_(engines) {
+                                       std::shared_ptr<api::service_metrics> metrics,
+                                       const sn_listener_component* sns)
+    : rt_(rt), store_(store), engines_(engines), sns_(sns),
+      delegation_(api::delegation_settings_from(s)),
+      seal_ttl_(std::chrono::milliseconds(s.number("sn_request_ttl_ms"))) {
   cfg_.max_nodes = s.number("max_nodes_in_flight");
   cfg_.max_nodes_per_user = s.number("max_nodes_in_flight_per_user");
   cfg_.metrics = std::move(metrics);
@@ -419,12 +422,16 @@ void executor_component::start() {
         caf::anon_send(store, actors::run_atom::value, api::api_call_ptr{std::move(call)},
                        std::move(auth), std::move(on_result));
       });
-  // the transports are the executor's: the store's reader binds a plan to them in its read
-  ec.bind = std::make_shared<actors::bind_fn>(
-    [drivers = std::move(drivers)](
-      const store::database& d, const api::api_call& call, const api::authorization& auth,
-      const store::noderange_options& opts,
-      api::node_operation_ptr& out) { return api::plan(d, call, auth, opts, *drivers, out); });
+  // the transports are the executor's: the store's reader binds a plan to them in its read;
+  // with service nodes, a call whose nodes name them is delegated (actors/delegation_actor)
+  actors::delegation_config dc;
+  dc.settings = delegation_;
+  dc.seal_ttl = seal_ttl_;
+  if (sns_ != nullptr) {
+    dc.roster = sns_->roster();
+    dc.head = sns_->head_names();
+  }
+  ec.bind = actors::delegating_bind(rt_.system(), std::move(drivers), std::move(dc));
   handle_ = actors::spawn_executor(rt_.system(), store_ ? store_->handle() : actors::store_actor{},
                                    std::move(ec));
 }
@@ -806,6 +813,14 @@ void sn_listener_component::start() {
             "listening for service nodes on " + host + ":" + std::to_string(*bound) + " (TLS)");
 }
 
+std::vector<std::string> sn_listener_component::head_names() const {
+  std::vector<std::string> out{host_name()};
+  if (!listen_.empty()) {
+    out.push_back(host_port(listen_, "sn_listen").first);
+  }
+  return out;
+}
+
 void sn_listener_component::stop() {
   end(handle_);
 }
@@ -890,7 +905,13 @@ sn_agent_component::sn_agent_component(const base::settings& s, const store::hom
 }
 
 void sn_agent_component::start() {
-  handle_ = actors::spawn_sn_agent(rt_.system(), cfg_);
+  // nop: serve() dials, once the executor it registers runs
+}
+
+void sn_agent_component::serve(actors::sn_executor_actor executor) {
+  auto cfg = cfg_;
+  cfg.executor = std::move(executor);
+  handle_ = actors::spawn_sn_agent(rt_.system(), std::move(cfg));
 }
 
 void sn_agent_component::stop() {

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "actors/console_actor.hpp"
+#include "actors/delegation_actor.hpp"
 #include "actors/dispatcher.hpp"
 #include "actors/events_actor.hpp"
 #include "actors/executor_actor.hpp"
@@ -259,14 +260,18 @@ class policy_component : public component {
   actors::policy_actor handle_;
 };
 
+class sn_listener_component;
+
 /// The fan-out executor (`max_nodes_in_flight`, `max_nodes_in_flight_per_user`): the
 /// engines in `engines` are its transports.
 class executor_component : public component {
  public:
-  /// `store` null: a service node's executor (no store; its work comes from the head).
+  /// `sns`: the head's service nodes, to which calls are delegated (none: every node runs
+  /// here; also when its `sn_listen` is empty).
   executor_component(const base::settings& s, const runtime_component& rt,
                      const store_component* store, transports engines,
-                     std::shared_ptr<api::service_metrics> metrics);
+                     std::shared_ptr<api::service_metrics> metrics,
+                     const sn_listener_component* sns = nullptr);
   std::string_view name() const override {
     return "executor";
   }
@@ -283,6 +288,9 @@ class executor_component : public component {
   const runtime_component& rt_;
   const store_component* store_;
   transports engines_;
+  const sn_listener_component* sns_;
+  api::delegation_settings delegation_;
+  std::chrono::milliseconds seal_ttl_{60000};
   actors::executor_config cfg_;
   actors::executor_actor handle_;
 };
@@ -477,6 +485,15 @@ class sn_listener_component : public component {
   /// Service nodes registered, their heartbeats and load; joins, refusals, departures.
   void metrics(base::metric_writer& out) const override;
 
+  /// The registered service nodes for the executor's planner (null when `sn_listen` is
+  /// empty: nothing is delegated).
+  std::shared_ptr<const actors::sn_roster> roster() const {
+    return listen_.empty() ? nullptr : cfg_.roster;
+  }
+
+  /// The head's own names and addresses (a `servicenode` entry naming one means the head).
+  std::vector<std::string> head_names() const;
+
  private:
   std::string listen_;
   std::filesystem::path dir_;
@@ -496,8 +513,12 @@ class sn_agent_component : public component {
   std::string_view name() const override {
     return "head-link";
   }
+  /// (Nothing: the agent dials once it has an executor to register, from `serve`.)
   void start() override;
   void stop() override;
+  /// Spawns the agent, which registers `executor` with the head (the service-node executor's
+  /// component calls it at its start).
+  void serve(actors::sn_executor_actor executor);
   /// Registered, dials, heartbeats both ways.
   void metrics(base::metric_writer& out) const override;
 

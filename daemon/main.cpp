@@ -16,6 +16,7 @@
 #include "base/metric_registry.hpp"
 #include "daemon/component.hpp"
 #include "daemon/components.hpp"
+#include "daemon/service_node.hpp"
 #include "daemon/transports.hpp"
 #include "store/home.hpp"
 
@@ -123,11 +124,11 @@ int serve(const base::parsed_args& args) {
   auto& rt = parts.add<daemon::runtime_component>(settings);
   auto& events = parts.add<daemon::events_component>(settings, rt, db);
   // (before the actor system starts: a set sn_listen loads CAF's TLS network layer into it)
-  parts.add<daemon::sn_listener_component>(settings, home, rt, events);
+  auto& sns = parts.add<daemon::sn_listener_component>(settings, home, rt, events);
   auto& store = parts.add<daemon::store_component>(settings, rt, db, events, counters);
   auto& policy = parts.add<daemon::policy_component>(settings, rt, store, counters);
   auto& executor = parts.add<daemon::executor_component>(
-    settings, rt, &store, daemon::transports{ssh, ipmi, virt, probe}, counters);
+    settings, rt, &store, daemon::transports{ssh, ipmi, virt, probe}, counters, &sns);
   auto& jobs = parts.add<daemon::jobs_component>(settings, rt, db, events, executor);
   parts.add<daemon::reapply_component>(settings, rt, db, events, store);
   // the audit log before the console server, which audits attach and detach
@@ -184,9 +185,10 @@ int serve_service_node(const base::parsed_args& args) {
   auto& virt = parts.add<daemon::libvirt_component>(settings);
   auto& probe = parts.add<daemon::probe_component>(settings);
   auto& rt = parts.add<daemon::runtime_component>(settings);
-  parts.add<daemon::executor_component>(settings, rt, nullptr,
-                                        daemon::transports{ssh, ipmi, virt, probe}, counters);
+  // the link first: the executor's start hands it its handle, and the link then registers
   auto& link = parts.add<daemon::sn_agent_component>(settings, home, rt, counters);
+  parts.add<daemon::service_node_component>(settings, rt,
+                                            daemon::transports{ssh, ipmi, virt, probe}, link);
   std::atomic<bool> refused{false};
   link.on_refused([&refused](const std::string&) {
     refused = true;

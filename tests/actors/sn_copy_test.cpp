@@ -29,6 +29,18 @@ using namespace cws::actors;
 using namespace cws::api;
 namespace wire = cws::api::wire;
 
+/// A target of a request (the fields nodeshell and copies use).
+api::wire::target make_target(uint32_t index, std::string name, std::string address, uint16_t port,
+                              std::string user) {
+  api::wire::target t;
+  t.index = index;
+  t.name = std::move(name);
+  t.address = std::move(address);
+  t.port = port;
+  t.user = std::move(user);
+  return t;
+}
+
 caf::actor_system_config& wire_config(caf::actor_system_config& cfg) {
   actors::add_wire_types(cfg);
   return test::coordinated_system::init(cfg);
@@ -106,7 +118,7 @@ struct sn_copy_fixture : ::testing::Test {
     job.copy.push_back({{"hosts", "blob"}, "/etc/x/"});
     job.files = std::move(files);
     for (uint32_t i = 0; i < 3; ++i) {
-      job.targets.push_back({i, "n" + std::to_string(i), "127.0.0.1", 22, "alice"});
+      job.targets.push_back(make_target(i, "n" + std::to_string(i), "127.0.0.1", 22, "alice"));
     }
     service_nodes known;
     known.known["sn1"] = true;
@@ -250,7 +262,7 @@ TEST_F(sn_copy_fixture, a_pull_or_a_copy_without_its_files_is_refused_by_the_bin
 TEST(sn_copy_wire, a_copied_name_that_leaves_its_target_or_a_bad_mode_is_refused) {
   wire::job_request job;
   job.operation = "nodecopy";
-  job.targets.push_back({0, "n1", "", 0, "root"});
+  job.targets.push_back(make_target(0, "n1", "", 0, "root"));
   for (const char* name : {"/etc/passwd", "../x", "a/../../x", "a//b", "./a", ""}) {
     job.files = {{"/tmp/", true, {{name, false, 0644, -1, -1, "x"}}}};
     EXPECT_NE(wire::check(job).find("leaves its target"), std::string::npos) << name;
@@ -281,7 +293,7 @@ std::vector<std::pair<std::string, std::vector<char>>> wire_seeds(caf::actor_sys
   shell.id = 1;
   shell.operation = "nodeshell";
   shell.command = "uptime";
-  shell.targets = {{0, "n1", "127.0.0.1", 2222, "root"}};
+  shell.targets = {make_target(0, "n1", "127.0.0.1", 2222, "root")};
   out.emplace_back("nodeshell_one_target", bytes(shell));
   wire::job_request power;
   power.id = 2;
@@ -297,7 +309,8 @@ std::vector<std::pair<std::string, std::vector<char>>> wire_seeds(caf::actor_sys
   copy.copy = {{{"/etc/hosts", "/etc/resolv.conf"}, "/etc/"}};
   copy.recursive = true;
   copy.execute = true;
-  copy.targets = {{0, "n1", "10.0.0.1", 22, "alice"}, {1, "n2", "", 0, "alice"}};
+  copy.targets
+    = {make_target(0, "n1", "10.0.0.1", 22, "alice"), make_target(1, "n2", "", 0, "alice")};
   out.emplace_back("nodecopy_two_targets", bytes(copy));
   wire::share_request share;
   share.job = copy;

@@ -21,6 +21,18 @@ using namespace cws;
 using namespace cws::actors;
 namespace wire = cws::api::wire;
 
+/// A target of a request (the fields nodeshell and copies use).
+api::wire::target make_target(uint32_t index, std::string name, std::string address, uint16_t port,
+                              std::string user) {
+  api::wire::target t;
+  t.index = index;
+  t.name = std::move(name);
+  t.address = std::move(address);
+  t.port = port;
+  t.user = std::move(user);
+  return t;
+}
+
 caf::actor_system_config& wire_config(caf::actor_system_config& cfg) {
   actors::add_wire_types(cfg);
   return test::coordinated_system::init(cfg);
@@ -93,7 +105,7 @@ struct sn_refusal_fixture : ::testing::Test {
     s.job.operation = "nodeshell";
     s.job.command = "id";
     s.job.id = id;
-    s.job.targets.push_back({0, "n1", "10.0.0.1", 22, "alice"});
+    s.job.targets.push_back(make_target(0, "n1", "10.0.0.1", 22, "alice"));
     s.service_node = name;
     s.sealed = api::to_text(
       api::seal_sn_request(secrets[name], name, id, api::sn_now_ms() + 60000, payload(s)));

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../store/temp_home.hpp"
+#include "actors/service_node_actor.hpp"
 #include "actors/sn_registry.hpp"
 #include "actors/type_ids.hpp"
 #include "api/sn_seal.hpp"
@@ -43,6 +44,9 @@ struct sn_registry_fixture : test::coordinated_system, ::testing::Test {
 
   ~sn_registry_fixture() override {
     caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+    for (auto& e : executors) {
+      caf::anon_send_exit(e, caf::exit_reason::user_shutdown);
+    }
     sched.run();
   }
 
@@ -53,9 +57,13 @@ struct sn_registry_fixture : test::coordinated_system, ::testing::Test {
     std::string nonce;
     who->receive([&](const wire::sn_challenge& c) { nonce = c.nonce; });
     EXPECT_FALSE(nonce.empty());
-    who->send(reg, wire::sn_join{api::sn_protocol_version, name, nonce,
-                                 api::sn_registration_proof(secrets[name], name,
-                                                            api::sn_protocol_version, nonce)});
+    // the executor the head will send work to (a service node that runs nothing here)
+    executors.push_back(actors::spawn_service_node(sys, {}));
+    who->send(reg,
+              wire::sn_join{
+                api::sn_protocol_version, name, nonce,
+                api::sn_registration_proof(secrets[name], name, api::sn_protocol_version, nonce)},
+              executors.back());
     sched.run();
     who->receive([&](const wire::sn_welcome& w) { EXPECT_EQ(w.refused, ""); });
     return nonce;
@@ -82,6 +90,7 @@ struct sn_registry_fixture : test::coordinated_system, ::testing::Test {
   std::map<std::string, std::string> secrets;
   std::shared_ptr<actors::sn_board> board = std::make_shared<actors::sn_board>();
   actors::sn_registry_actor reg;
+  std::vector<actors::sn_executor_actor> executors;
   caf::scoped_actor rogue{sys, true};
 };
 

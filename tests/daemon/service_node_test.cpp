@@ -28,6 +28,7 @@
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
+#include "../support/sn_process.hpp"
 #include "../support/silent_port.hpp"
 #include "actors/sn_agent.hpp"
 #include "actors/type_ids.hpp"
@@ -35,6 +36,7 @@
 
 namespace {
 
+using cws::test::service_node;
 using namespace std::chrono;
 using cws::test::run_tool;
 using cws::test::slurp;
@@ -42,70 +44,6 @@ namespace fs = std::filesystem;
 
 constexpr int heartbeat_ms = 200;
 constexpr int dead_after_ms = 1000;
-
-/// A clusterwsd --service-node process, stopped by its pid.
-class service_node {
- public:
-  explicit service_node(fs::path home) : home_(std::move(home)) {
-    // nop
-  }
-  ~service_node() {
-    if (pid_ > 0) {
-      stop(SIGKILL);
-    }
-  }
-  void start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::string bin = CLUSTERWS_BIN_DIR "/clusterwsd";
-      std::string h = home_.string();
-      execl(bin.c_str(), bin.c_str(), "--service-node", "--home", h.c_str(), nullptr);
-      _exit(127);
-    }
-  }
-  /// Its exit status once it ended on its own within `wait`, else -1.
-  int exited_within(milliseconds wait) {
-    auto until = steady_clock::now() + wait;
-    while (steady_clock::now() < until) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return -1;
-  }
-  int stop(int sig = SIGTERM) {
-    if (pid_ <= 0) {
-      return -1;
-    }
-    if (sig == SIGTERM) {
-      kill(pid_, SIGCONT);
-    }
-    kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  pid_t pid() const {
-    return pid_;
-  }
-  fs::path log() const {
-    return home_ / "clusterwsd.log";
-  }
-  const fs::path& home() const {
-    return home_;
-  }
-
- private:
-  fs::path home_;
-  pid_t pid_ = -1;
-};
 
 class service_node_test : public ::testing::Test {
  protected:

@@ -1,0 +1,343 @@
+// A fan-out call that really runs on service nodes (docs/service-nodes.md), with real
+// processes and no mocks: a head clusterwsd (sn_listen on 127.0.0.1) and three clusterwsd
+// --service-node processes, each fronting its own loopback sshds (one per node, so each node's
+// runs are counted apart: every command appends a line to a file named after its sshd's port)
+// and the third also a farm of ipmi_sim BMCs. nodeshell and rpower through them answer as the
+// head alone does; kill -9 of a service node in the middle of a run ends its unreported nodes
+// `servicenode` and nothing runs twice; SIGSTOP is noticed within the dead time; a restarted
+// service node registers again and the next call uses it.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "../store/temp_home.hpp"
+#include "../support/bmc_farm.hpp"
+#include "../support/daemon.hpp"
+#include "../support/https_client.hpp"
+#include "../support/metrics_sample.hpp"
+#include "../support/sn_process.hpp"
+#include "../support/sshd.hpp"
+
+namespace {
+
+using namespace std::chrono;
+using cws::test::run_tool;
+using cws::test::slurp;
+namespace fs = std::filesystem;
+
+constexpr int heartbeat_ms = 200;
+constexpr int dead_after_ms = 1000;
+/// Nodes per service node, each behind its own sshd.
+constexpr int per_sn = 3;
+
+class sn_delegation_test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new cws::test::temp_dir;
+    auto home = dir_->path / "head";
+    d_ = new cws::test::daemon(home, "rootpw");
+    ASSERT_EQ(run_tool(home, "clusterctl sn init").rc, 0);
+    std::ofstream{home / "clusterws.conf", std::ios::app}
+      << "sn_listen = 127.0.0.1:0\nsn_heartbeat_ms = " << heartbeat_ms
+      << "\nsn_dead_after_ms = " << dead_after_ms << "\nssh_connect_timeout = 5\n";
+    d_->start();
+    counts_ = dir_->path / "counts";
+    fs::create_directories(counts_);
+    run_tool(home, "chdef -t site clustersite ipmitimeout=1 ipmiretries=2");
+    for (int k = 1; k <= 3; ++k) {
+      auto sn = "sn" + std::to_string(k);
+      auto sn_home = dir_->path / sn;
+      auto r = run_tool(home, "clusterctl sn add " + sn + " --out " + sn_home.string());
+      ASSERT_EQ(r.rc, 0) << r.out;
+      std::ofstream{sn_home / "clusterws.conf", std::ios::app}
+        << "sn_redial_min_ms = 100\nsn_redial_max_ms = 400\nsn_connect_timeout_ms = 2000\n"
+           "ssh_connect_timeout = 5\n";
+      // root's key where clusterctl sn sync puts it: <sn home>/ssh/<user>/id_ed25519
+      fs::create_directories(sn_home / "ssh" / "root");
+      for (const char* f : {"id_ed25519", "id_ed25519.pub"}) {
+        fs::copy_file(home / "ssh" / "root" / f, sn_home / "ssh" / "root" / f);
+      }
+      run_tool(home, "mkdef -t group g" + std::to_string(k) + " servicenode=" + sn);
+      for (int i = 0; i < per_sn; ++i) {
+        auto node = "n" + std::to_string(k) + std::to_string(i);
+        add_node(node, "g" + std::to_string(k));
+      }
+      sns_[k - 1] = new cws::test::service_node(sn_home);
+    }
+    add_node("h0", "headnodes"); // no servicenode: the head runs it
+    if (cws::test::have_ipmi_sim()) {
+      farm_ = new cws::test::bmc_farm(dir_->path / "bmcs", 2);
+      run_tool(home, "mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret "
+                     "servicenode=sn3");
+      for (size_t i = 0; i < farm_->size(); ++i) {
+        auto r
+          = run_tool(home, "mkdef bmc" + std::to_string(i) + " groups=bmcs bmc=127.0.0.1 bmcport="
+                             + std::to_string(farm_->port(i)));
+        ASSERT_EQ(r.rc, 0) << r.out;
+      }
+    }
+    for (auto* sn : sns_) {
+      sn->start();
+    }
+    for (int k = 1; k <= 3; ++k) {
+      ASSERT_TRUE(registered("sn" + std::to_string(k))) << slurp(sns_[k - 1]->log());
+    }
+  }
+
+  static void TearDownTestSuite() {
+    for (auto*& sn : sns_) {
+      delete sn;
+      sn = nullptr;
+    }
+    d_->stop();
+    delete d_;
+    delete farm_;
+    for (auto* s : sshds_) {
+      delete s;
+    }
+    sshds_.clear();
+    delete dir_;
+  }
+
+  /// Node `node` in group `group` behind an sshd of its own.
+  static void add_node(const std::string& node, const std::string& group) {
+    auto* s = new cws::test::sshd(dir_->path / ("sshd-" + node));
+    s->authorize("root", d_->home() / "ssh" / "root" / "id_ed25519.pub");
+    s->start();
+    sshds_.push_back(s);
+    port_of_[node] = s->port();
+    auto r
+      = run_tool(d_->home(), "mkdef " + node + " groups=" + group
+                               + ",sshnodes ip=127.0.0.1 sshport=" + std::to_string(s->port()));
+    ASSERT_EQ(r.rc, 0) << r.out;
+  }
+
+  /// True once `name` shows registered in clusterctl sn list (at most 15 s).
+  static bool registered(const std::string& name) {
+    for (int i = 0; i < 300; ++i) {
+      auto r = run_tool(d_->home(), "clusterctl sn list");
+      std::istringstream in{r.out};
+      std::string line;
+      while (std::getline(in, line)) {
+        std::istringstream words{line};
+        std::string n, state;
+        words >> n >> state;
+        if (n == name && state == "registered") {
+          return true;
+        }
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
+  }
+
+  /// The command every node runs: one line appended to its count file (named after its
+  /// sshd's port), then a sleep of the seconds in its delay file (none: 0), then `ok`.
+  static std::string command() {
+    auto c = counts_.string();
+    return "P=$(echo $SSH_CONNECTION | cut -d' ' -f4); echo ran >> " + c + "/count.$P; sleep "
+           + "$(cat " + c + "/delay.$P 2>/dev/null || echo 0); echo ok";
+  }
+
+  /// Times node `node` ran the command.
+  static int runs(const std::string& node) {
+    std::ifstream in{counts_ / ("count." + std::to_string(port_of_[node]))};
+    int n = 0;
+    std::string line;
+    while (std::getline(in, line)) {
+      ++n;
+    }
+    return n;
+  }
+
+  static void set_delay(const std::string& node, double seconds) {
+    std::ofstream{counts_ / ("delay." + std::to_string(port_of_[node])), std::ios::trunc} << seconds
+                                                                                          << "\n";
+  }
+
+  static void clear_delays() {
+    for (const auto& [node, port] : port_of_) {
+      fs::remove(counts_ / ("delay." + std::to_string(port)));
+    }
+  }
+
+  static cws::test::reply shell(const std::string& nr, const std::string& extra = {}) {
+    cws::test::https_client client{d_->ca(), d_->port()};
+    return client.request("POST", d_->url("/nodes/" + nr + "/nodeshell", extra),
+                          "{\"command\":\"" + command() + "\"}");
+  }
+
+  static cws::test::reply call(const std::string& method, const std::string& path,
+                               const std::string& body = {}, const std::string& extra = {}) {
+    cws::test::https_client client{d_->ca(), d_->port()};
+    return client.request(method, d_->url(path, extra), body);
+  }
+
+  /// The head's SSH runs so far (its metrics page): a delegated node is not one of them.
+  static double head_ssh_runs() {
+    auto page = call("GET", "/metrics").body;
+    auto n = cws::test::metric_sample(page, "clusterws_ssh_runs_total");
+    return n < 0 ? 0 : n;
+  }
+
+  static inline cws::test::temp_dir* dir_ = nullptr;
+  static inline cws::test::daemon* d_ = nullptr;
+  static inline cws::test::bmc_farm* farm_ = nullptr;
+  static inline cws::test::service_node* sns_[3] = {nullptr, nullptr, nullptr};
+  static inline std::vector<cws::test::sshd*> sshds_;
+  static inline std::map<std::string, unsigned short> port_of_;
+  static inline fs::path counts_;
+};
+
+/// The nodes of service node k.
+std::string nodes_of(int k) {
+  return "n" + std::to_string(k) + "0-n" + std::to_string(k) + std::to_string(per_sn - 1);
+}
+
+TEST_F(sn_delegation_test, nodeshell_through_three_service_nodes_answers_as_the_head_alone) {
+  std::map<std::string, int> counted;
+  for (const auto& [node, port] : port_of_) {
+    counted[node] = runs(node);
+  }
+  auto before = head_ssh_runs();
+  auto delegated = shell("sshnodes", "&format=detail");
+  ASSERT_EQ(delegated.status, 201u) << delegated.body << slurp(d_->log());
+  // the head ran only its own node: one SSH run (h0's), the rest ran on the service nodes
+  EXPECT_EQ(head_ssh_runs() - before, 1) << slurp(d_->log());
+  for (const auto& [node, port] : port_of_) {
+    EXPECT_EQ(runs(node), counted[node] + 1) << node;
+  }
+  auto plain = shell("sshnodes");
+  ASSERT_EQ(plain.status, 201u) << plain.body;
+  // flat: the same call with no servicenode anywhere
+  for (int k = 1; k <= 3; ++k) {
+    run_tool(d_->home(), "chdef -t group g" + std::to_string(k) + " servicenode=");
+  }
+  auto flat = shell("sshnodes");
+  for (int k = 1; k <= 3; ++k) {
+    run_tool(d_->home(),
+             "chdef -t group g" + std::to_string(k) + " servicenode=sn" + std::to_string(k));
+  }
+  EXPECT_EQ(flat.status, plain.status);
+  EXPECT_EQ(flat.body, plain.body);
+  EXPECT_NE(plain.body.find("\"n20\":[\" ok\"]"), std::string::npos) << plain.body;
+  for (const auto& [node, port] : port_of_) {
+    EXPECT_EQ(runs(node), counted[node] + 3) << node;
+  }
+}
+
+TEST_F(sn_delegation_test, rpower_through_a_service_node_answers_as_the_head_alone) {
+  if (farm_ == nullptr) {
+    GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
+  }
+  farm_->set_power(1, true);
+  auto before = farm_->log(0);
+  auto r = call("PUT", "/nodes/bmc0/power", R"({"action":"on"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(farm_->power(0), "1");
+  auto stat = call("GET", "/nodes/bmcs/power");
+  EXPECT_EQ(stat.body, R"({"bmc0":{"power":"on"},"bmc1":{"power":"on"}})"
+                       "\n")
+    << stat.body << slurp(sns_[2]->log());
+  r = call("PUT", "/nodes/bmcs/power", R"({"action":"off"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  auto delegated = call("GET", "/nodes/bmcs/power", {}, "&format=detail");
+  run_tool(d_->home(), "chdef -t group bmcs servicenode=");
+  auto flat = call("GET", "/nodes/bmcs/power", {}, "&format=detail");
+  run_tool(d_->home(), "chdef -t group bmcs servicenode=sn3");
+  EXPECT_EQ(delegated.body, flat.body);
+  EXPECT_NE(flat.body.find("off"), std::string::npos) << flat.body;
+  // the BMC password went to the service node in the sealed share; no log holds it
+  EXPECT_EQ(slurp(sns_[2]->log()).find("secret"), std::string::npos);
+  EXPECT_EQ(slurp(d_->log()).find("secret"), std::string::npos);
+}
+
+TEST_F(sn_delegation_test, kill_9_of_a_service_node_mid_run_ends_only_its_unreported_nodes) {
+  clear_delays();
+  // sn2: n20 answers at once, n21 and n22 are still running when sn2 dies
+  set_delay("n21", 5);
+  set_delay("n22", 5);
+  for (int k : {1, 3}) {
+    for (int i = 0; i < per_sn; ++i) {
+      set_delay("n" + std::to_string(k) + std::to_string(i), 1.5);
+    }
+  }
+  std::map<std::string, int> before;
+  for (const auto& [node, port] : port_of_) {
+    before[node] = runs(node);
+  }
+  auto start = steady_clock::now();
+  auto pending = std::async(std::launch::async, [] { return shell("sshnodes", "&format=detail"); });
+  // the slow ones started (they counted their run), and n20 ended
+  for (int i = 0; i < 200 && (runs("n21") == before["n21"] || runs("n22") == before["n22"]); ++i) {
+    std::this_thread::sleep_for(milliseconds(25));
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  sns_[1]->stop(SIGKILL);
+  auto r = pending.get();
+  auto took = duration_cast<milliseconds>(steady_clock::now() - start);
+  clear_delays();
+  const std::string lost = "service node sn2 became unreachable after the command was sent; it "
+                           "may have run";
+  for (const char* node : {"n21", "n22"}) {
+    auto at = r.body.find(std::string{"\""} + node + "\":{");
+    ASSERT_NE(at, std::string::npos) << r.body;
+    auto entry = r.body.substr(at, r.body.find('}', at) - at);
+    EXPECT_NE(entry.find("\"error\":\"servicenode\""), std::string::npos) << entry;
+    EXPECT_NE(entry.find(lost), std::string::npos) << entry;
+  }
+  EXPECT_NE(r.body.find(R"("n20":{"rc":0)"), std::string::npos) << r.body;
+  for (const char* node : {"n10", "n11", "n12", "n30", "n31", "n32", "h0"}) {
+    EXPECT_NE(r.body.find(std::string{"\""} + node + "\":{\"rc\":0"), std::string::npos)
+      << node << ": " << r.body;
+  }
+  // the call did not wait for sn2's sleeping nodes
+  EXPECT_LT(took.count(), 4500) << took.count();
+  std::this_thread::sleep_for(milliseconds(500));
+  for (const auto& [node, port] : port_of_) {
+    EXPECT_EQ(runs(node), before[node] + 1) << node << " ran again elsewhere";
+  }
+  // restarted, it registers again and the next call runs on it
+  sns_[1]->start();
+  ASSERT_TRUE(registered("sn2")) << slurp(sns_[1]->log());
+  auto again = shell(nodes_of(2), "&format=detail");
+  EXPECT_EQ(again.status, 201u) << again.body << slurp(sns_[1]->log());
+  for (int i = 0; i < per_sn; ++i) {
+    auto node = "n2" + std::to_string(i);
+    EXPECT_EQ(runs(node), before[node] + 2) << node;
+  }
+}
+
+TEST_F(sn_delegation_test, a_stopped_service_node_s_nodes_end_within_the_dead_time) {
+  clear_delays();
+  for (int i = 0; i < per_sn; ++i) {
+    set_delay("n1" + std::to_string(i), 1);
+  }
+  auto pending
+    = std::async(std::launch::async, [] { return shell(nodes_of(1) + ",h0", "&format=detail"); });
+  for (int i = 0; i < 200 && runs("n12") == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(25));
+  }
+  kill(sns_[0]->pid(), SIGSTOP);
+  auto stopped = steady_clock::now();
+  auto r = pending.get();
+  auto took = duration_cast<milliseconds>(steady_clock::now() - stopped);
+  kill(sns_[0]->pid(), SIGCONT);
+  clear_delays();
+  std::cout << "SIGSTOP: the call ended " << took.count() << " ms after it (dead time "
+            << dead_after_ms << " ms)\n";
+  EXPECT_NE(r.body.find("service node sn1 became unreachable"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("h0":{"rc":0)"), std::string::npos) << r.body;
+  // the dead time, a heartbeat tick and room for a loaded machine
+  EXPECT_LE(took.count(), dead_after_ms + heartbeat_ms + 1500) << took.count();
+  // resumed, it dials again and registers
+  EXPECT_TRUE(registered("sn1")) << slurp(sns_[0]->log());
+}
+
+} // namespace
