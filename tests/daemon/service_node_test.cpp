@@ -28,8 +28,8 @@
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
-#include "../support/sn_process.hpp"
 #include "../support/silent_port.hpp"
+#include "../support/sn_process.hpp"
 #include "actors/sn_agent.hpp"
 #include "actors/type_ids.hpp"
 #include "api/sn_seal.hpp"
