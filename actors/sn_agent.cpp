@@ -30,6 +30,12 @@ struct agent_state {
   milliseconds backoff{0};
   steady_clock::time_point last_from_head;
   uint64_t seq = 0;
+  /// The registration's challenge (heartbeats both ways are bound to it) and the head's
+  /// last heartbeat number taken.
+  std::string nonce;
+  uint64_t head_seq = 0;
+  /// The challenge of the join in flight.
+  std::string joining;
   static inline const char* name = "sn-agent";
 };
 
@@ -82,6 +88,7 @@ void join(agent* self, uint64_t g, const wire::sn_challenge& c) {
     refused(self, c.refused);
     return;
   }
+  st.joining = c.nonce; // this registration's challenge: its heartbeats are bound to it
   wire::sn_join j{st.cfg.version, st.cfg.name, c.nonce,
                   api::sn_registration_proof(st.cfg.secret, st.cfg.name, st.cfg.version, c.nonce)};
   self->request(st.head, st.cfg.connect_timeout, std::move(j), st.cfg.executor)
@@ -96,6 +103,9 @@ void join(agent* self, uint64_t g, const wire::sn_challenge& c) {
           return;
         }
         st.registered = true;
+        st.nonce = st.joining;
+        st.seq = 0;
+        st.head_seq = 0;
         st.backoff = st.cfg.redial_min;
         st.last_from_head = steady_clock::now();
         st.cfg.board->registered = true;
@@ -166,9 +176,14 @@ caf::behavior agent_impl(agent* self, sn_agent_config cfg) {
         dial(self);
       }
     },
-    [self](const wire::sn_heartbeat&) {
+    [self](const wire::sn_heartbeat& hb) {
       auto& st = self->state;
-      if (st.head && self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(st.head)) {
+      // the head's proof under this service node's secret, for this registration, rising:
+      // a heartbeat relayed by another peer keeps nothing alive
+      if (st.registered && hb.name == st.cfg.name && hb.seq > st.head_seq
+          && api::sn_check_heartbeat(st.cfg.secret, api::sn_heartbeat_from::head, hb.name, st.nonce,
+                                     hb.seq, hb.load, hb.proof)) {
+        st.head_seq = hb.seq;
         st.last_from_head = steady_clock::now();
         ++st.cfg.board->heartbeats_received;
       }
@@ -181,7 +196,13 @@ caf::behavior agent_impl(agent* self, sn_agent_config cfg) {
           lost(self, st.gen,
                "silent for " + std::to_string(duration_cast<milliseconds>(silent).count()) + " ms");
         } else {
-          self->send(st.head, wire::sn_heartbeat{++st.seq, st.cfg.load ? st.cfg.load() : 0u});
+          auto seq = ++st.seq;
+          auto load = st.cfg.load ? st.cfg.load() : 0u;
+          self->send(st.head,
+                     wire::sn_heartbeat{
+                       seq, load, st.cfg.name,
+                       api::sn_heartbeat_proof(st.cfg.secret, api::sn_heartbeat_from::service_node,
+                                               st.cfg.name, st.nonce, seq, load)});
           ++st.cfg.board->heartbeats_sent;
         }
       }

@@ -9,6 +9,7 @@
 #include "actors/atoms.hpp"
 #include "api/sn_seal.hpp"
 #include "base/log.hpp"
+#include "base/log_burst.hpp"
 #include "base/published_file.hpp"
 
 namespace cws::actors {
@@ -102,6 +103,11 @@ struct member {
   sn_status status;
   caf::actor handle;
   steady_clock::time_point last;
+  /// What its heartbeats are checked with: its secret, its registration's challenge and the
+  /// last heartbeat number taken (never the sender's address: BASP lets a peer write it).
+  std::string secret;
+  std::string nonce;
+  uint64_t last_seq = 0;
 };
 
 /// A link between hello and join.
@@ -255,6 +261,8 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
       member m;
       m.handle = caf::actor_cast<caf::actor>(self->current_sender());
       m.last = steady_clock::now();
+      m.secret = secret;
+      m.nonce = nonce;
       m.status.name = j.name;
       m.status.registered = true;
       m.status.joined_ms = now_ms();
@@ -272,19 +280,25 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
     },
     [self](const wire::sn_heartbeat& hb) {
       auto& st = self->state;
-      auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
-      for (auto& [name, m] : st.members) {
-        if (m.handle.address() == sender) {
-          m.last = steady_clock::now();
-          m.status.last_heartbeat_ms = now_ms();
-          m.status.load = hb.load;
-          ++m.status.heartbeats;
-          st.cfg.board->put(m.status);
-          st.cfg.board->count_heartbeat();
-          return;
-        }
+      auto it = st.members.find(hb.name);
+      // proven by the secret and bound to this registration, whoever relayed it; rising, so
+      // an old one sent again counts for nothing
+      if (it == st.members.end() || hb.seq <= it->second.last_seq
+          || !api::sn_check_heartbeat(it->second.secret, api::sn_heartbeat_from::service_node,
+                                      hb.name, it->second.nonce, hb.seq, hb.load, hb.proof)) {
+        static base::log_burst dropped{base::log_level::warning,
+                                       "dropped a service-node heartbeat without a proof"};
+        dropped.note("claiming '" + hb.name.substr(0, 64) + "'");
+        return;
       }
-      // not registered (or dropped): ignored
+      auto& m = it->second;
+      m.last_seq = hb.seq;
+      m.last = steady_clock::now();
+      m.status.last_heartbeat_ms = now_ms();
+      m.status.load = hb.load;
+      ++m.status.heartbeats;
+      st.cfg.board->put(m.status);
+      st.cfg.board->count_heartbeat();
     },
     [self](tick_atom) {
       auto& st = self->state;
@@ -298,7 +312,11 @@ caf::behavior registry_impl(registry* self, sn_registry_config cfg) {
         } else if (secret_of(st.cfg, name).empty()) {
           gone.emplace_back(name, "removed (clusterctl sn remove)");
         } else {
-          self->send(m.handle, wire::sn_heartbeat{++st.seq, 0});
+          auto seq = ++st.seq;
+          self->send(m.handle, wire::sn_heartbeat{
+                                 seq, 0, name,
+                                 api::sn_heartbeat_proof(m.secret, api::sn_heartbeat_from::head,
+                                                         name, m.nonce, seq, 0)});
         }
       }
       for (auto& [name, why] : gone) {

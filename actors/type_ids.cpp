@@ -11,6 +11,8 @@ void add_wire_types(caf::actor_system_config& cfg) {
   namespace w = api::wire;
   cfg.add_message_type<w::target>("cws::wire::target");
   cfg.add_message_type<w::copy_item>("cws::wire::copy_item");
+  cfg.add_message_type<w::copy_file>("cws::wire::copy_file");
+  cfg.add_message_type<w::copy_group>("cws::wire::copy_group");
   cfg.add_message_type<w::job_request>("cws::wire::job_request");
   cfg.add_message_type<w::node_result>("cws::wire::node_result");
   cfg.add_message_type<w::result_batch>("cws::wire::result_batch");

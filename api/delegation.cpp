@@ -183,6 +183,7 @@ wire::share_request make_share(const wire::job_request& job, const std::vector<u
   r.job.preserve = job.preserve;
   r.job.pull = job.pull;
   r.job.execute = job.execute;
+  r.job.files = job.files;
   r.job.targets.reserve(indexes.size());
   for (size_t i = 0; i < indexes.size(); ++i) {
     auto t = job.targets.at(indexes[i]);

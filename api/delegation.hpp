@@ -31,6 +31,8 @@ struct delegation_settings {
   /// Results in one batch at most (sn_batch_nodes) and their bytes (sn_batch_bytes).
   uint32_t batch_nodes = 128;
   uint64_t batch_bytes = 4u << 20;
+  /// Bytes of a copy's files carried in a share at most (sn_copy_max; api/copy_share.hpp).
+  uint64_t copy_max = 16u << 20;
 };
 
 /// What the head knows of its service nodes when it plans a call.

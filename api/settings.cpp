@@ -234,6 +234,9 @@ const base::settings_schema& settings_schema() {
     {"sn_batch_nodes", num, "128", 1, 100000, "node results in one batch from a service node"},
     {"sn_batch_bytes", num, "4194304", 1024, 268435456,
      "bytes of output in one batch from a service node (a larger result goes alone)"},
+    {"sn_copy_max", num, "16777216", 0, 50331648,
+     "bytes of files an xdcp/nodecopy sends a service node inside its share (more: its nodes "
+     "get an error)"},
 
     // -- provisioning re-apply through the change feed (actors/reapply_actor.hpp)
     {"provision_reapply", text, "off", 0, 0,
@@ -397,7 +400,15 @@ delegation_settings delegation_settings_from(const base::settings& s) {
   d.credits = static_cast<uint32_t>(s.number("sn_credits"));
   d.batch_nodes = static_cast<uint32_t>(s.number("sn_batch_nodes"));
   d.batch_bytes = s.number("sn_batch_bytes");
+  d.copy_max = s.number("sn_copy_max");
   return d;
+}
+
+wire::request_limits sn_request_limits(const base::settings& s) {
+  wire::request_limits l;
+  l.max_copy_bytes = s.number("sn_copy_max");
+  l.max_copy_files = s.number("copy_files_max");
+  return l;
 }
 
 template_limits template_settings(const base::settings& s) {

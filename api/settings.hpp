@@ -41,6 +41,10 @@ nodestat_config nodestat_settings(const base::settings& s);
 /// How the head delegates to service nodes (`sn_fallback`, `sn_credits`, `sn_batch_*`).
 delegation_settings delegation_settings_from(const base::settings& s);
 
+/// The bounds a service node checks a share against: its copy's bytes (sn_copy_max) and
+/// files (copy_files_max); the rest as api::wire::request_limits has them.
+wire::request_limits sn_request_limits(const base::settings& s);
+
 /// The bounds of install templates (`template_max_bytes`, `template_include_depth`).
 template_limits template_settings(const base::settings& s);
 

@@ -46,10 +46,15 @@ struct sn_welcome {
   int64_t dead_after_ms = 0;
 };
 
-/// A heartbeat, either way: its number and the sender's load (nodes in flight).
+/// A heartbeat, either way: its number (rising within a registration), the sender's load
+/// (nodes in flight), the service node's name and the proof (api::sn_heartbeat_proof: under
+/// its secret, bound to the registration's challenge). A heartbeat without a right proof or
+/// with a number not above the last one is dropped, whoever sent it.
 struct sn_heartbeat {
   uint64_t seq = 0;
   uint32_t load = 0;
+  std::string name;
+  std::string proof;
 };
 
 template<class Inspector>
@@ -74,7 +79,7 @@ typename Inspector::result_type inspect(Inspector& f, sn_welcome& x) {
 
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sn_heartbeat& x) {
-  return f(x.seq, x.load);
+  return f(x.seq, x.load, x.name, x.proof);
 }
 
 } // namespace cws::api::wire

@@ -100,6 +100,24 @@ bool sn_check_registration(std::string_view secret, std::string_view name, uint3
   return equal_constant_time(sn_registration_proof(secret, name, version, challenge), proof);
 }
 
+std::string sn_heartbeat_proof(std::string_view secret, sn_heartbeat_from from,
+                               std::string_view name, std::string_view challenge, uint64_t seq,
+                               uint32_t load) {
+  std::string data
+    = from == sn_heartbeat_from::head ? "cws-sn-heartbeat-head\n" : "cws-sn-heartbeat-sn\n";
+  field(data, name);
+  field(data, challenge);
+  field(data, std::to_string(seq));
+  field(data, std::to_string(load));
+  return store::hmac_sha256_hex(secret, data);
+}
+
+bool sn_check_heartbeat(std::string_view secret, sn_heartbeat_from from, std::string_view name,
+                        std::string_view challenge, uint64_t seq, uint32_t load,
+                        std::string_view proof) {
+  return equal_constant_time(sn_heartbeat_proof(secret, from, name, challenge, seq, load), proof);
+}
+
 sn_seal seal_sn_request(std::string_view secret, std::string_view name, uint64_t id,
                         int64_t expires_ms, std::string_view payload) {
   std::string data = "cws-sn-request\n";

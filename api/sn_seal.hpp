@@ -50,6 +50,23 @@ std::string sn_registration_proof(std::string_view secret, std::string_view name
 bool sn_check_registration(std::string_view secret, std::string_view name, uint32_t version,
                            std::string_view challenge, std::string_view proof);
 
+/// Which way a heartbeat goes: each direction has its own proof, so one cannot be reflected
+/// as the other.
+enum class sn_heartbeat_from : uint8_t { service_node, head };
+
+/// A heartbeat's proof: the HMAC under the service node's secret over the direction, its
+/// name, the challenge of its current registration, the heartbeat's number and load. It binds
+/// the heartbeat to that registration and to the secret, never to the sender's actor address
+/// (which CAF's BASP lets a peer write): another peer cannot keep a service node's liveness up.
+std::string sn_heartbeat_proof(std::string_view secret, sn_heartbeat_from from,
+                               std::string_view name, std::string_view challenge, uint64_t seq,
+                               uint32_t load);
+
+/// True if `proof` is that heartbeat's proof (constant time).
+bool sn_check_heartbeat(std::string_view secret, sn_heartbeat_from from, std::string_view name,
+                        std::string_view challenge, uint64_t seq, uint32_t load,
+                        std::string_view proof);
+
 /// A request's seal: its id, when it expires (milliseconds since the epoch) and the MAC.
 struct sn_seal {
   uint64_t id = 0;

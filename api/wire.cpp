@@ -2,6 +2,8 @@
 
 #include "api/operation_traits.hpp"
 
+#include <string_view>
+
 namespace cws::api::wire {
 
 job_request make_request(uint64_t id, const api_call& call, std::vector<target> targets) {
@@ -23,6 +25,59 @@ job_request make_request(uint64_t id, const api_call& call, std::vector<target> 
   r.targets = std::move(targets);
   return r;
 }
+
+namespace {
+
+/// True if `name` stays below its target: relative, no empty, `.` or `..` part.
+bool below(const std::string& name) {
+  if (name.empty() || name.front() == '/') {
+    return false;
+  }
+  size_t start = 0;
+  while (start <= name.size()) {
+    auto end = name.find('/', start);
+    if (end == std::string::npos) {
+      end = name.size();
+    }
+    auto part = std::string_view{name}.substr(start, end - start);
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != part.npos) {
+      return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+std::string check_files(const std::vector<copy_group>& groups, const request_limits& limits) {
+  uint64_t bytes = 0;
+  size_t files = 0;
+  for (const auto& g : groups) {
+    if (g.target.empty() || g.target.size() > limits.max_field_bytes) {
+      return "a copy group has no target or one longer than "
+             + std::to_string(limits.max_field_bytes) + " bytes";
+    }
+    for (const auto& f : g.files) {
+      if (++files > limits.max_copy_files) {
+        return "more than " + std::to_string(limits.max_copy_files)
+               + " files and directories to copy in one request";
+      }
+      if (f.name.size() > limits.max_field_bytes || !below(f.name)) {
+        return "a copied file's name '" + f.name.substr(0, 64) + "' leaves its target";
+      }
+      if (f.mode > 07777 || (f.directory && !f.data.empty())) {
+        return "copied file '" + f.name.substr(0, 64) + "' has a bad mode or a directory's data";
+      }
+      bytes += f.data.size();
+      if (bytes > limits.max_copy_bytes) {
+        return "the files to copy are more than " + std::to_string(limits.max_copy_bytes)
+               + " bytes (sn_copy_max)";
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
 
 std::string check(const job_request& r, const request_limits& limits) {
   if (r.version != version) {
@@ -52,6 +107,9 @@ std::string check(const job_request& r, const request_limits& limits) {
     if (too_long(c.target)) {
       return "a copy target is longer than " + std::to_string(limits.max_field_bytes) + " bytes";
     }
+  }
+  if (auto why = check_files(r.files, limits); !why.empty()) {
+    return why;
   }
   std::vector<bool> seen(r.targets.size(), false);
   for (const auto& t : r.targets) {

@@ -48,6 +48,30 @@ struct copy_item {
   std::string target;
 };
 
+/// One file or directory a delegated copy writes on each node (ssh::copy_file), with its
+/// bytes: a service node cannot read the head's files (docs/service-nodes.md, "Copies").
+struct copy_file {
+  /// Its path below the group's target, '/'-separated, relative, no `..`.
+  std::string name;
+  bool directory = false;
+  /// Permission bits (at most 07777).
+  uint32_t mode = 0644;
+  /// Access and modification times to set (seconds), when >= 0 (xdcp -p).
+  int64_t atime = -1;
+  int64_t mtime = -1;
+  /// The content (a directory: none).
+  std::string data;
+};
+
+/// Files copied to one target path (ssh::copy_group).
+struct copy_group {
+  std::string target;
+  /// The target is a directory to copy into.
+  bool into = false;
+  /// Parents before their children.
+  std::vector<copy_file> files;
+};
+
 /// A fan-out job with its targets resolved: all a service node needs, with no store.
 struct job_request {
   uint32_t version = wire::version;
@@ -71,6 +95,10 @@ struct job_request {
   uint32_t bmc_timeout_s = 0;
   uint32_t bmc_retries = 0;
   std::vector<target> targets;
+  /// A push copy's files with their bytes, read once on the head (with the caller's rights):
+  /// what a service node writes. Bounded by sn_copy_max (request_limits::max_copy_bytes);
+  /// inside the share, so the seal covers them. Empty for a job that runs on the head.
+  std::vector<copy_group> files;
 };
 
 /// How one node's part ended (base::node_result, with its index and timings).
@@ -154,9 +182,19 @@ typename Inspector::result_type inspect(Inspector& f, copy_item& x) {
 }
 
 template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_file& x) {
+  return f(x.name, x.directory, x.mode, x.atime, x.mtime, x.data);
+}
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_group& x) {
+  return f(x.target, x.into, x.files);
+}
+
+template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_request& x) {
   return f(x.version, x.id, x.operation, x.command, x.timeout_ms, x.fanout, x.copy, x.recursive,
-           x.preserve, x.pull, x.execute, x.bmc_timeout_s, x.bmc_retries, x.targets);
+           x.preserve, x.pull, x.execute, x.bmc_timeout_s, x.bmc_retries, x.targets, x.files);
 }
 
 template<class Inspector>
@@ -196,13 +234,18 @@ struct request_limits {
   size_t max_targets = 100000;
   /// Bytes of one string field at most (a command line, a name, a path).
   size_t max_field_bytes = 1 << 20;
+  /// Bytes of a copy's file contents in one request at most (sn_copy_max), and its files
+  /// and directories (copy_files_max).
+  uint64_t max_copy_bytes = 16u << 20;
+  size_t max_copy_files = 10000;
 };
 
 /// The request of fan-out call `call` on `targets` (indexes as given).
 job_request make_request(uint64_t id, const api_call& call, std::vector<target> targets);
 
 /// Why `r` cannot be run: another version, an operation that is unknown or does not run on
-/// nodes, too many targets, an index out of range or repeated, a field past its bound.
+/// nodes, too many targets, an index out of range or repeated, a field past its bound, copied
+/// files past their bounds or with a name that leaves its target (absolute, `..`).
 /// @returns "" for a request that can be run.
 std::string check(const job_request& r, const request_limits& limits = {});
 

@@ -15,7 +15,7 @@ export BUILD
   awk '$1 == "list_100k/plain" {p = $4} $1 == "list_100k/regex" {r = $4}
     END {v = r / p; printf "GOAL %-28s %10.2fx  (goal <= 2x)  %s\n", "regex-listing-100k", v, v <= 2 ? "MET" : "NOT MET"}' \
     "$BUILD/micro.txt"
-  for s in noderange http_vs_nginx writes events scale nodeshell xdcp rpower rvitals ipmi_memory kvm nodestat jobs makehosts makedns makedhcp nodeset sol_hold consoles boot_listener; do
+  for s in noderange http_vs_nginx writes events scale nodeshell delegation xdcp rpower rvitals ipmi_memory kvm nodestat jobs makehosts makedns makedhcp nodeset sol_hold consoles boot_listener; do
     echo
     echo "## $s"
     "$here/$s.sh"

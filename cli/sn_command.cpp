@@ -4,18 +4,25 @@
 
 #include <algorithm>
 #include <ctime>
+#include <future>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <pwd.h>
+#include <set>
 #include <sstream>
 
 #include "api/settings.hpp"
 #include "api/sn_seal.hpp"
+#include "api/sn_sync.hpp"
+#include "api/targets.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/local_client.hpp"
 #include "cli/pki.hpp"
+#include "ssh/engine.hpp"
+#include "store/cluster_view.hpp"
 
 namespace cws::cli {
 
@@ -27,6 +34,8 @@ constexpr std::string_view sn_usage
   = "Usage: clusterctl sn init\n"
     "       clusterctl sn add NAME --out DIR [--head ADDR:PORT]\n"
     "       clusterctl sn list\n"
+    "       clusterctl sn sync NAME [--address ADDR] [--port PORT] [--remote-home DIR]\n"
+    "                              [--dry-run]\n"
     "       clusterctl sn remove NAME\n"
     "The head's service nodes: clusterwsd --service-node processes that dial the head over\n"
     "TLS (setting sn_listen) and run its fan-out work near the nodes.\n"
@@ -38,6 +47,11 @@ constexpr std::string_view sn_usage
     "          secret (the old home stops working). Copy DIR to the service node, then run\n"
     "          clusterwsd --service-node --home DIR there\n"
     "  list    the running daemon's service nodes: registered, last heartbeat, load\n"
+    "  sync    copy each user's SSH key (ssh_key_dir/USER/id_ed25519, for users with an API\n"
+    "          credential or a Unix account here) to NAME's home over SSH as root, into\n"
+    "          DIR/ssh/USER/ (0700; files 0600, each renamed into place). ADDR and PORT: the\n"
+    "          node NAME's ip and sshport, else NAME and ssh_port; DIR: /var/lib/clusterws-sn.\n"
+    "          --dry-run lists what would go\n"
     "  remove  forget NAME (the running head drops it within a heartbeat)\n";
 
 void write_private(const fs::path& p, const std::string& text) {
@@ -167,10 +181,138 @@ int list(const store::home& home, io& streams) {
   return 0;
 }
 
+/// Runs `j` alone on `engine` and waits for its result.
+base::node_result run_one(ssh::engine& engine, ssh::job j) {
+  std::promise<base::node_result> got;
+  auto result = got.get_future();
+  std::vector<ssh::job> jobs;
+  jobs.push_back(std::move(j));
+  engine.run(
+    std::move(jobs), 1, [&got](size_t, base::node_result r) { got.set_value(std::move(r)); },
+    [] {});
+  return result.get();
+}
+
+/// The words of a failed step on the service node.
+std::string why_failed(const base::node_result& r) {
+  auto text = !r.message.empty() ? r.message : !r.err.empty() ? r.err : r.out;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  if (text.empty()) {
+    text = "exit status " + std::to_string(r.rc);
+  }
+  return text;
+}
+
+/// clusterctl sn sync NAME: the users' SSH keys to the service node, over SSH as root.
+int sync(const parsed_args& args, const std::string& name, io& streams) {
+  auto s = session::open(args);
+  if (!fs::exists(s.home.pki() / "sn" / "secrets" / name)) {
+    throw std::runtime_error("no service node '" + name + "' (clusterctl sn add " + name
+                             + " first).");
+  }
+  // where: --address/--port, else the node object NAME's ip and sshport, else NAME itself
+  auto address = args.value("address");
+  uint16_t port = 0;
+  if (!args.value("port").empty()) {
+    auto p = api::parse_port(args.value("port"));
+    if (!p) {
+      throw usage_error("--port '" + args.value("port") + "' is no port (1 to 65535).");
+    }
+    port = *p;
+  }
+  std::set<std::string> api_users;
+  {
+    auto txn = s.db->read();
+    store::cluster_view view{txn};
+    if (view.is_node(name)) {
+      if (address.empty()) {
+        address = view.attribute(name, "ip");
+      }
+      if (port == 0) {
+        auto r = api::node_port(view, name, "sshport", port);
+        if (!r.ok()) {
+          throw std::runtime_error(r.messages.empty() ? "bad sshport" : r.messages.front());
+        }
+      }
+    }
+    for (auto& u : txn.names(store::object_type::passwd)) {
+      api_users.insert(u);
+    }
+  }
+  auto shell = api::shell_settings(s.settings, s.home.dir);
+  if (port == 0) {
+    port = shell.port;
+  }
+  auto remote_home = args.value("remote-home", api::sn_default_home);
+  api::sn_sync_plan plan;
+  auto exists = [&](const std::string& user) {
+    return user == "root" || api_users.count(user) > 0 || ::getpwnam(user.c_str()) != nullptr;
+  };
+  if (auto why = api::plan_sn_sync(shell.key_dir, remote_home, exists, plan); !why.empty()) {
+    throw std::runtime_error(why + ".");
+  }
+  auto where
+    = name + " (" + (address.empty() ? name : address) + " port " + std::to_string(port) + ")";
+  for (const auto& [user, why] : plan.skipped) {
+    streams.err << "Skipped " << user << ": " << why << ".\n";
+  }
+  if (args.has("dry-run")) {
+    streams.out << "Would copy to " << where << " as root, below " << remote_home << ":\n";
+    for (const auto& f : plan.files) {
+      streams.out << "  " << f << " (0600)\n";
+    }
+    if (plan.files.empty()) {
+      streams.out << "  nothing (no user has a key in " << shell.key_dir.string() << ")\n";
+    }
+    return 0;
+  }
+  if (plan.users.empty()) {
+    streams.out << "No user has a key in " << shell.key_dir.string() << ": nothing copied.\n";
+    return 0;
+  }
+  auto root_key = api::user_key(shell, "root");
+  if (!fs::exists(root_key)) {
+    throw std::runtime_error("root has no SSH key (" + root_key.string()
+                             + "): the keys go to the service node over SSH as root.");
+  }
+  ssh::engine engine{api::engine_settings(s.settings, s.home.dir)};
+  ssh::job j;
+  j.node = name;
+  j.address = address;
+  j.port = port;
+  j.user = "root";
+  j.private_key = root_key;
+  auto pub = root_key;
+  pub += ".pub";
+  if (fs::exists(pub)) {
+    j.public_key = pub;
+  }
+  j.command = plan.prepare;
+  auto made = run_one(engine, j);
+  if (made.rc != 0 || !made.error.empty()) {
+    streams.err << "Error: " << name << ": " << why_failed(made) << "\n";
+    return 1;
+  }
+  j.command.clear();
+  j.copy = plan.copy;
+  auto copied = run_one(engine, j);
+  if (copied.rc != 0 || !copied.error.empty()) {
+    streams.err << "Error: " << name << ": " << why_failed(copied) << "\n";
+    return 1;
+  }
+  streams.out << "Copied the SSH keys of " << plan.users.size() << " user(s) ("
+              << base::join_list(plan.users) << ") to " << where << ": " << remote_home
+              << "/ssh/.\n";
+  return 0;
+}
+
 } // namespace
 
 int sn(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "", {"home", "out", "head"}, {}, {}});
+  auto args = parse_args(
+    argv, {"", "", {"home", "out", "head", "address", "port", "remote-home"}, {"dry-run"}, {}});
   if (args.has("help")) {
     streams.out << sn_usage;
     return 0;
@@ -206,6 +348,16 @@ int sn(const std::vector<std::string>& argv, io& streams) {
                 << home.config().string()
                 << " and restart clusterwsd; then clusterctl sn add NAME --out DIR.\n";
     return 0;
+  }
+  if (action == "sync") {
+    if (rest.size() != 1) {
+      throw usage_error("sync takes one service node NAME.");
+    }
+    if (!api::valid_sn_name(rest.front())) {
+      throw usage_error("'" + rest.front()
+                        + "' is no service node name (1 to 64 of A-Z a-z 0-9 . _ -).");
+    }
+    return sync(args, rest.front(), streams);
   }
   if ((action == "add" || action == "remove") && rest.size() != 1) {
     throw usage_error(action + " takes one service node NAME.");
@@ -256,8 +408,8 @@ int sn(const std::vector<std::string>& argv, io& streams) {
     return 0;
   }
   throw usage_error(action.empty()
-                      ? "Give an action: init, add, list or remove."
-                      : "Unknown sn action '" + action + "': init, add, list or remove.");
+                      ? "Give an action: init, add, list, sync or remove."
+                      : "Unknown sn action '" + action + "': init, add, list, sync or remove.");
 }
 
 } // namespace cws::cli

@@ -36,6 +36,11 @@ const std::map<std::string_view, std::string_view> node_table_columns = {
   {"bootparams", "node kernel initrd kcmdline addkcmdline dhcpstatements adddhcpstatements "
                  "comments disable"},
   {"switch", "node switch port vlan interface comments disable"},
+  // xCAT's Schema.pm order (man5/servicenode.5); monserver is not kept (the node attribute
+  // of that name is noderes')
+  {"servicenode", "node nameserver dhcpserver tftpserver nfsserver conserver monserver "
+                  "ldapserver ntpserver ftpserver nimserver ipforward dhcpinterfaces proxydhcp "
+                  "comments disable"},
 };
 
 /// Node tables keyed by another name than `node` (the row's object is still the key).

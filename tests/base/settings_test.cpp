@@ -51,6 +51,17 @@ TEST(settings, defaults_come_from_the_schema) {
   EXPECT_EQ(api::engine_settings(s, "/h").known_hosts, "/h/ssh/known_hosts");
 }
 
+TEST(settings, sn_copy_max_bounds_the_copy_a_share_carries_on_both_sides) {
+  conf_file f{"sn_copy_max = 4096\ncopy_files_max = 12\n"};
+  auto s = api::load_settings(f.path);
+  EXPECT_EQ(api::delegation_settings_from(s).copy_max, 4096u);
+  auto limits = api::sn_request_limits(s);
+  EXPECT_EQ(limits.max_copy_bytes, 4096u);
+  EXPECT_EQ(limits.max_copy_files, 12u);
+  // past the 64 MiB a received request may have: refused
+  EXPECT_NE(error_of("sn_copy_max = 67108864\n"), "");
+}
+
 TEST(settings, values_are_read_with_comments_and_blanks) {
   conf_file f{"  ssh_port = 2222   # a comment\nlisten=[::1]:0\n"};
   auto s = api::load_settings(f.path);

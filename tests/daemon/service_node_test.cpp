@@ -20,12 +20,15 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
 #include "../store/temp_home.hpp"
 #include "../support/daemon.hpp"
+#include "../support/silent_port.hpp"
 #include "../support/sn_process.hpp"
 #include "actors/sn_agent.hpp"
 #include "actors/type_ids.hpp"
@@ -165,6 +168,31 @@ TEST_F(service_node_test, a_service_node_trusting_another_ca_never_registers) {
   EXPECT_EQ(slurp(d->log()).find("service node sn1 registered"), std::string::npos);
 }
 
+TEST_F(service_node_test, a_service_node_presenting_a_certificate_of_another_ca_never_registers) {
+  auto h = add("sn1");
+  // the HTTPS server's certificate (the cluster CA's), or one of the head CA's: neither is a
+  // service-node certificate, though both are valid certificates of this cluster
+  fs::copy_file(home / "pki" / "server-cert.pem", h / "pki" / "sn-cert.pem",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(home / "pki" / "server-key.pem", h / "pki" / "sn-key.pem",
+                fs::copy_options::overwrite_existing);
+  auto h2 = add("sn2");
+  fs::copy_file(home / "pki" / "sn" / "head-cert.pem", h2 / "pki" / "sn-cert.pem",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(home / "pki" / "sn" / "head-key.pem", h2 / "pki" / "sn-key.pem",
+                fs::copy_options::overwrite_existing);
+  service_node sn1{h};
+  service_node sn2{h2};
+  sn1.start();
+  sn2.start();
+  std::this_thread::sleep_for(milliseconds(2500));
+  EXPECT_EQ(state_of("sn1"), "never");
+  EXPECT_EQ(state_of("sn2"), "never");
+  EXPECT_NE(slurp(sn1.log()).find("no link to the head"), std::string::npos) << slurp(sn1.log());
+  EXPECT_NE(slurp(sn2.log()).find("no link to the head"), std::string::npos) << slurp(sn2.log());
+  EXPECT_EQ(slurp(d->log()).find("registered"), std::string::npos) << slurp(d->log());
+}
+
 TEST_F(service_node_test, a_wrong_secret_is_refused_and_the_service_node_stops) {
   auto h = add("sn1");
   std::ofstream{h / "pki" / "sn-secret", std::ios::trunc} << cws::api::make_sn_secret() << "\n";
@@ -264,6 +292,83 @@ TEST_F(service_node_test, a_killed_service_node_is_down_at_once_and_registers_ag
   service_node again{h};
   again.start();
   EXPECT_GE(until_state("sn1", "registered").count(), 0) << slurp(again.log());
+}
+
+} // namespace
+
+namespace {
+
+/// A TCP connection to 127.0.0.1:`port` that then says nothing (or `bytes`), closed at the end.
+int stalled_peer(int port, const std::string& bytes = {}) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  if (!bytes.empty()) {
+    (void)!::write(fd, bytes.data(), bytes.size());
+  }
+  return fd;
+}
+
+TEST_F(service_node_test, unreachable_or_stalled_peers_do_not_stall_the_other_service_nodes) {
+  auto port = std::stoi(slurp(home / "pki" / "sn" / "port"));
+  // peers at the head's link port that never finish a TLS handshake, or send rubbish
+  std::vector<int> stalled;
+  for (int i = 0; i < 4; ++i) {
+    stalled.push_back(stalled_peer(port));
+  }
+  stalled.push_back(stalled_peer(port, std::string(64, '\x16')));
+  for (int fd : stalled) {
+    ASSERT_GE(fd, 0);
+  }
+  // sn3 dials an address that never answers (its SYNs dropped): it keeps dialing on its own
+  cws::test::silent_port dark;
+  auto h3 = add("sn3");
+  {
+    auto conf = slurp(h3 / "clusterws.conf");
+    auto at = conf.find("sn_head = ");
+    ASSERT_NE(at, std::string::npos);
+    conf.replace(at, conf.find('\n', at) - at,
+                 "sn_head = 127.0.0.1:" + std::to_string(dark.port()));
+    auto t = conf.find("sn_connect_timeout_ms = 2000");
+    ASSERT_NE(t, std::string::npos);
+    conf.replace(t, 28, "sn_connect_timeout_ms = 500");
+    std::ofstream{h3 / "clusterws.conf", std::ios::trunc} << conf;
+  }
+  service_node sn3{h3};
+  sn3.start();
+  std::this_thread::sleep_for(milliseconds(300));
+  service_node sn1{add("sn1")};
+  service_node sn2{add("sn2")};
+  auto start = steady_clock::now();
+  sn1.start();
+  sn2.start();
+  EXPECT_GE(until_state("sn1", "registered", milliseconds(8000)).count(), 0)
+    << slurp(sn1.log()) << slurp(d->log());
+  EXPECT_GE(until_state("sn2", "registered", milliseconds(8000)).count(), 0) << slurp(sn2.log());
+  std::cout << "registered beside 5 stalled peers and a dark service node in "
+            << duration_cast<milliseconds>(steady_clock::now() - start).count() << " ms\n";
+  // and they stay registered: their heartbeats (proven under their secrets) keep them up
+  // past twice the dead time
+  std::this_thread::sleep_for(milliseconds(2 * dead_after_ms + heartbeat_ms));
+  EXPECT_EQ(state_of("sn1"), "registered") << slurp(d->log());
+  EXPECT_EQ(state_of("sn2"), "registered") << slurp(d->log());
+  EXPECT_EQ(state_of("sn3"), "never");
+  EXPECT_EQ(sn3.exited_within(milliseconds(10)), -1) << "still dialing, not refused";
+  EXPECT_NE(
+    slurp(sn3.log()).find("no link to the head at 127.0.0.1:" + std::to_string(dark.port())),
+    std::string::npos)
+    << slurp(sn3.log());
+  EXPECT_EQ(slurp(d->log()).find("dropped a service-node heartbeat"), std::string::npos)
+    << slurp(d->log());
+  for (int fd : stalled) {
+    ::close(fd);
+  }
 }
 
 } // namespace

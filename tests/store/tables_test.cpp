@@ -33,6 +33,17 @@ TEST(table_catalog, xcat_columns_keys_and_sources) {
   const auto* networks = find_table("networks");
   ASSERT_NE(networks, nullptr);
   EXPECT_EQ(networks->keys, (std::vector<std::string>{"net", "mask"}));
+  // the service nodes' table as xCAT's lsdef and tabdump show it (docs/service-nodes.md)
+  const auto* servicenode = find_table("servicenode");
+  ASSERT_NE(servicenode, nullptr);
+  EXPECT_EQ(names_of(*servicenode),
+            (std::vector<std::string>{"node", "nameserver", "dhcpserver", "tftpserver", "nfsserver",
+                                      "conserver", "monserver", "ldapserver", "ntpserver",
+                                      "ftpserver", "nimserver", "ipforward", "dhcpinterfaces",
+                                      "proxydhcp", "comments", "disable"}));
+  EXPECT_EQ(servicenode->columns[*servicenode->column("dhcpserver")].sources.front().attr,
+            "setupdhcp");
+  EXPECT_TRUE(servicenode->columns[*servicenode->column("monserver")].sources.empty());
   EXPECT_EQ(find_table("ppcdirect"), nullptr);
   EXPECT_EQ(find_table("bogus"), nullptr);
   // sorted, as tabdump lists them
