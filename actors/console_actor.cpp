@@ -77,7 +77,13 @@ struct console_state {
   std::set<std::string> unheld; ///< makeconservercf -d
   uint64_t next_id = 1;
   size_t slots = 0;
+  /// The consoles `waiting` for a slot, by node (fill_slots looks at these only: a change
+  /// costs the same with 10 consoles as with 100,000).
+  std::set<std::string> waiting;
   bool refresh_queued = false;
+  /// What the queued refresh reads: every console, or only those of `refresh_nodes`.
+  bool refresh_all = false;
+  std::set<std::string> refresh_nodes;
   /// Watchers monitored, with their attachments.
   std::map<caf::actor_addr, size_t> monitored;
 };
@@ -103,6 +109,11 @@ void count_state(self_ptr self, state from, state to) {
 
 void set_state(self_ptr self, console& c, state to) {
   count_state(self, c.at, to);
+  if (to == state::waiting && c.at != state::waiting) {
+    self->state.waiting.insert(c.spec.node);
+  } else if (to != state::waiting && c.at == state::waiting) {
+    self->state.waiting.erase(c.spec.node);
+  }
   c.at = to;
 }
 
@@ -205,10 +216,11 @@ void close_console(self_ptr self, console& c) {
 /// Opens what should be open and has a slot, in name order.
 void fill_slots(self_ptr self) {
   auto& st = self->state;
-  for (auto& [name, c] : st.consoles) {
-    if (c.at != state::waiting) {
-      continue;
+  for (auto it = st.waiting.begin(); it != st.waiting.end();) {
+    if (st.cfg.hold && st.slots >= st.cfg.max) {
+      break; // held consoles are all wanted: each waits on
     }
+    auto& c = st.consoles.at(*it++); // (set_state below erases the name: step past it first)
     bool wanted = st.cfg.hold || !c.watchers.empty();
     if (!wanted) {
       set_state(self, c, state::idle);
@@ -243,12 +255,57 @@ void place(self_ptr self, console& c) {
   }
 }
 
-/// Reads the definitions again and makes the consoles follow them.
-void refresh(self_ptr self) {
+/// Makes node `spec.node`'s console follow its definition `spec` (a new console, or one
+/// whose definition or hold changed).
+void follow(self_ptr self, console_spec& spec) {
   auto& st = self->state;
+  auto it = st.consoles.find(spec.node);
+  if (it == st.consoles.end()) {
+    console c;
+    c.spec = std::move(spec);
+    c.ring = api::replay_ring{st.cfg.replay_bytes};
+    c.backoff = st.cfg.backoff_min;
+    it = st.consoles.emplace(c.spec.node, std::move(c)).first;
+    place(self, it->second);
+    return;
+  }
+  auto& c = it->second;
+  if (!c.spec.held && spec.held) {
+    st.unheld.erase(spec.node); // the definitions hold it again (chdef consoleenabled=1)
+  }
+  bool stopped = st.unheld.count(spec.node) != 0 || !spec.held;
+  if (c.spec != spec || (stopped && c.at != state::stopped)
+      || (!stopped && c.at == state::stopped)) {
+    bool was_open = c.id != 0;
+    c.spec = std::move(spec);
+    if (!c.spec.error.empty() || stopped) {
+      release(self, c, stopped ? "stopped" : "console no longer held");
+    } else {
+      close_console(self, c);
+      c.force_next = was_open; // the old session may still hold the payload
+    }
+    set_state(self, c, state::idle);
+    place(self, c);
+  }
+}
+
+/// The console at `it` is held no longer (its node is gone or has no cons).
+std::map<std::string, console>::iterator drop(self_ptr self,
+                                              std::map<std::string, console>::iterator it) {
+  release(self, it->second, "console no longer held");
+  self->state.cfg.io->forget(it->first);
+  return self->state.consoles.erase(it);
+}
+
+/// Reads the definitions again and makes the consoles follow them: every console's, or
+/// (`only`, with cfg.read_nodes) those of the nodes named only.
+void refresh(self_ptr self, const std::set<std::string>* only = nullptr) {
+  auto& st = self->state;
+  bool partial = only != nullptr && st.cfg.read_nodes;
   std::vector<console_spec> specs;
   try {
-    specs = st.cfg.read();
+    specs = partial ? st.cfg.read_nodes(std::vector<std::string>(only->begin(), only->end()))
+                    : st.cfg.read();
   } catch (const std::exception& e) {
     base::log(base::log_level::error,
               std::string{"consoles: cannot read the definitions: "} + e.what());
@@ -256,49 +313,37 @@ void refresh(self_ptr self) {
   }
   std::set<std::string> seen;
   for (auto& spec : specs) {
+    if (partial && only->count(spec.node) == 0) {
+      continue; // (not asked for: the next full read has it)
+    }
     seen.insert(spec.node);
-    auto it = st.consoles.find(spec.node);
-    if (it == st.consoles.end()) {
-      console c;
-      c.spec = std::move(spec);
-      c.ring = api::replay_ring{st.cfg.replay_bytes};
-      c.backoff = st.cfg.backoff_min;
-      it = st.consoles.emplace(c.spec.node, std::move(c)).first;
-      place(self, it->second);
-      continue;
-    }
-    auto& c = it->second;
-    if (!c.spec.held && spec.held) {
-      st.unheld.erase(spec.node); // the definitions hold it again (chdef consoleenabled=1)
-    }
-    bool stopped = st.unheld.count(spec.node) != 0 || !spec.held;
-    if (c.spec != spec || (stopped && c.at != state::stopped)
-        || (!stopped && c.at == state::stopped)) {
-      bool was_open = c.id != 0;
-      c.spec = std::move(spec);
-      if (!c.spec.error.empty() || stopped) {
-        release(self, c, stopped ? "stopped" : "console no longer held");
-      } else {
-        close_console(self, c);
-        c.force_next = was_open; // the old session may still hold the payload
-      }
-      set_state(self, c, state::idle);
-      place(self, c);
-    }
+    follow(self, spec);
   }
-  for (auto it = st.consoles.begin(); it != st.consoles.end();) {
-    if (seen.count(it->first) == 0) {
-      release(self, it->second, "console no longer held");
-      st.cfg.io->forget(it->first);
-      it = st.consoles.erase(it);
-    } else {
-      ++it;
+  if (partial) {
+    for (const auto& n : *only) {
+      auto it = st.consoles.find(n);
+      if (it != st.consoles.end() && seen.count(n) == 0) {
+        drop(self, it);
+      }
+    }
+  } else {
+    for (auto it = st.consoles.begin(); it != st.consoles.end();) {
+      it = seen.count(it->first) == 0 ? drop(self, it) : std::next(it);
     }
   }
   fill_slots(self);
 }
 
-void queue_refresh(self_ptr self) {
+/// A refresh soon (one for a burst of changes): of every console, or (`scope.nodes`) of those
+/// nodes' only.
+void queue_refresh(self_ptr self, const api::console_scope& scope = {true, {}}) {
+  auto& st = self->state;
+  if (scope.all) {
+    st.refresh_all = true;
+    st.refresh_nodes.clear();
+  } else if (!st.refresh_all) {
+    st.refresh_nodes.insert(scope.nodes.begin(), scope.nodes.end());
+  }
   if (!self->state.refresh_queued) {
     self->state.refresh_queued = true;
     self->send(self, refresh_atom::value);
@@ -729,8 +774,12 @@ console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
       }
     },
     [self](const change_set_ptr& set) {
-      if (set && api::affects_consoles(*set)) {
-        queue_refresh(self);
+      if (!set) {
+        return;
+      }
+      // a created node is read alone: its cost must not grow with the cluster
+      if (auto scope = api::consoles_affected(*set); !scope.empty()) {
+        queue_refresh(self, scope);
       }
     },
     [self](reset_atom, uint64_t) { queue_refresh(self); },
@@ -761,8 +810,14 @@ console_actor::behavior_type console_impl(self_ptr self, console_config cfg) {
       }
     },
     [self](refresh_atom) {
-      self->state.refresh_queued = false;
-      refresh(self);
+      auto& st = self->state;
+      st.refresh_queued = false;
+      // nothing queued: asked for from outside, which means every console
+      bool all = st.refresh_all || st.refresh_nodes.empty();
+      auto nodes = std::move(st.refresh_nodes);
+      st.refresh_all = false;
+      st.refresh_nodes.clear();
+      refresh(self, all ? nullptr : &nodes);
     },
     [self](refresh_atom, const api::api_call_ptr& call, const api::authorization& auth,
            const done_ptr& done) {

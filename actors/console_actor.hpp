@@ -122,14 +122,15 @@ struct console_stats {
 /// The console server.
 ///
 /// Which consoles: every node with `cons` set (api::read_consoles), read at start and again
-/// whenever the change feed shows a change that may matter (api::affects_consoles), or on
-/// makeconservercf (-d stops holding a node and writes `consoleenabled=0`, which the
-/// definitions then say across restarts, as xCAT's goconserver clears it). `hold = on`: each is
-/// held open, reconnecting with exponential backoff
-/// (`backoff_min` doubling to `backoff_max`, back to the minimum once up) after a loss or an
-/// error; `on-demand`: a console is open only while someone watches. At most `max` consoles
-/// are open at once (name order decides who waits); the others are `waiting`, and an attach
-/// to one fails naming console_max. Every gap is noted in the node's log and to its watchers:
+/// whenever the change feed shows a change that may matter (api::consoles_affected: a change
+/// to nodes only reads those nodes again), or on makeconservercf (-d stops holding a node and
+/// writes `consoleenabled=0`, which the definitions then say across restarts, as xCAT's
+/// goconserver clears it). `hold = on`: each is held open, reconnecting with exponential
+/// backoff (`backoff_min` doubling to `backoff_max`, back to the minimum once up) after a loss
+/// or an error; `on-demand`: a console is open only while someone watches. At most `max`
+/// consoles are open at once (name order decides who waits); the others are `waiting`, and an
+/// attach to one fails naming console_max. Every gap is noted in the node's log and to its
+/// watchers:
 /// `[-- clusterws: console lost: <reason> -- <time>]`, `[-- clusterws: console back -- <time>]`.
 ///
 /// Watchers: any number read; one writes. An rw attach gets the writer when nobody writes,
@@ -179,6 +180,10 @@ struct console_config {
   std::shared_ptr<api::console_io> io;
   /// Reads every console's definition (api::read_consoles in the daemon).
   std::function<std::vector<api::console_spec>()> read;
+  /// Reads the definitions of the consoles of the nodes named only (api::read_consoles with
+  /// nodes in the daemon): a change to a few nodes is followed at a cost that does not grow
+  /// with the cluster. None: every change reads every console.
+  std::function<std::vector<api::console_spec>(const std::vector<std::string>&)> read_nodes;
   /// Expands makeconservercf's noderange (api::verified_nodes in the daemon; none: a comma
   /// list of names).
   std::function<api::api_result(const api::api_call&, const api::authorization&,

@@ -50,11 +50,31 @@ struct console_spec {
 /// @throws store::error when the database cannot be read.
 std::vector<console_spec> read_consoles(const store::database& db, uint16_t default_port);
 
-/// True if `set` may change which consoles are held or how they are reached: a node created
-/// or removed, or one of cons, consoleenabled, bmc, bmcport, bmcusername, bmcpassword, vmhost,
-/// groups changed on a node or group; the site (the passwd table's ipmi row lives there) or the
-/// passwd table.
-bool affects_consoles(const store::change_set& set);
+/// The consoles of `nodes` only (those of them that exist and have `cons` set), in name
+/// order, from one read of `db`: what a change to a few nodes needs, at a cost that does not
+/// grow with the cluster (read_consoles reads every node).
+/// @throws store::error when the database cannot be read.
+std::vector<console_spec> read_consoles(const store::database& db, uint16_t default_port,
+                                        const std::vector<std::string>& nodes);
+
+/// Which consoles a change set may change.
+struct console_scope {
+  /// Any console: the set changed a group (its members inherit), the site or the passwd
+  /// table (the ipmi fallback credentials).
+  bool all = false;
+  /// Else the consoles of these nodes only (name order, no duplicates): each created,
+  /// removed, or changed in cons, consoleenabled, bmc, bmcport, bmcusername,
+  /// bmcpassword, vmhost or groups.
+  std::vector<std::string> nodes;
+
+  /// True if nothing the console server holds can have changed.
+  bool empty() const noexcept {
+    return !all && nodes.empty();
+  }
+};
+
+/// What `set` may change of which consoles are held or how they are reached.
+console_scope consoles_affected(const store::change_set& set);
 
 /// The `consoleenabled` value that stops holding a console ("0"), and whether `value`
 /// holds (anything but 0 or no, in any case).

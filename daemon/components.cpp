@@ -554,6 +554,9 @@ void console_component::start() {
   cfg.read = [db = db_.get(), port = port_] {
     return api::read_consoles(*db, port);
   };
+  cfg.read_nodes = [db = db_.get(), port = port_](const std::vector<std::string>& nodes) {
+    return api::read_consoles(*db, port, nodes);
+  };
   cfg.expand
     = [db = db_.get(), limits = limits_](const api::api_call& call, const api::authorization& auth,
                                          std::vector<std::string>& names) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
@@ -421,6 +423,88 @@ TEST_F(console_fixture, a_changed_bmc_reopens_the_console_taking_over_the_old_se
   self->send(console, change_set_ptr{other});
   sched.run();
   EXPECT_EQ(status_of("n1").state, "connecting");
+}
+
+TEST_F(console_fixture, a_change_to_some_nodes_reads_those_nodes_only_and_a_group_change_all) {
+  // a node create must not cost a read of every node (100,000 of them, per commit)
+  size_t full_reads = 0;
+  std::vector<std::vector<std::string>> asked;
+  cfg.read = [this, &full_reads] {
+    ++full_reads;
+    return *specs;
+  };
+  cfg.read_nodes = [this, &asked](const std::vector<std::string>& nodes) {
+    asked.push_back(nodes);
+    std::vector<console_spec> out;
+    for (const auto& s : *specs) {
+      if (std::find(nodes.begin(), nodes.end(), s.node) != nodes.end()) {
+        out.push_back(s);
+      }
+    }
+    return out;
+  };
+  *specs = {spec("n1"), spec("n2")};
+  start();
+  ASSERT_EQ(full_reads, 1u);
+  auto send = [&](std::vector<store::logged_change> changes) {
+    auto set = std::make_shared<store::change_set>();
+    set->changes = std::move(changes);
+    self->send(console, change_set_ptr{set});
+    sched.run();
+  };
+  // n3 created with cons, n4 created without, in one commit: one read of those two
+  *specs = {spec("n1"), spec("n2"), spec("n3")};
+  send({{store::object_type::node, "n4", store::change_kind::created, {"groups"}},
+        {store::object_type::node, "n3", store::change_kind::created, {"cons", "groups"}}});
+  EXPECT_EQ(full_reads, 1u);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], (std::vector<std::string>{"n3", "n4"}));
+  EXPECT_EQ(status_of("n3").state, "connecting");
+  EXPECT_EQ(io->opens_of("n3"), 1u);
+  EXPECT_EQ(status().size(), 3u);
+  // n1 removed: its console is let go, the others are not touched
+  *specs = {spec("n2"), spec("n3")};
+  send({{store::object_type::node, "n1", store::change_kind::removed, {"cons", "groups"}}});
+  EXPECT_EQ(full_reads, 1u);
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[1], std::vector<std::string>{"n1"});
+  EXPECT_EQ(io->forgotten, std::vector<std::string>{"n1"});
+  EXPECT_EQ(io->opens.size(), 3u);
+  EXPECT_EQ(status().size(), 2u);
+  // a group's bmcusername: its members inherit it, so every console is read again
+  auto changed = spec("n2");
+  changed.bmc.user = "other";
+  *specs = {changed, spec("n3")};
+  send({{store::object_type::group, "compute", store::change_kind::changed, {"bmcusername"}}});
+  EXPECT_EQ(full_reads, 2u);
+  EXPECT_EQ(asked.size(), 2u);
+  EXPECT_EQ(io->opens_of("n2"), 2u);
+}
+
+TEST(console_scope, names_the_nodes_a_change_set_touches_and_all_for_a_group_site_or_passwd) {
+  using store::change_kind;
+  using store::object_type;
+  store::change_set set;
+  set.changes = {{object_type::node, "b", change_kind::created, {"groups"}},
+                 {object_type::node, "a", change_kind::changed, {"bmc"}},
+                 {object_type::node, "c", change_kind::changed, {"os", "mac"}},
+                 {object_type::node, "b", change_kind::changed, {"cons"}},
+                 {object_type::node, "d", change_kind::removed, {"groups"}},
+                 {object_type::group, "g", change_kind::changed, {"os"}},
+                 {object_type::network, "n", change_kind::created, {"net"}}};
+  auto scope = api::consoles_affected(set);
+  EXPECT_FALSE(scope.all);
+  EXPECT_EQ(scope.nodes, (std::vector<std::string>{"a", "b", "d"}));
+  set.changes.push_back({object_type::group, "g", change_kind::changed, {"cons"}});
+  scope = api::consoles_affected(set);
+  EXPECT_TRUE(scope.all);
+  EXPECT_TRUE(scope.nodes.empty());
+  for (auto t : {object_type::site, object_type::passwd}) {
+    set.changes = {{t, "x", change_kind::changed, {"key"}}};
+    EXPECT_TRUE(api::consoles_affected(set).all);
+  }
+  set.changes = {{object_type::node, "c", change_kind::changed, {"os"}}};
+  EXPECT_TRUE(api::consoles_affected(set).empty());
 }
 
 TEST_F(console_fixture, makeconservercf_d_stops_holding_a_node_and_makeconservercf_holds_it_again) {

@@ -86,9 +86,11 @@ TEST_F(console_spec_test, a_changed_vmhost_changes_the_console_and_matters_to_th
 
   store::change_set set;
   set.changes.push_back({object_type::group, "virt", store::change_kind::changed, {"vmhost"}});
-  EXPECT_TRUE(api::affects_consoles(set));
+  EXPECT_TRUE(api::consoles_affected(set).all);
+  set.changes = {{object_type::node, "vm5", store::change_kind::changed, {"vmhost"}}};
+  EXPECT_EQ(api::consoles_affected(set).nodes, std::vector<std::string>{"vm5"});
   set.changes = {{object_type::node, "vm5", store::change_kind::changed, {"comments"}}};
-  EXPECT_FALSE(api::affects_consoles(set));
+  EXPECT_TRUE(api::consoles_affected(set).empty());
 }
 
 } // namespace
