@@ -397,6 +397,22 @@ TEST_F(rcons_test, over_https_a_certificate_not_signed_by_the_given_ca_is_refuse
   EXPECT_NE(bad.err.find("a port from 1 to 65535"), std::string::npos) << bad.err;
 }
 
+TEST_F(rcons_test, over_https_an_api_user_needs_an_rcons_policy_row) {
+  up();
+  ASSERT_EQ(run_tool(d_->home(), "echo alicepw | clusterctl passwd alice --password-stdin").rc, 0);
+  auto cmd = "sh -c \"printf 'alice-keys\\r' | CLUSTERWS_PASSWORD=alicepw rcons cn1 127.0.0.1:"
+             + std::to_string(d_->port()) + " --user alice --replay 0\"";
+  auto no = run_tool_streams(d_->home(), cmd);
+  EXPECT_EQ(no.rc, 1);
+  EXPECT_NE(no.err.find("Error: Authentication failure"), std::string::npos) << no.err;
+  EXPECT_EQ(no.out.find("[Enter"), std::string::npos) << no.out;
+  ASSERT_EQ(run_tool(d_->home(), "mkdef -t policy -o 7 name=alice rule=allow commands=rcons").rc,
+            0);
+  auto yes = run_tool_streams(d_->home(), cmd);
+  EXPECT_EQ(yes.rc, 0) << yes.out << yes.err;
+  EXPECT_TRUE(serial_gets("alice-keys\r"));
+}
+
 TEST_F(rcons_test, makeconservercf_d_is_kept_in_the_definitions_across_a_restart) {
   up();
   auto r = run_tool(d_->home(), "makeconservercf -d cn1");
