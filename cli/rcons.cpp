@@ -612,7 +612,11 @@ int over_https(const std::string& host, const std::string& port, const std::stri
                 << ec.message() << ").\n";
     return 1;
   }
-  ::SSL_set_tlsext_host_name(ws.next_layer().native_handle(), host.c_str());
+  auto literal = net::ip::make_address(host, ec);
+  if (ec) { // SNI names a host, never an address (RFC 6066)
+    ec = {};
+    ::SSL_set_tlsext_host_name(ws.next_layer().native_handle(), host.c_str());
+  }
   ws.next_layer().handshake(net::ssl::stream_base::client, ec);
   if (ec) {
     streams.err << "Error: TLS with " << host << ':' << port << " failed (" << ec.message()
@@ -620,7 +624,8 @@ int over_https(const std::string& host, const std::string& port, const std::stri
     return 1;
   }
   beast::get_lowest_layer(ws).expires_never(); // a console stays open as long as it is used
-  auto status = attach(ioc, ws, host + ':' + port, target, authorization, spy, streams);
+  auto authority = (literal.is_v6() ? "[" + host + "]" : host) + ':' + port; // the Host header
+  auto status = attach(ioc, ws, authority, target, authorization, spy, streams);
   OPENSSL_cleanse(authorization.data(), authorization.size());
   return status;
 }
