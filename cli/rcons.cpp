@@ -1,19 +1,28 @@
 // rcons: xCAT's console command with conserver's habits (docs/consoles.md, "rcons"). It opens
-// GET /clusterws/nodes/{node}/console as a WebSocket over clusterwsd's local socket (policy
-// command `rcons` decides, for root as for anyone), puts the terminal in raw mode, and carries
-// bytes both ways; `^Ec` escapes (cli/rcons_escape.hpp) leave, force, spy and send a break.
+// GET /clusterws/nodes/{node}/console as a WebSocket over clusterwsd's local socket, or over
+// HTTPS to a conserver-host (TLS verified against the cluster CA, userName/password as the API
+// takes them); policy command `rcons` decides, for root as for anyone. It puts the terminal in
+// raw mode and carries bytes both ways; `^Ec` escapes (cli/rcons_escape.hpp) leave, force,
+// spy and send a break. One session type serves both transports (templated on the stream).
 
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pwd.h>
 #include <simdjson.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 
 #include <cerrno>
 #include <csignal>
@@ -22,6 +31,7 @@
 #include <mutex>
 #include <thread>
 
+#include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 #include "cli/local_client.hpp"
@@ -35,16 +45,23 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 using local_stream = net::local::stream_protocol::socket;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 
 constexpr const char* usage_text
-  = "Usage: rcons <singlenode> [conserver-host] [-f] [-s] [--replay BYTES] [--home DIR]\n"
+  = "Usage: rcons <singlenode> [conserver-host[:port]] [-f] [-s] [--replay BYTES]\n"
+    "             [--user NAME] [--cacert FILE] [--home DIR]\n"
     "       rcons [-h|--help|-v|--version]\n"
     "Opens the serial console of one node, held by clusterwsd (docs/consoles.md).\n"
     "    -f   take the console over read-write (its writer goes read-only)\n"
     "    -s   spy: read-only\n"
     "    --replay BYTES  show the console's last BYTES first (default 4096, 0: none)\n"
+    "    --user NAME     the API user over HTTPS (default: your login name)\n"
+    "    --cacert FILE   the CA that signed the daemon's certificate (default: the\n"
+    "                    cluster CA, pki/ca-cert.pem in the clusterws home)\n"
     "Escapes (control-E c, then): . leave, f force read-write, s spy, a attach read-write,\n"
-    "l0 send a break, ? help. conserver-host: this host only (the daemon's local socket).\n";
+    "l0 send a break, ? help. Without conserver-host (or this host without a port) rcons\n"
+    "uses the daemon's local socket; otherwise HTTPS to host:port (default port: the\n"
+    "`listen' setting's), with the password from CLUSTERWS_PASSWORD or asked for.\n";
 
 constexpr uint64_t default_replay = 4096;
 
@@ -112,7 +129,7 @@ std::string_view field(simdjson::dom::element e, const char* key) {
 }
 
 /// The first message of an error body ({"error":"..."} or {"error":["..."]}), else the body.
-std::string error_of(const std::string& body) {
+std::string error_of(const std::string& body, unsigned status) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(body).get(doc) == simdjson::SUCCESS) {
@@ -126,7 +143,8 @@ std::string error_of(const std::string& body) {
       return std::string{one};
     }
   }
-  return body.empty() ? std::string{"clusterwsd refused the console"} : body;
+  return body.empty() ? "clusterwsd refused the console (HTTP " + std::to_string(status) + ")."
+                      : body;
 }
 
 /// What the stdin thread posts to while the session lives (it outlives the session: it
@@ -138,10 +156,12 @@ struct stdin_link {
 };
 
 /// One console session: the WebSocket, the keystrokes from stdin (a thread of its own: stdin
-/// may be a terminal, a pipe or a file), the signals, all on one io_context.
+/// may be a terminal, a pipe or a file), the signals, all on one io_context. `Stream` is the
+/// transport under the WebSocket (the local socket or TLS over TCP).
+template<class Stream>
 class console_session {
  public:
-  console_session(net::io_context& ioc, websocket::stream<local_stream>& ws, int out)
+  console_session(net::io_context& ioc, websocket::stream<Stream>& ws, int out)
       : ioc_(ioc), ws_(ws), out_(out), signals_(ioc, SIGINT, SIGTERM, SIGHUP), timer_(ioc) {
     // nop
   }
@@ -412,7 +432,7 @@ class console_session {
   }
 
   net::io_context& ioc_;
-  websocket::stream<local_stream>& ws_;
+  websocket::stream<Stream>& ws_;
   int out_;
   net::signal_set signals_;
   net::steady_timer timer_;
@@ -431,7 +451,7 @@ class console_session {
   std::vector<std::string> early_;
 };
 
-/// True if `host` is this host (rcons reaches the daemon over its local socket only).
+/// True if `host` is this host (rcons then reaches the daemon over its local socket).
 bool is_this_host(const std::string& host) {
   if (host == "localhost" || host == "127.0.0.1" || host == "::1") {
     return true;
@@ -444,10 +464,176 @@ bool is_this_host(const std::string& host) {
   return host == me || host == me.substr(0, me.find('.'));
 }
 
+/// The WebSocket handshake, then the session with the terminal raw (restored on every way
+/// out); the exit status.
+template<class Stream>
+int attach(net::io_context& ioc, websocket::stream<Stream>& ws, const std::string& host,
+           const std::string& target, const std::string& authorization, bool spy, io& streams) {
+  beast::error_code ec;
+  websocket::response_type res;
+  ws.set_option(websocket::stream_base::decorator([&authorization](websocket::request_type& req) {
+    req.set(beast::http::field::user_agent, "rcons");
+    if (!authorization.empty()) {
+      req.set(beast::http::field::authorization, authorization);
+    }
+  }));
+  // (the asynchronous handshake: Beast 1.74's synchronous one drops a refusal's response)
+  ws.async_handshake(res, host, target, [&ec](beast::error_code e) { ec = e; });
+  ioc.run();
+  ioc.restart();
+  if (ec) {
+    streams.err << "Error: "
+                << (res.result_int() != 0 && res.result_int() != 101
+                      ? error_of(res.body(), res.result_int())
+                      : "clusterwsd did not open the console (" + ec.message() + ").")
+                << '\n';
+    return 1;
+  }
+  ws.read_message_max(16 << 20);
+  streams.out.flush();
+  int status = 0;
+  std::string error;
+  {
+    console_session<Stream> s{ioc, ws, STDOUT_FILENO}; // its signal set first: then the terminal
+    raw_terminal raw{STDIN_FILENO};                    // restored on every way out of this block
+    // (said once raw: what is typed from here on goes as typed)
+    write_all(STDOUT_FILENO, "[Enter `^Ec?' for help]\r\n");
+    status = s.run(spy);
+    error = s.error();
+  }
+  if (!error.empty()) {
+    streams.err << "Error: " << error << '\n';
+  }
+  return status;
+}
+
+/// The API password: CLUSTERWS_PASSWORD, else asked for on the terminal without echo.
+/// @throws std::runtime_error when there is neither.
+std::string password_for(const std::string& user) {
+  if (const char* p = ::getenv("CLUSTERWS_PASSWORD"); p != nullptr) {
+    return p;
+  }
+  int tty = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (tty < 0) {
+    throw std::runtime_error("No terminal to ask " + user
+                             + "'s password on: set CLUSTERWS_PASSWORD.");
+  }
+  termios saved{};
+  bool quiet = ::tcgetattr(tty, &saved) == 0;
+  if (quiet) { // echo off before the prompt: nothing typed after it is shown
+    termios t = saved;
+    t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    t.c_lflag |= ICANON;
+    ::tcsetattr(tty, TCSANOW, &t);
+  }
+  write_all(tty, user + "'s password: ");
+  std::string password;
+  char c = 0;
+  while (true) {
+    auto n = ::read(tty, &c, 1);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0 || c == '\n' || c == '\r') {
+      break;
+    }
+    password.push_back(c);
+  }
+  if (quiet) {
+    ::tcsetattr(tty, TCSANOW, &saved);
+  }
+  write_all(tty, "\n");
+  ::close(tty);
+  return password;
+}
+
+/// `Basic base64(user:password)`.
+std::string basic_authorization(const std::string& user, const std::string& password) {
+  std::string plain = user + ":" + password;
+  std::string out(4 * ((plain.size() + 2) / 3) + 1, '\0');
+  auto n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                           reinterpret_cast<const unsigned char*>(plain.data()),
+                           static_cast<int>(plain.size()));
+  out.resize(static_cast<size_t>(n));
+  OPENSSL_cleanse(plain.data(), plain.size());
+  return "Basic " + out;
+}
+
+/// The Unix login name of the caller (the default API user).
+std::string login_name() {
+  if (auto* pw = ::getpwuid(::geteuid()); pw != nullptr) {
+    return pw->pw_name;
+  }
+  return "root";
+}
+
+/// The port of the `listen` setting in this home's clusterws.conf (its default when the file
+/// cannot be read: a user on another host).
+std::string default_port(const store::home& home) {
+  std::string listen = "127.0.0.1:8443";
+  try {
+    listen = api::load_settings(home.config()).text("listen");
+  } catch (const std::exception&) {
+    // the built-in default
+  }
+  return listen.substr(listen.rfind(':') + 1);
+}
+
+/// rcons over HTTPS to `host:port`: TLS verified against `cacert` (and the host name), the
+/// API's credentials on the upgrade request.
+int over_https(const std::string& host, const std::string& port, const std::string& user,
+               const std::filesystem::path& cacert, const std::string& target, bool spy,
+               io& streams) {
+  net::ssl::context tls{net::ssl::context::tls_client};
+  tls.set_options(net::ssl::context::no_sslv2 | net::ssl::context::no_sslv3
+                  | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  tls.load_verify_file(cacert.string(), ec);
+  if (ec) {
+    streams.err << "Error: cannot read the CA certificate " << cacert.string() << " ("
+                << ec.message() << "): give the cluster CA with --cacert FILE.\n";
+    return 1;
+  }
+  tls.set_verify_mode(net::ssl::verify_peer);
+  tls.set_verify_callback(net::ssl::host_name_verification(host));
+  auto password = password_for(user);
+  auto authorization = basic_authorization(user, password);
+  OPENSSL_cleanse(password.data(), password.size());
+  net::io_context ioc{1};
+  websocket::stream<tls_stream> ws{ioc, tls};
+  net::ip::tcp::resolver resolver{ioc};
+  auto found = resolver.resolve(host, port, ec);
+  if (!ec) {
+    beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(30));
+    beast::get_lowest_layer(ws).connect(found, ec);
+  }
+  if (ec) {
+    streams.err << "Error: cannot reach clusterwsd at " << host << ':' << port << " ("
+                << ec.message() << ").\n";
+    return 1;
+  }
+  auto literal = net::ip::make_address(host, ec);
+  if (ec) { // SNI names a host, never an address (RFC 6066)
+    ec = {};
+    ::SSL_set_tlsext_host_name(ws.next_layer().native_handle(), host.c_str());
+  }
+  ws.next_layer().handshake(net::ssl::stream_base::client, ec);
+  if (ec) {
+    streams.err << "Error: TLS with " << host << ':' << port << " failed (" << ec.message()
+                << "): is its certificate signed by the CA in " << cacert.string() << "?\n";
+    return 1;
+  }
+  beast::get_lowest_layer(ws).expires_never(); // a console stays open as long as it is used
+  auto authority = (literal.is_v6() ? "[" + host + "]" : host) + ':' + port; // the Host header
+  auto status = attach(ioc, ws, authority, target, authorization, spy, streams);
+  OPENSSL_cleanse(authorization.data(), authorization.size());
+  return status;
+}
+
 } // namespace
 
 int rcons(const std::vector<std::string>& argv, io& streams) {
-  auto args = parse_args(argv, {"", "fsh", {"home", "replay"}, {"help"}, {}});
+  auto args = parse_args(argv, {"", "fsh", {"home", "replay", "user", "cacert"}, {"help"}, {}});
   if (args.has("help") || args.has("h") || args.positional.empty()) {
     streams.out << usage_text; // (xCAT's rcons without a node too, exit 0)
     return 0;
@@ -462,11 +648,6 @@ int rcons(const std::vector<std::string>& argv, io& streams) {
   if (node.find_first_of(",/[]*^+ ") != std::string::npos) {
     throw usage_error("rcons opens one node's console: '" + node + "' is not a node name.");
   }
-  if (args.positional.size() == 2 && !is_this_host(args.positional[1])) {
-    streams.err << "Error: rcons reaches clusterwsd over its local socket only: run it on "
-                << args.positional[1] << ", or with no conserver-host here.\n";
-    return 1;
-  }
   uint64_t replay = default_replay;
   if (auto r = args.value("replay"); !r.empty()) {
     unsigned long long n = 0;
@@ -475,7 +656,46 @@ int rcons(const std::vector<std::string>& argv, io& streams) {
     }
     replay = n;
   }
+  std::string target = "/clusterws/nodes/" + url_encode(node)
+                       + "/console?replay=" + std::to_string(replay)
+                       + (args.has("s")   ? "&mode=ro"
+                          : args.has("f") ? "&force=1"
+                                          : "");
   auto home = store::home::resolve(args.value("home"));
+  if (args.positional.size() == 2) {
+    // conserver-host: HOST, HOST:PORT, [V6]:PORT; this host without a port is the local socket
+    std::string host = args.positional[1];
+    std::string port;
+    if (host.front() == '[') {
+      auto close = host.find(']');
+      if (close == std::string::npos || (close + 1 < host.size() && host[close + 1] != ':')) {
+        throw usage_error("conserver-host '" + host + "' must be HOST[:PORT] or [V6]:PORT.");
+      }
+      port = close + 1 < host.size() ? host.substr(close + 2) : "";
+      host = host.substr(1, close - 1);
+    } else if (auto colon = host.find(':');
+               colon != std::string::npos && host.find(':', colon + 1) == std::string::npos) {
+      port = host.substr(colon + 1);
+      host = host.substr(0, colon);
+    }
+    unsigned long long n = 0;
+    if (host.empty()
+        || (!port.empty() && (!base::parse_unsigned(port, n) || n == 0 || n > 65535))) {
+      throw usage_error("conserver-host '" + args.positional[1]
+                        + "' must be HOST[:PORT] (a port from 1 to 65535).");
+    }
+    bool https = !port.empty() || !is_this_host(host) || !args.value("user").empty()
+                 || !args.value("cacert").empty();
+    if (https) {
+      auto user = args.value("user").empty() ? login_name() : args.value("user");
+      auto cacert = args.value("cacert").empty() ? home.pki() / "ca-cert.pem"
+                                                 : std::filesystem::path{args.value("cacert")};
+      return over_https(host, port.empty() ? default_port(home) : port, user, cacert, target,
+                        args.has("s"), streams);
+    }
+  } else if (!args.value("user").empty() || !args.value("cacert").empty()) {
+    throw usage_error("--user and --cacert are for a conserver-host (rcons over HTTPS).");
+  }
   int fd = connect_local(local_socket_path(home),
                          "It holds the consoles: start it (systemctl start clusterwsd).");
   net::io_context ioc{1};
@@ -487,39 +707,7 @@ int rcons(const std::vector<std::string>& argv, io& streams) {
     streams.err << "Error: " << ec.message() << '\n';
     return 1;
   }
-  std::string target = "/clusterws/nodes/" + url_encode(node)
-                       + "/console?replay=" + std::to_string(replay)
-                       + (args.has("s")   ? "&mode=ro"
-                          : args.has("f") ? "&force=1"
-                                          : "");
-  websocket::response_type res;
-  ws.set_option(websocket::stream_base::decorator(
-    [](websocket::request_type& req) { req.set(beast::http::field::user_agent, "rcons"); }));
-  ws.handshake(res, "localhost", target, ec);
-  if (ec) {
-    streams.err << "Error: "
-                << (res.result_int() != 0 && res.result_int() != 101
-                      ? error_of(res.body())
-                      : "clusterwsd did not open the console (" + ec.message() + ").")
-                << '\n';
-    return 1;
-  }
-  ws.read_message_max(16 << 20);
-  streams.out.flush();
-  int status = 0;
-  std::string error;
-  {
-    console_session s{ioc, ws, STDOUT_FILENO}; // its signal set first: then the terminal
-    raw_terminal raw{STDIN_FILENO};            // restored on every way out of this block
-    // (said once raw: what is typed from here on goes as typed)
-    write_all(STDOUT_FILENO, "[Enter `^Ec?' for help]\r\n");
-    status = s.run(args.has("s"));
-    error = s.error();
-  }
-  if (!error.empty()) {
-    streams.err << "Error: " << error << '\n';
-  }
-  return status;
+  return attach(ioc, ws, "localhost", target, "", args.has("s"), streams);
 }
 
 } // namespace cws::cli

@@ -3,7 +3,8 @@
 // keystrokes reach the serial side, ^Ec. leaves with the terminal restored, -s cannot type,
 // -f and ^Ecf take over (the writer is told), ^Ecl0 sends a break, policy `rcons` for users
 // other than root, a node without cons, no daemon; and makeconservercf -d kept across a
-// restart (nodehm.consoleenabled).
+// restart (nodehm.consoleenabled). Over HTTPS to a conserver-host too: the password asked
+// without echo, a wrong password and a wrong CA refused with the terminal untouched.
 
 #include <gtest/gtest.h>
 
@@ -294,7 +295,8 @@ TEST_F(rcons_test, a_user_without_an_rcons_policy_row_is_refused_and_one_with_it
   up();
   auto no = rcons({"cn1"}, rcons_user);
   EXPECT_EQ(no->wait_exit(), 1) << no->seen();
-  EXPECT_NE(no->seen().find("Error: "), std::string::npos) << no->seen();
+  EXPECT_NE(no->seen().find("Error: Authentication failure"), std::string::npos)
+    << no->seen(); // the API's words (the refusal's body, kept by the handshake)
   EXPECT_EQ(no->seen().find("[Enter"), std::string::npos) << no->seen();
   EXPECT_TRUE(no->cooked());
   run_tool(d_->home(),
@@ -323,6 +325,92 @@ TEST_F(rcons_test, a_node_without_cons_and_a_daemon_not_running_are_clear_errors
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.err.find("The -f flag can not be used with the -s flag."), std::string::npos)
     << bad.err;
+}
+
+TEST_F(rcons_test, over_https_the_password_is_asked_without_echo_and_the_console_types) {
+  up();
+  type(0, "before https\r\n");
+  ASSERT_TRUE(eventually([&] { return log_has("cn1", "before https"); }));
+  auto r = rcons({"cn1", "127.0.0.1:" + std::to_string(d_->port()), "--user", "root", "--cacert",
+                  d_->ca().string()});
+  ASSERT_TRUE(r->wait_for("root's password: ")) << r->seen();
+  r->type("rootpw\r");
+  ASSERT_TRUE(r->wait_for("[Enter `^Ec?' for help]")) << r->seen();
+  EXPECT_EQ(r->seen().find("rootpw"), std::string::npos) << r->seen(); // not echoed
+  EXPECT_TRUE(r->wait_for("before https")) << r->seen();               // the replay
+  EXPECT_TRUE(eventually([&] { return !r->cooked(); }, 5s));
+  type(0, "login: ");
+  EXPECT_TRUE(r->wait_for("login: ")) << r->seen();
+  r->type("over-tls\r");
+  EXPECT_TRUE(serial_gets("over-tls\r"));
+  r->type("\x05"
+          "c.");
+  EXPECT_EQ(r->wait_exit(), 0) << r->seen();
+  EXPECT_NE(r->seen().find("[disconnect]"), std::string::npos) << r->seen();
+  EXPECT_TRUE(r->cooked());
+  // a script: the password from CLUSTERWS_PASSWORD, the cluster CA of the home by default
+  auto piped
+    = run_tool_streams(d_->home(), "sh -c \"printf 'scripted\\r' | "
+                                   "CLUSTERWS_PASSWORD=rootpw rcons cn1 127.0.0.1:"
+                                     + std::to_string(d_->port()) + " --user root --replay 0\"");
+  EXPECT_EQ(piped.rc, 0) << piped.out << piped.err;
+  EXPECT_TRUE(serial_gets("scripted\r"));
+}
+
+TEST_F(rcons_test, over_https_a_wrong_password_is_refused_with_the_apis_words_and_exit_1) {
+  up();
+  auto r = rcons({"cn1", "127.0.0.1:" + std::to_string(d_->port()), "--user", "root", "--cacert",
+                  d_->ca().string()});
+  ASSERT_TRUE(r->wait_for("root's password: ")) << r->seen();
+  r->type("wrong\r");
+  EXPECT_EQ(r->wait_exit(), 1) << r->seen();
+  EXPECT_NE(r->seen().find("Error: Authentication failure"), std::string::npos) << r->seen();
+  EXPECT_EQ(r->seen().find("[Enter"), std::string::npos) << r->seen();
+  EXPECT_TRUE(r->cooked());
+}
+
+TEST_F(rcons_test, over_https_a_certificate_not_signed_by_the_given_ca_is_refused_clearly) {
+  up();
+  auto other = dir_.path / "other-ca.pem";
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+                         "-subj /CN=other -days 1 -keyout '"
+                         + (dir_.path / "other-key.pem").string() + "' -out '" + other.string()
+                         + "' 2>/dev/null")
+                          .c_str()),
+            0);
+  auto port = std::to_string(d_->port());
+  auto r = run_tool_streams(d_->home(), "env CLUSTERWS_PASSWORD=rootpw rcons cn1 127.0.0.1:" + port
+                                          + " --user root --cacert '" + other.string() + "'");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("Error: TLS with 127.0.0.1:" + port + " failed"), std::string::npos)
+    << r.err;
+  EXPECT_NE(r.err.find("certificate verify failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(other.string()), std::string::npos) << r.err;
+  auto missing = run_tool_streams(d_->home(), "env CLUSTERWS_PASSWORD=rootpw rcons cn1 127.0.0.1:"
+                                                + port + " --cacert /nonexistent/ca.pem");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("cannot read the CA certificate /nonexistent/ca.pem"),
+            std::string::npos)
+    << missing.err;
+  auto bad = run_tool_streams(d_->home(), "rcons cn1 127.0.0.1:99999");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.err.find("a port from 1 to 65535"), std::string::npos) << bad.err;
+}
+
+TEST_F(rcons_test, over_https_an_api_user_needs_an_rcons_policy_row) {
+  up();
+  ASSERT_EQ(run_tool(d_->home(), "echo alicepw | clusterctl passwd alice --password-stdin").rc, 0);
+  auto cmd = "sh -c \"printf 'alice-keys\\r' | CLUSTERWS_PASSWORD=alicepw rcons cn1 127.0.0.1:"
+             + std::to_string(d_->port()) + " --user alice --replay 0\"";
+  auto no = run_tool_streams(d_->home(), cmd);
+  EXPECT_EQ(no.rc, 1);
+  EXPECT_NE(no.err.find("Error: Authentication failure"), std::string::npos) << no.err;
+  EXPECT_EQ(no.out.find("[Enter"), std::string::npos) << no.out;
+  ASSERT_EQ(run_tool(d_->home(), "mkdef -t policy -o 7 name=alice rule=allow commands=rcons").rc,
+            0);
+  auto yes = run_tool_streams(d_->home(), cmd);
+  EXPECT_EQ(yes.rc, 0) << yes.out << yes.err;
+  EXPECT_TRUE(serial_gets("alice-keys\r"));
 }
 
 TEST_F(rcons_test, makeconservercf_d_is_kept_in_the_definitions_across_a_restart) {
