@@ -7,6 +7,8 @@
 #include <random>
 
 #include "actors/share_seal.hpp"
+#include "api/copy.hpp"
+#include "api/copy_share.hpp"
 #include "api/sn_seal.hpp"
 #include "base/node_errc.hpp"
 
@@ -357,6 +359,17 @@ bind_ptr delegating_bind(caf::actor_system& sys, std::shared_ptr<const api::driv
       if (!r.ok() || p.where.all_on_head()) {
         out = std::move(p.head);
         return r;
+      }
+      if (call.copy && !p.where.shares.empty()) {
+        // the files are read once more, with the caller's rights as for the head's nodes,
+        // and their bytes go in the shares (docs/service-nodes.md, "Copies")
+        std::shared_ptr<const ssh::copy_spec> copy;
+        if (auto b = api::build_copy(*call.copy, d->copy, copy, auth.user); !b.ok()) {
+          return b;
+        }
+        if (auto why = api::carry_copy(*copy, cfg.settings.copy_max, p.job.files); !why.empty()) {
+          api::refuse_shares(p.where, why);
+        }
       }
       std::unordered_map<std::string, sn_executor_actor> executors;
       auto secrets = std::make_shared<std::unordered_map<std::string, std::string>>();

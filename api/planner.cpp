@@ -94,11 +94,12 @@ api_result plan(const store::database& db, const api_call& call, const authoriza
 }
 
 bool delegates(const api_call& call) {
-  if (call.copy) {
-    return false;
+  if (call.copy && call.copy->pull) {
+    return false; // xdcp -P: the files would come back through the results
   }
   switch (call.op) {
     case operation::nodeshell:
+    case operation::nodecopy:
     case operation::power:
     case operation::nextboot:
     case operation::eventlog:
@@ -147,6 +148,16 @@ api_result resolve_targets(const store::read_txn& txn, const store::cluster_view
   job.operation = std::string{traits(call.op).name};
   job.command = call.command;
   job.timeout_ms = call.timeout_ms;
+  if (call.copy) {
+    // (the files' bytes are added by the head's bind: api::carry_copy)
+    for (const auto& e : call.copy->entries) {
+      job.copy.push_back({e.sources, e.target});
+    }
+    job.recursive = call.copy->recursive;
+    job.preserve = call.copy->preserve;
+    job.pull = call.copy->pull;
+    job.execute = call.copy->execute;
+  }
   job.targets.resize(names.size());
   bmc_access fallback;
   long interval = 0;

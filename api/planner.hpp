@@ -45,9 +45,10 @@ struct drivers {
 api_result plan(const store::database& db, const api_call& call, const authorization& auth,
                 const store::noderange_options& opts, const drivers& d, node_operation_ptr& out);
 
-/// True if `call`'s nodes may run on service nodes: nodeshell, the hardware verbs, nodestat.
-/// Copies (nodecopy, xdsh -e: their sources are the head's files) and rinstall (it writes
-/// the store) run from the head.
+/// True if `call`'s nodes may run on service nodes: nodeshell, nodecopy and xdsh -e (their
+/// files' bytes go in the share: api/copy_share.hpp), the hardware verbs, nodestat. A pull
+/// (xdcp -P: the files would come back through the results) and rinstall (it writes the
+/// store) run from the head.
 bool delegates(const api_call& call);
 
 /// A fan-out call planned across the head and its service nodes.

@@ -20,7 +20,8 @@ namespace cws::api {
 
 /// The version of the head <-> service node protocol (registration, heartbeats and the
 /// delegated requests): a service node of another version is refused at registration.
-constexpr uint32_t sn_protocol_version = 1;
+/// 2: the heartbeat's format, the wire targets and a copy's files in a share changed.
+constexpr uint32_t sn_protocol_version = 2;
 
 /// Bytes of a per-service-node secret (random, written hex-encoded: 64 characters).
 constexpr size_t sn_secret_bytes = 32;

@@ -5,9 +5,11 @@
 #include <algorithm>
 
 #include "actors/share_seal.hpp"
+#include "api/copy_share.hpp"
 #include "api/hardware.hpp"
 #include "api/nodestat.hpp"
 #include "api/operation_traits.hpp"
+#include "api/settings.hpp"
 #include "api/sn_seal.hpp"
 #include "api/targets.hpp"
 
@@ -25,13 +27,18 @@ api::api_result refuse(std::string why) {
   return api::api_result::failure({std::move(why)});
 }
 
-api::api_result bind_shell(const api::drivers& d, const api::wire::job_request& job,
-                           api::node_operation_ptr& out) {
+api::api_result bind_shell(api::operation op, const api::drivers& d,
+                           const api::wire::job_request& job, api::node_operation_ptr& out) {
   if (!d.ssh) {
     return refuse("nodeshell is not enabled on this service node");
   }
-  if (!job.copy.empty()) {
-    return refuse("copies are not run on service nodes");
+  // a copy's files come in the share, never from a path of this host's (bind_copy)
+  std::shared_ptr<const ssh::copy_spec> copy;
+  if (auto r = api::bind_copy(job, d.copy.chunk, copy); !r.ok()) {
+    return r;
+  }
+  if (op == api::operation::nodecopy && !copy) {
+    return refuse("the request names no files to copy");
   }
   const auto& user = job.targets.empty() ? std::string{} : job.targets.front().user;
   std::vector<api::node_target> targets;
@@ -43,12 +50,12 @@ api::api_result bind_shell(const api::drivers& d, const api::wire::job_request& 
     targets.push_back({t.name, t.address, t.port});
   }
   api::api_call call;
-  call.op = api::operation::nodeshell;
+  call.op = op;
   call.command = job.command;
   call.timeout_ms = job.timeout_ms;
   call.fanout = job.fanout;
   // the user's key is this home's (clusterctl sn sync puts it there); none: nothing runs
-  return api::plan_shell(call, user, std::move(targets), d.shell, d.ssh, out);
+  return api::plan_shell(call, user, std::move(targets), d.shell, d.ssh, out, std::move(copy));
 }
 
 api::api_result bind_hardware(api::operation op, const api::drivers& d,
@@ -104,8 +111,8 @@ api::api_result bind_share(const api::drivers& d, const api::wire::job_request& 
   if (traits == nullptr) {
     return refuse("'" + job.operation.substr(0, 64) + "' is not an operation");
   }
-  if (traits->op == api::operation::nodeshell) {
-    return bind_shell(d, job, out);
+  if (traits->op == api::operation::nodeshell || traits->op == api::operation::nodecopy) {
+    return bind_shell(traits->op, d, job, out);
   }
   if (is_hardware(traits->op)) {
     return bind_hardware(traits->op, d, job, out);
@@ -118,8 +125,7 @@ api::api_result bind_share(const api::drivers& d, const api::wire::job_request& 
 
 service_node_component::service_node_component(const base::settings& s, const runtime_component& rt,
                                                transports engines, sn_agent_component& link)
-    : rt_(rt), engines_(engines), link_(link) {
-  (void)s;
+    : rt_(rt), engines_(engines), link_(link), limits_(api::sn_request_limits(s)) {
 }
 
 void service_node_component::start() {

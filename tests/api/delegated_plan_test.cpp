@@ -121,7 +121,7 @@ TEST_F(delegated_plan_test, a_node_whose_service_nodes_are_all_down_is_refused) 
   EXPECT_EQ(p.head, nullptr);
 }
 
-TEST_F(delegated_plan_test, copies_and_rinstall_are_not_delegated) {
+TEST_F(delegated_plan_test, copies_delegate_but_pulls_and_rinstall_do_not) {
   api::api_call call;
   call.op = api::operation::nodeshell;
   EXPECT_TRUE(api::delegates(call));
@@ -129,13 +129,19 @@ TEST_F(delegated_plan_test, copies_and_rinstall_are_not_delegated) {
   EXPECT_TRUE(api::delegates(call));
   call.op = api::operation::power;
   EXPECT_TRUE(api::delegates(call));
-  call.op = api::operation::nodecopy;
-  EXPECT_FALSE(api::delegates(call));
   call.op = api::operation::provision;
   EXPECT_FALSE(api::delegates(call));
+  call.op = api::operation::nodecopy;
+  auto copy = std::make_shared<api::copy_request>();
+  call.copy = copy;
+  EXPECT_TRUE(api::delegates(call)) << "the files' bytes go in the share";
   call.op = api::operation::nodeshell;
-  call.copy = std::make_shared<api::copy_request>();
-  EXPECT_FALSE(api::delegates(call)) << "xdsh -e copies the head's file";
+  copy->execute = true;
+  EXPECT_TRUE(api::delegates(call)) << "xdsh -e: a copy and its run";
+  call.op = api::operation::nodecopy;
+  copy->execute = false;
+  copy->pull = true;
+  EXPECT_FALSE(api::delegates(call)) << "xdcp -P stays on the head";
 }
 
 } // namespace

@@ -5,7 +5,9 @@
 // and the third also a farm of ipmi_sim BMCs. nodeshell and rpower through them answer as the
 // head alone does; kill -9 of a service node in the middle of a run ends its unreported nodes
 // `servicenode` and nothing runs twice; SIGSTOP is noticed within the dead time; a restarted
-// service node registers again and the next call uses it.
+// service node registers again and the next call uses it. REST nodecopy through them writes
+// every node's file byte for byte and answers as flat, and a copy past the head's sn_copy_max
+// is refused for the delegated nodes only.
 
 #include <gtest/gtest.h>
 
@@ -35,6 +37,8 @@ constexpr int heartbeat_ms = 200;
 constexpr int dead_after_ms = 1000;
 /// Nodes per service node, each behind its own sshd.
 constexpr int per_sn = 3;
+/// The head's sn_copy_max: a copy past it is not sent to a service node.
+constexpr int copy_max = 64 * 1024;
 
 class sn_delegation_test : public ::testing::Test {
  protected:
@@ -45,7 +49,8 @@ class sn_delegation_test : public ::testing::Test {
     ASSERT_EQ(run_tool(home, "clusterctl sn init").rc, 0);
     std::ofstream{home / "clusterws.conf", std::ios::app}
       << "sn_listen = 127.0.0.1:0\nsn_heartbeat_ms = " << heartbeat_ms
-      << "\nsn_dead_after_ms = " << dead_after_ms << "\nssh_connect_timeout = 5\n";
+      << "\nsn_dead_after_ms = " << dead_after_ms << "\nssh_connect_timeout = 5\n"
+      << "sn_copy_max = " << copy_max << "\n";
     d_->start();
     counts_ = dir_->path / "counts";
     fs::create_directories(counts_);
@@ -232,6 +237,21 @@ TEST_F(sn_delegation_test, nodeshell_through_three_service_nodes_answers_as_the_
   }
 }
 
+/// Writes `text` to `p` with mode `mode`.
+void spit(const fs::path& p, const std::string& text, fs::perms mode) {
+  fs::create_directories(p.parent_path());
+  std::ofstream{p, std::ios::binary | std::ios::trunc} << text;
+  fs::permissions(p, mode);
+}
+
+/// Clears (`on` false) or puts back each group's servicenode.
+void set_service_nodes(const fs::path& home, bool on) {
+  for (int k = 1; k <= 3; ++k) {
+    run_tool(home, "chdef -t group g" + std::to_string(k)
+                     + " servicenode=" + (on ? "sn" + std::to_string(k) : std::string{}));
+  }
+}
+
 TEST_F(sn_delegation_test, nodestat_through_the_service_nodes_answers_as_the_head_alone) {
   auto before = call("GET", "/metrics").body;
   auto delegated = call("GET", "/nodes/sshnodes/nodestat");
@@ -276,6 +296,69 @@ TEST_F(sn_delegation_test, rpower_through_a_service_node_answers_as_the_head_alo
   // the BMC password went to the service node in the sealed share; no log holds it
   EXPECT_EQ(slurp(sns_[2]->log()).find("secret"), std::string::npos);
   EXPECT_EQ(slurp(d_->log()).find("secret"), std::string::npos);
+}
+
+TEST_F(sn_delegation_test, nodecopy_through_the_service_nodes_writes_each_file_once_as_flat) {
+  auto src = d_->home() / "copy" / "app.conf"; // under copy_root (REST nodecopy)
+  std::string text = "line one\n";
+  for (int i = 0; i < 2000; ++i) {
+    text += static_cast<char>('a' + i % 26);
+  }
+  spit(src, text, fs::perms(0640));
+  auto target = dir_->path / "copied";
+  fs::create_directories(target);
+  auto body = "{\"src\":[\"" + src.string() + "\"],\"target\":\"" + target.string() + "\"}";
+  auto before = head_ssh_runs();
+  auto r = call("POST", "/nodes/sshnodes/nodecopy", body, "&format=detail");
+  ASSERT_EQ(r.status, 201u) << r.body << slurp(d_->log());
+  // the head copied only its own node; every node answers once, copied
+  EXPECT_EQ(head_ssh_runs() - before, 1) << slurp(d_->log());
+  for (const auto& [node, port] : port_of_) {
+    auto at = r.body.find("\"" + node + "\":{\"rc\":0");
+    EXPECT_NE(at, std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("\"" + node + "\":{", at + 1), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(slurp(target / "app.conf"), text);
+  EXPECT_EQ(fs::status(target / "app.conf").permissions(), fs::perms(0640));
+  auto plain = call("POST", "/nodes/sshnodes/nodecopy", body);
+  // the same copy flat: the same answer, the same file
+  fs::remove(target / "app.conf");
+  set_service_nodes(d_->home(), false);
+  auto flat = call("POST", "/nodes/sshnodes/nodecopy", body);
+  set_service_nodes(d_->home(), true);
+  EXPECT_EQ(flat.status, plain.status);
+  EXPECT_EQ(flat.body, plain.body);
+  EXPECT_EQ(plain.body, "[]\n");
+  EXPECT_EQ(slurp(target / "app.conf"), text);
+}
+
+TEST_F(sn_delegation_test, a_copy_past_sn_copy_max_is_refused_for_the_delegated_nodes_only) {
+  auto src = d_->home() / "copy" / "big.bin";
+  spit(src, std::string(copy_max + 1, 'x'), fs::perms(0644));
+  auto target = dir_->path / "copied-big";
+  fs::create_directories(target);
+  auto r = call("POST", "/nodes/sshnodes/nodecopy",
+                "{\"src\":[\"" + src.string() + "\"],\"target\":\"" + target.string() + "\"}",
+                "&format=detail");
+  ASSERT_EQ(r.status, 201u) << r.body;
+  EXPECT_NE(r.body.find("\"h0\":{\"rc\":0"), std::string::npos) << r.body;
+  for (const auto& [node, port] : port_of_) {
+    if (node == "h0") {
+      continue;
+    }
+    auto at = r.body.find("\"" + node + "\":{");
+    ASSERT_NE(at, std::string::npos) << r.body;
+    auto entry = r.body.substr(at, r.body.find('}', at) - at);
+    EXPECT_NE(entry.find("servicenode"), std::string::npos) << entry;
+    EXPECT_NE(
+      entry.find("service node sn" + node.substr(1, 1)
+                 + " was not sent the request: the files to copy are 65537 bytes, more "
+                   "than sn_copy_max (65536 bytes) a service node is sent; nothing was run"),
+      std::string::npos)
+      << entry;
+  }
+  // the head's own node was copied
+  EXPECT_EQ(fs::file_size(target / "big.bin"), static_cast<uintmax_t>(copy_max + 1));
 }
 
 TEST_F(sn_delegation_test, kill_9_of_a_service_node_mid_run_ends_only_its_unreported_nodes) {
