@@ -25,11 +25,15 @@ std::string system_change::dry_run_text(std::string* error) const {
 }
 
 std::error_code system_change::apply(std::string& message) const {
+  std::vector<base::file_to_publish> batch;
+  batch.reserve(files.size());
   for (const auto& f : files)
-    if (auto ec = base::publish_file(f.path, f.content, f.mode)) {
-      message = "cannot write " + f.path.string() + ": " + ec.message();
-      return ec;
-    }
+    batch.push_back({f.path, f.content, f.mode});
+  std::size_t failed = 0;
+  if (auto ec = base::publish_files(batch, &failed)) {
+    message = "cannot write " + files[failed].path.string() + ": " + ec.message();
+    return ec;
+  }
   for (const auto& a : actions) {
     std::string detail;
     std::error_code ec = a.run ? a.run(detail) : std::error_code{};

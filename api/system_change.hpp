@@ -47,9 +47,10 @@ struct system_change {
   /// that file's diff is left out.
   std::string dry_run_text(std::string* error = nullptr) const;
 
-  /// Publishes each file with base::publish_file (atomic replace), in order, then runs each
-  /// action in order. The first error stops: `message` names the file ("cannot write PATH:
-  /// ...") or the action ("DESCRIPTION: ..."); files already published stay published.
+  /// Publishes the files together with base::publish_files (each replaced atomically, one
+  /// flush for all), then runs each action in order. The first error stops: `message` names
+  /// the file ("cannot write PATH: ...") or the action ("DESCRIPTION: ..."); files already
+  /// published stay published.
   /// @returns the first error, or success.
   std::error_code apply(std::string& message) const;
 };

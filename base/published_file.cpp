@@ -107,14 +107,18 @@ void put_line(std::string& out, char op, std::string_view line) {
     out += "\n\\ No newline at end of file\n";
 }
 
-} // namespace
-
-std::error_code publish_file(const std::filesystem::path& path, std::string_view content,
-                             mode_t mode) {
-  struct stat old {};
-  bool had_old = ::stat(path.c_str(), &old) == 0;
+std::filesystem::path temporary_for(const std::filesystem::path& path) {
   auto tmp = path;
   tmp += ".cws-" + std::to_string(::getpid()) + ".tmp";
+  return tmp;
+}
+
+/// Writes `content` to `tmp` with the mode and owner of the file at `path` (or `mode`), and
+/// fsyncs it when `sync`. On error no temporary is left.
+std::error_code write_temporary(const std::filesystem::path& path, const std::filesystem::path& tmp,
+                                std::string_view content, mode_t mode, bool sync) {
+  struct stat old {};
+  bool had_old = ::stat(path.c_str(), &old) == 0;
   std::error_code ec;
   {
     fd_guard f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
@@ -127,16 +131,65 @@ std::error_code publish_file(const std::filesystem::path& path, std::string_view
       ec = last_error();
     if (!ec)
       ec = write_all(f.fd, content);
-    if (!ec && ::fsync(f.fd) != 0)
+    if (!ec && sync && ::fsync(f.fd) != 0)
       ec = last_error();
   }
-  if (!ec && ::rename(tmp.c_str(), path.c_str()) != 0)
-    ec = last_error();
-  if (ec) {
+  if (ec)
     ::unlink(tmp.c_str());
+  return ec;
+}
+
+} // namespace
+
+std::error_code publish_file(const std::filesystem::path& path, std::string_view content,
+                             mode_t mode) {
+  return publish_files({{path, content, mode}});
+}
+
+std::error_code publish_files(const std::vector<file_to_publish>& files, std::size_t* failed) {
+  bool one = files.size() == 1;
+  std::vector<std::filesystem::path> temps;
+  temps.reserve(files.size());
+  auto undo = [&](std::size_t from, std::size_t i, std::error_code ec) {
+    for (auto k = from; k < temps.size(); ++k)
+      ::unlink(temps[k].c_str());
+    if (failed)
+      *failed = i;
     return ec;
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto tmp = temporary_for(files[i].path);
+    if (auto ec = write_temporary(files[i].path, tmp, files[i].content, files[i].mode, one))
+      return undo(0, i, ec);
+    temps.push_back(std::move(tmp));
   }
-  return sync_directory(path.parent_path());
+  // the directories, once each; for more than one file, their file systems synced once each
+  std::vector<std::filesystem::path> dirs;
+  std::vector<dev_t> synced;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto dir = files[i].path.parent_path();
+    if (std::find(dirs.begin(), dirs.end(), dir) != dirs.end())
+      continue;
+    dirs.push_back(dir);
+    if (one)
+      continue;
+    fd_guard d{::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    struct stat st {};
+    if (d.fd < 0 || ::fstat(d.fd, &st) != 0)
+      return undo(0, i, last_error());
+    if (std::find(synced.begin(), synced.end(), st.st_dev) != synced.end())
+      continue;
+    if (::syncfs(d.fd) != 0)
+      return undo(0, i, last_error());
+    synced.push_back(st.st_dev);
+  }
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (::rename(temps[i].c_str(), files[i].path.c_str()) != 0)
+      return undo(i, i, last_error());
+  for (const auto& dir : dirs)
+    if (auto ec = sync_directory(dir))
+      return ec;
+  return {};
 }
 
 std::error_code read_file(const std::filesystem::path& path, std::size_t max_bytes,

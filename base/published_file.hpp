@@ -6,6 +6,7 @@
 #include <string_view>
 #include <sys/types.h>
 #include <system_error>
+#include <vector>
 
 namespace cws::base {
 
@@ -16,6 +17,23 @@ namespace cws::base {
 /// @returns the first error; on error the old file is untouched and no temporary is left.
 std::error_code publish_file(const std::filesystem::path& path, std::string_view content,
                              mode_t mode = 0644);
+
+/// One file for publish_files.
+struct file_to_publish {
+  std::filesystem::path path;
+  std::string_view content;
+  /// The mode of a file created new (a replaced file keeps its own).
+  mode_t mode = 0644;
+};
+
+/// Publishes several files as publish_file does each, with one flush for all rather than two
+/// per file (2,000 nodes' xnba files took 59 s one by one here): every temporary is written,
+/// then synced together (one syncfs per file system; a single file is fsync'ed), then each is
+/// renamed over its file and each directory synced once. A crash leaves every file whole, old
+/// or new. An error before the renames changes no file; one during them leaves the earlier
+/// files new. No temporary is left. `failed` (optional) gets the index of the file at fault.
+std::error_code publish_files(const std::vector<file_to_publish>& files,
+                              std::size_t* failed = nullptr);
 
 /// Reads a whole file of at most `max_bytes`. A missing file reads as empty (`exists` false).
 /// @returns an error for an unreadable or larger file (errc::file_too_large).

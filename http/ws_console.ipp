@@ -8,6 +8,22 @@
 
 namespace cws::http {
 
+namespace detail_ws_console {
+
+/// Sets the kernel send buffer of a layer that has a socket (TCP or local; a test stream has
+/// none, and keeps its own).
+template<class Layer>
+auto set_send_buffer(Layer& layer, int bytes, int) -> decltype(layer.socket(), void()) {
+  beast::error_code ignored;
+  layer.socket().set_option(net::socket_base::send_buffer_size(bytes), ignored);
+}
+
+template<class Layer>
+void set_send_buffer(Layer&, int, long) {
+}
+
+} // namespace detail_ws_console
+
 template<class Stream>
 ws_console<Stream>::ws_console(Stream&& stream, std::shared_ptr<session_context> ctx,
                                std::string client, std::string peer_key, bool local)
@@ -75,10 +91,8 @@ void ws_console<Stream>::on_accept(beast::error_code ec) {
   // a fixed send buffer: without it the kernel grows it to 4 MiB for a watcher that stopped
   // reading, which then takes that long to reach console_watcher_queue_bytes and be dropped
   if (ctx_->cfg.console_watcher_sndbuf > 0) {
-    beast::error_code ignored;
-    beast::get_lowest_layer(ws_).socket().set_option(
-      net::socket_base::send_buffer_size(static_cast<int>(ctx_->cfg.console_watcher_sndbuf)),
-      ignored);
+    detail_ws_console::set_send_buffer(beast::get_lowest_layer(ws_),
+                                       static_cast<int>(ctx_->cfg.console_watcher_sndbuf), 0);
   }
   ++ctx_->idle;
   std::weak_ptr<ws_console> weak = this->shared_from_this();

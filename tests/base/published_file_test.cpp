@@ -10,6 +10,7 @@
 
 namespace fs = std::filesystem;
 using cws::base::publish_file;
+using cws::base::publish_files;
 using cws::base::read_file;
 using cws::base::unified_diff;
 
@@ -68,6 +69,38 @@ TEST_F(published_file_test, a_failed_publish_leaves_the_old_file_and_no_temporar
   EXPECT_TRUE(publish_file(sub / "d", "new\n"));
   EXPECT_EQ(slurp(sub / "f"), "old\n");
   EXPECT_EQ(std::distance(fs::directory_iterator(sub), fs::directory_iterator()), 2);
+}
+
+TEST_F(published_file_test, a_batch_publishes_every_file_or_on_an_early_error_none) {
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  ASSERT_FALSE(publish_file(dir / "a" / "1", "old\n", 0600));
+  std::vector<std::string> texts;
+  std::vector<cws::base::file_to_publish> batch;
+  for (int i = 1; i <= 6; ++i)
+    texts.push_back("file " + std::to_string(i) + "\n");
+  for (int i = 1; i <= 6; ++i)
+    batch.push_back({dir / (i % 2 ? "a" : "b") / std::to_string(i), texts[i - 1]});
+  ASSERT_FALSE(publish_files(batch));
+  for (int i = 1; i <= 6; ++i)
+    EXPECT_EQ(slurp(batch[i - 1].path), texts[i - 1]);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "a" / "1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u); // the replaced file's mode
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "a"), fs::directory_iterator()), 3);
+
+  // the fourth file's directory is missing: nothing is renamed, no temporary is left
+  std::string changed = "changed\n";
+  for (auto& f : batch)
+    f.content = changed;
+  batch[3].path = dir / "missing" / "4";
+  std::size_t failed = 99;
+  EXPECT_TRUE(publish_files(batch, &failed));
+  EXPECT_EQ(failed, 3u);
+  for (int i : {1, 2, 3, 5, 6})
+    EXPECT_EQ(slurp(batch[i - 1].path), texts[i - 1]);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "a"), fs::directory_iterator()), 3);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "b"), fs::directory_iterator()), 3);
 }
 
 TEST_F(published_file_test,
