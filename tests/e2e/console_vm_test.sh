@@ -26,17 +26,8 @@ t0=$(date +%s.%N)
 bin=$(cd "${1:?usage: console_vm_test.sh BUILD_DIR}" && pwd)/bin
 kernel=/usr/lib/debian-installer/images/12/amd64/text/debian-installer/amd64/linux
 
-since() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
-say() { echo "test-e2e consoles [$(since "$t0") s]: $*"; }
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+E2E_NAME="test-e2e consoles"
+source "$(dirname "$0")/common.sh"
 
 [[ $(id -u) -eq 0 ]] || { say "SKIP: needs root (libvirtd's QEMU driver)"; exit 77; }
 for tool in qemu-system-x86_64 libvirtd virtlogd virsh ipmi_sim busybox curl gzip python3; do
@@ -56,16 +47,6 @@ node_kvm=cwsvm$$
 node_ipmi=cwsbmc$$
 uri="qemu+unix:///system?socket=$run/lv/libvirt-sock"
 pid_of() { [[ -s $1 ]] && cat "$1" || true; }
-stop_pid() { # stop_pid PID: SIGTERM, then SIGKILL after 5 s
-  local p=$1
-  [[ -n $p ]] && kill -0 "$p" 2>/dev/null || return 0
-  kill -TERM "$p" 2>/dev/null || true
-  for _ in $(seq 50); do
-    kill -0 "$p" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  kill -KILL "$p" 2>/dev/null || true
-}
 show_logs() {
   local f
   for f in "$home/consoles/$node_kvm" "$home/consoles/$node_ipmi" "$home/clusterwsd.log" \

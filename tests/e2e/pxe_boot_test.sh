@@ -44,17 +44,8 @@ mac3=52:54:00:e2:e0:13 # node03: never boots; its fetches are made by hand (dead
 deadline_s=8           # install_deadline_installing of the deadline part (seconds)
 bad_token_limit=5      # install_bad_token_limit
 
-since() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
-say() { echo "test-e2e [$(since "$t0") s]: $*"; }
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+E2E_NAME="test-e2e"
+source "$(dirname "$0")/common.sh"
 
 [[ $(id -u) -eq 0 ]] || { say "SKIP: needs root (network namespaces, tap)"; exit 77; }
 for tool in ip nsenter qemu-system-x86_64 dnsmasq busybox curl zcat gzip timeout python3; do
@@ -73,16 +64,6 @@ home=$run/home
 daemon_pid=
 dnsmasq_pid=
 poller_pid=
-stop_pid() { # stop_pid PID: SIGTERM, then SIGKILL after 5 s
-  local p=$1
-  [[ -n $p ]] && kill -0 "$p" 2>/dev/null || return 0
-  kill -TERM "$p" 2>/dev/null || true
-  for _ in $(seq 50); do
-    kill -0 "$p" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  kill -KILL "$p" 2>/dev/null || true
-}
 show_logs() {
   local f
   for f in "$run"/serial-*.log "$home/clusterwsd.log" "$run/dnsmasq.log"; do
