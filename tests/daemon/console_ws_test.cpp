@@ -291,8 +291,10 @@ TEST_F(console_ws_test, a_user_without_an_rcons_policy_row_is_refused_before_the
 
 TEST_F(console_ws_test,
        a_watcher_that_stops_reading_is_dropped_and_the_log_and_other_watchers_get_every_byte) {
-  // console_watcher_queue_bytes is the bound: 16 KiB unacknowledged, far less than the burst
-  start(1, "console_watcher_queue_bytes = 16384\nconsole_watcher_socket_bytes = 16384\n");
+  // console_watcher_queue_bytes is the bound: 128 KiB unacknowledged, far less than the burst,
+  // and enough for the reading watcher to pass a scheduling pause of ~100 ms on a busy machine
+  // (16 KiB dropped it too, 1 run in 4)
+  start(1, "console_watcher_queue_bytes = 131072\nconsole_watcher_socket_bytes = 16384\n");
   define("cn1", 0);
   d_->start();
   ASSERT_TRUE(eventually([&] { return log_has("cn1", "console up"); })) << slurp(d_->log());
