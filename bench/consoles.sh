@@ -203,9 +203,10 @@ for r in $(seq "$ROUNDS"); do
   echo "INFO echo way=websocket round=$r $out"
   echo_ws+=("$(p99 <<<"$out")")
   if [[ -x "$BIN/rcons" ]]; then
-    # rcons (branch s38-rcons) on a pty over the local socket: "[attached]" once it writes
-    # (RCONS_READY); it is ended by SIGTERM after the "\r~." ipmitool's escape that it ignores
-    out=$(cws-console-echo pty "$ECHO_KEYS" "${RCONS_READY:-[attached]}" -- "$BIN/rcons" echo0 || true)
+    # rcons on a pty over the local socket: conserver's "[Enter `^Ec?' for help]" once it is
+    # attached (RCONS_READY; keys typed before the attach's answer wait for it); it is ended by
+    # SIGTERM after the "\r~." ipmitool's escape that it ignores
+    out=$(cws-console-echo pty "$ECHO_KEYS" "${RCONS_READY:-for help]}" -- "$BIN/rcons" echo0 || true)
     echo "INFO echo way=rcons round=$r $out"
     echo_rcons+=("$(p99 <<<"$out")")
   fi
