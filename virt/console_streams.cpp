@@ -74,6 +74,9 @@ struct link {
   virConnectPtr conn = nullptr;
   int users = 0;     // under impl::mu
   bool dead = false; // under impl::mu: closed under us; new consoles open another
+  /// What the close callback is given: owned here, since not every driver calls libvirt's
+  /// free callback (the test driver's registration leaked it under LeakSanitizer).
+  std::shared_ptr<void> close_ref;
 };
 
 /// One console: made by open(), filled by the opener, then the loop's.
@@ -265,11 +268,9 @@ struct console_streams::impl : std::enable_shared_from_this<impl> {
     l->uri = uri;
     l->conn = c;
     l->users = 1;
-    auto* ref = new link_ref{weak_from_this(), l};
-    if (virConnectRegisterCloseCallback(c, on_conn_close, ref,
-                                        [](void* o) { delete static_cast<link_ref*>(o); })
-        < 0) {
-      delete ref;
+    auto ref = std::make_shared<link_ref>(link_ref{weak_from_this(), l});
+    if (virConnectRegisterCloseCallback(c, on_conn_close, ref.get(), nullptr) == 0) {
+      l->close_ref = std::move(ref); // unregistered in release(), before the link can go
     }
     std::lock_guard lock{mu};
     links[uri] = l; // a dead one it replaces lives on with its consoles until they end
