@@ -2,7 +2,9 @@
 // xCAT's rinstall.pm, over the same api/ operation PUT /nodes/{nr}/provision runs in the
 // daemon: per-node results, a node that fails a step goes no further.
 
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "api/planner.hpp"
 #include "api/rinstall.hpp"
@@ -13,6 +15,14 @@
 namespace cws::cli {
 
 namespace {
+
+/// Waits, at most 5 s, until `p` is the last reference to what it holds.
+template<class T>
+void last_owner(const std::shared_ptr<T>& p) {
+  for (int i = 0; p && p.use_count() > 1 && i < 5000; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 constexpr const char* rinstall_help
   = "Usage: rinstall <noderange> [osimage[=<imagename>] | boot | shell] [-u|--uefimode]\n"
@@ -110,6 +120,13 @@ int rinstall(const std::vector<std::string>& argv, io& streams) {
   raise_open_files_limit();
   std::vector<base::node_result> results(op->nodes().size());
   run_to_end(*op, [&](size_t i, base::node_result res) { results[i] = std::move(res); });
+  // The engines must end on this thread: a step's last reference can go with a callback on
+  // an engine's own thread just after on_done, and an engine destroyed there joins its thread
+  // from itself (seen once under ASan: "Resource deadlock avoided"). So the operation goes
+  // first, then this waits (bounded) until `d` holds the engines alone.
+  op.reset();
+  last_owner(d.drivers.ipmi);
+  last_owner(d.drivers.virt);
   // rinstall.pm's words: the nodes it provisions, each node's error, the failed ones by step
   std::vector<std::string> going;
   std::map<std::string, std::vector<std::string>> failed_at;
