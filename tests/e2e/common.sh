@@ -22,3 +22,11 @@ stop_pid() { # stop_pid PID: SIGTERM, then SIGKILL after 5 s
   done
   kill -KILL "$p" 2>/dev/null || true
 }
+show_tails() { # show_tails FILE...: the last lines of each file that is not empty
+  local f
+  for f in "$@"; do
+    [[ -s $f ]] || continue
+    echo "---- last lines of $f"
+    tail -n 25 "$f" | tr -d '\r' | cut -c1-200
+  done
+}

@@ -48,13 +48,8 @@ node_ipmi=cwsbmc$$
 uri="qemu+unix:///system?socket=$run/lv/libvirt-sock"
 pid_of() { [[ -s $1 ]] && cat "$1" || true; }
 show_logs() {
-  local f
-  for f in "$home/consoles/$node_kvm" "$home/consoles/$node_ipmi" "$home/clusterwsd.log" \
-    "$run/libvirtd.log" "$run/sim.out"; do
-    [[ -s $f ]] || continue
-    echo "---- last lines of $f"
-    tail -n 25 "$f" | tr -d '\r' | cut -c1-200
-  done
+  show_tails "$home/consoles/$node_kvm" "$home/consoles/$node_ipmi" "$home/clusterwsd.log" \
+    "$run/libvirtd.log" "$run/sim.out"
 }
 cleanup() {
   local rc=$?

@@ -64,14 +64,7 @@ home=$run/home
 daemon_pid=
 dnsmasq_pid=
 poller_pid=
-show_logs() {
-  local f
-  for f in "$run"/serial-*.log "$home/clusterwsd.log" "$run/dnsmasq.log"; do
-    [[ -s $f ]] || continue
-    echo "---- last lines of $f"
-    tail -n 25 "$f" | tr -d '\r' | cut -c1-200
-  done
-}
+show_logs() { show_tails "$run"/serial-*.log "$home/clusterwsd.log" "$run/dnsmasq.log"; }
 cleanup() {
   local rc=$?
   set +e
