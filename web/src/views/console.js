@@ -1,0 +1,7 @@
+// Placeholder: the console view (docs/web.md). mount(el, params) returns its unmount function.
+export function mount(el, params) {
+  const h = document.createElement('h1');
+  h.textContent = 'console';
+  el.append(h);
+  return () => {};
+}

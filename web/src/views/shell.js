@@ -1,0 +1,7 @@
+// Placeholder: the shell view (docs/web.md). mount(el, params) returns its unmount function.
+export function mount(el, params) {
+  const h = document.createElement('h1');
+  h.textContent = 'shell';
+  el.append(h);
+  return () => {};
+}
