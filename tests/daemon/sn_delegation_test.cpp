@@ -538,6 +538,7 @@ TEST_F(sn_delegation_test, root_s_rpower_goes_through_the_daemon_to_the_bmcs_ser
   auto before = call("GET", "/metrics").body;
   auto on = cws::test::run_tool_streams(d_->home(), "rpower bmcs on");
   auto stat = cws::test::run_tool_streams(d_->home(), "rpower bmcs stat");
+  auto inv = cws::test::run_tool_streams(d_->home(), "rinv bmcs guid deviceid");
   auto after = call("GET", "/metrics").body;
   EXPECT_EQ(on.rc, 0) << on.err;
   EXPECT_EQ(on.err, "");
@@ -554,6 +555,11 @@ TEST_F(sn_delegation_test, root_s_rpower_goes_through_the_daemon_to_the_bmcs_ser
   EXPECT_EQ(local.rc, stat.rc);
   EXPECT_EQ(sorted_lines(local.out), sorted_lines(stat.out));
   EXPECT_EQ(sorted_lines(stat.out), (std::vector<std::string>{"bmc0: on", "bmc1: on"}));
+  // keywords travel in the path (`guid;deviceid`): the same lines as from this process
+  auto local_inv = cws::test::run_tool_streams(d_->home(), "rinv bmcs guid deviceid");
+  EXPECT_EQ(local_inv.rc, inv.rc);
+  EXPECT_EQ(sorted_lines(local_inv.out), sorted_lines(inv.out));
+  EXPECT_NE(inv.out.find("bmc0: "), std::string::npos) << inv.out << inv.err;
   EXPECT_NE(local.err.find("Warning: clusterwsd is not reachable"), std::string::npos);
   EXPECT_EQ(cws::test::metric_growth(before, after, ipmi), 0);
 }
