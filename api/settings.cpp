@@ -229,6 +229,11 @@ const base::settings_schema& settings_schema() {
      "a node whose every service node is down: fail (a per-node servicenode error) or direct "
      "(it runs from the head)",
      "fail|direct"},
+    {"sn_cli_fallback", text, "direct", 0, 0,
+     "root's xdsh, xdcp, rpower, ..., nodestat on a head with service nodes when clusterwsd "
+     "does not answer on local_socket: direct (run from this host, with a warning) or fail "
+     "(refuse, nothing run)",
+     "direct|fail"},
     {"sn_credits", num, "4", 1, 1024,
      "result batches a service node may send before the head credits them"},
     {"sn_batch_nodes", num, "128", 1, 100000, "node results in one batch from a service node"},

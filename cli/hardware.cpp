@@ -1,10 +1,13 @@
 // rpower, rsetboot, rvitals and rinv: hardware control of a noderange over the same drivers
 // as the REST service (api/hardware.hpp), run in-process, printing xCAT's `node: on` lines.
 
+#include "api/operation_traits.hpp"
 #include "api/planner.hpp"
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/daemon_route.hpp"
+#include "cli/remote.hpp"
 
 namespace cws::cli {
 
@@ -95,11 +98,86 @@ int run_hardware(api::operation op, const std::vector<std::string>& argv, io& st
   return run_hardware_call(op, args, command, streams);
 }
 
+/// The request of `op` with `command` on `spec` to clusterwsd, as the REST clients send it
+/// (docs/api.md); false when the REST API has no form for it (reventlog NUMBER, -s).
+bool rest_form(api::operation op, const std::string& spec, const std::string& command,
+               std::string& method, std::string& target, std::string& body) {
+  std::string base = "/clusterws/nodes/" + url_encode(spec) + "/";
+  auto json = [](const char* key, const std::string& value) {
+    std::string quoted;
+    for (char c : value) { // the CLI's words: letters, digits, spaces and '-'
+      if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+        return std::string{};
+      }
+      quoted += c;
+    }
+    return "{\"" + std::string{key} + "\":\"" + quoted + "\"}";
+  };
+  switch (op) {
+    case api::operation::power:
+    case api::operation::beacon:
+    case api::operation::nextboot: {
+      method = "PUT";
+      target = base
+               + (op == api::operation::power    ? "power"
+                  : op == api::operation::beacon ? "beacon"
+                                                 : "nextboot");
+      body = json(op == api::operation::nextboot ? "order" : "action", command);
+      return !body.empty();
+    }
+    case api::operation::eventlog:
+      if (command != "all" && command != "clear") {
+        return false;
+      }
+      method = command == "all" ? "GET" : "DELETE";
+      target = base + "eventlog";
+      return true;
+    case api::operation::vitals:
+    case api::operation::inventory: {
+      method = "GET";
+      target = base + (op == api::operation::vitals ? "vitals/" : "inventory/");
+      for (auto word : base::split_words(command, " ")) {
+        target += (target.back() == '/' ? "" : ";") + url_encode(word); // `;` as sent raw
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/// Prints one node as xCAT's tools do; counts the failures.
+void print_node(const base::node_result& res, size_t& failed, io& streams) {
+  if (res.failed()) {
+    ++failed;
+    streams.err << res.name << ": Error: " << res.message << '\n';
+  } else {
+    // one line per line of the answer (a reading, an inventory item, an event log entry),
+    // each with the node's name; a node with nothing to say prints nothing, as xCAT
+    for (const auto& line : base::output_lines(res.out)) {
+      if (!line.empty()) {
+        streams.out << res.name << ": " << line << '\n';
+      }
+    }
+  }
+}
+
 } // namespace
 
 int run_hardware_call(api::operation op, const parsed_args& args, const std::string& command,
                       io& streams) {
   auto s = session::open(args);
+  // a head with service nodes: through clusterwsd, which delegates (docs/service-nodes.md)
+  std::string method, target, body;
+  if (!rest_form(op, args.positional[0], command, method, target, body)) {
+    warn_in_process(s, std::string{api::traits(op).policy_command}, "with '" + command + "'",
+                    streams);
+  } else if (auto socket = daemon_route(s, std::string{api::traits(op).policy_command}, streams)) {
+    size_t failed = 0;
+    remote{*socket}.run(method, target + "?stream=1", body,
+                        [&](base::node_result res) { print_node(res, failed, streams); });
+    streams.out.flush();
+    return failed > 0 ? 1 : 0;
+  }
   api::authorization me; // the CLI runs as its caller: no policy stamp
   me.user = "root";
   api::api_call call;
@@ -123,20 +201,7 @@ int run_hardware_call(api::operation op, const parsed_args& args, const std::str
   // thousands of BMCs: one UDP socket each while they run
   raise_open_files_limit();
   size_t failed = 0;
-  run_to_end(*op_ptr, [&](size_t, base::node_result res) {
-    if (res.failed()) {
-      ++failed;
-      streams.err << res.name << ": Error: " << res.message << '\n';
-    } else {
-      // one line per line of the answer (a reading, an inventory item, an event log entry),
-      // each with the node's name; a node with nothing to say prints nothing, as xCAT
-      for (const auto& line : base::output_lines(res.out)) {
-        if (!line.empty()) {
-          streams.out << res.name << ": " << line << '\n';
-        }
-      }
-    }
-  });
+  run_to_end(*op_ptr, [&](size_t, base::node_result res) { print_node(res, failed, streams); });
   streams.out.flush();
   return failed > 0 ? 1 : 0;
 }

@@ -1,11 +1,15 @@
 // nodestat: probes the nodes of a noderange on the ports xCAT's nodestat probes (sshd first)
 // and prints `node: state` as xCAT's does; -u writes nodelist.status and appstatus.
 
+#include <algorithm>
 #include <ctime>
+#include <map>
 
 #include "api/nodestat.hpp"
 #include "api/settings.hpp"
 #include "cli/commands.hpp"
+#include "cli/daemon_route.hpp"
+#include "cli/remote.hpp"
 #include "store/cluster_view.hpp"
 
 namespace cws::cli {
@@ -99,6 +103,46 @@ int nodestat(const std::vector<std::string>& argv, io& streams) {
                       "clusterws does not provide yet; nothing was probed.");
   }
   auto s = session::open(args);
+  // as xCAT's: every node at the end, in name order (the noderange's)
+  auto print = [&](const std::vector<base::node_result>& results) {
+    int rc = 0;
+    for (const auto& res : results) {
+      if (!res.error.empty()) {
+        streams.err << "Error: " << res.name << ": " << res.message << '\n';
+        rc = 1;
+      } else if (!args.has("q")) {
+        streams.out << res.name << ": " << res.out << '\n';
+      }
+    }
+    streams.out.flush();
+    return rc;
+  };
+  // a head with service nodes: through clusterwsd, which delegates (docs/service-nodes.md)
+  if (args.has("u")) {
+    warn_in_process(s, "nodestat", "-u", streams);
+  } else if (auto socket = daemon_route(s, "nodestat", streams)) {
+    remote daemon{*socket};
+    std::vector<base::node_result> arrived;
+    daemon.run("GET",
+               "/clusterws/nodes/" + url_encode(args.positional.front()) + "/nodestat?stream=1", {},
+               [&](base::node_result res) {
+                 if (!res.out.empty() && res.out.back() == '\n') {
+                   res.out.pop_back(); // (a state is one word; the detail lines end each)
+                 }
+                 arrived.push_back(std::move(res));
+               });
+    // the noderange's order, as the daemon expands it
+    std::map<std::string, size_t> rank;
+    for (const auto& n : daemon.nodels(args.positional.front())) {
+      rank.emplace(n, rank.size());
+    }
+    std::stable_sort(arrived.begin(), arrived.end(), [&](const auto& a, const auto& b) {
+      auto ra = rank.count(a.name) ? rank[a.name] : rank.size();
+      auto rb = rank.count(b.name) ? rank[b.name] : rank.size();
+      return ra < rb;
+    });
+    return print(arrived);
+  }
   auto cfg = api::nodestat_settings(s.settings);
   api::api_call call;
   call.op = api::operation::nodestat;
@@ -118,17 +162,7 @@ int nodestat(const std::vector<std::string>& argv, io& streams) {
   raise_open_files_limit();
   std::vector<base::node_result> results(op->nodes().size());
   run_to_end(*op, [&](size_t index, base::node_result res) { results[index] = std::move(res); });
-  // as xCAT's: every node at the end, in name order (the noderange's)
-  int rc = 0;
-  for (const auto& res : results) {
-    if (!res.error.empty()) {
-      streams.err << "Error: " << res.name << ": " << res.message << '\n';
-      rc = 1;
-    } else if (!args.has("q")) {
-      streams.out << res.name << ": " << res.out << '\n';
-    }
-  }
-  streams.out.flush();
+  int rc = print(results);
   if (args.has("u") && update_status(s, *op, streams) != 0) {
     rc = 1;
   }

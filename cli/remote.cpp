@@ -264,8 +264,39 @@ void remote::nodeshell(const std::string& spec, const std::string& command, long
   if (timeout_s >= 0) {
     target += "&timeout=" + std::to_string(timeout_s);
   }
+  run("POST", target, "{\"command\":" + json_string(command) + "}", on_node);
+}
+
+void remote::nodecopy(const std::string& spec, const std::vector<std::string>& sources,
+                      const std::string& destination, bool recursive, bool preserve,
+                      long long fanout, long long timeout_s,
+                      const std::function<void(base::node_result)>& on_node) const {
+  std::string target = "/clusterws/nodes/" + url_encode(spec) + "/nodecopy?stream=1";
+  if (fanout > 0) {
+    target += "&fanout=" + std::to_string(fanout);
+  }
+  if (timeout_s >= 0) {
+    target += "&timeout=" + std::to_string(timeout_s);
+  }
+  std::string body = "{\"src\":[";
+  for (size_t i = 0; i < sources.size(); ++i) {
+    body += (i > 0 ? "," : "") + json_string(sources[i]);
+  }
+  body += "],\"target\":" + json_string(destination);
+  if (recursive) {
+    body += ",\"recursive\":\"1\"";
+  }
+  if (preserve) {
+    body += ",\"preserve\":\"1\"";
+  }
+  run("POST", target, body + "}", on_node);
+}
+
+void remote::run(std::string_view method, const std::string& target, const std::string& body,
+                 const std::function<void(base::node_result)>& on_node) const {
   std::string pending; // NDJSON text not yet a whole line
   std::string whole;   // an answer that is not a stream (an error), kept for its messages
+  bool streamed = false;
   std::vector<std::string> failure;
   simdjson::dom::parser parser;
   auto line = [&](const std::string& text) {
@@ -298,24 +329,26 @@ void remote::nodeshell(const std::string& spec, const std::string& command, long
     n.truncated = doc["truncated"].get(e) == simdjson::SUCCESS;
     on_node(std::move(n));
   };
-  unsigned status = client_.request(
-    "POST", target, "{\"command\":" + json_string(command) + "}",
-    [&](unsigned code, std::string_view piece) {
-      if (code != 201) {
-        whole.append(piece); // refused before anything ran: an ordinary error answer
-        return;
-      }
-      pending.append(piece);
-      size_t eol;
-      while ((eol = pending.find('\n')) != std::string::npos) {
-        auto text = pending.substr(0, eol);
-        pending.erase(0, eol + 1);
-        if (!text.empty()) {
-          line(text);
+  // format=detail: every operation's nodes come in nodeshell's shape, output as printed
+  auto with_detail = target + (target.find('?') == std::string::npos ? "?" : "&") + "format=detail";
+  unsigned status
+    = client_.request(method, with_detail, body, [&](unsigned code, std::string_view piece) {
+        if (code != 201) {
+          whole.append(piece); // refused before anything ran: an ordinary error answer
+          return;
         }
-      }
-    });
-  if (status != 201) {
+        streamed = true;
+        pending.append(piece);
+        size_t eol;
+        while ((eol = pending.find('\n')) != std::string::npos) {
+          auto text = pending.substr(0, eol);
+          pending.erase(0, eol + 1);
+          if (!text.empty()) {
+            line(text);
+          }
+        }
+      });
+  if (!streamed && status != 201) {
     throw remote_error(error_messages({status, whole}));
   }
   if (!failure.empty()) {

@@ -55,6 +55,20 @@ class remote {
   void nodeshell(const std::string& spec, const std::string& command, long long fanout,
                  long long timeout_s, const std::function<void(base::node_result)>& on_node) const;
 
+  /// Copies `sources` to `destination` on the nodes of `spec` (nodecopy, streamed; xdcp's -R
+  /// and -p), as nodeshell.
+  void nodecopy(const std::string& spec, const std::vector<std::string>& sources,
+                const std::string& destination, bool recursive, bool preserve, long long fanout,
+                long long timeout_s, const std::function<void(base::node_result)>& on_node) const;
+
+  /// Any fan-out call (`method target`, e.g. PUT /clusterws/nodes/NR/power with `body`),
+  /// streamed in nodeshell's detail shape (stream=1 in `target`; format=detail is added):
+  /// `on_node` gets each node's result as the in-process path gives it.
+  /// @throws remote_error when the daemon refused the call before any node ran, or the run
+  /// failed on the way; std::runtime_error when it cannot be reached.
+  void run(std::string_view method, const std::string& target, const std::string& body,
+           const std::function<void(base::node_result)>& on_node) const;
+
  private:
   std::vector<store::listed_object> fetch(store::object_type t, const std::string& spec,
                                           std::vector<std::string>& missing) const;

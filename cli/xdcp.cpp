@@ -12,6 +12,8 @@
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/daemon_route.hpp"
+#include "cli/remote.hpp"
 
 namespace cws::cli {
 
@@ -88,6 +90,33 @@ int xdcp(const std::vector<std::string>& argv, io& streams) {
   if (fanout < 0 || timeout < -1) {
     throw usage_error("-f and -t take whole numbers.");
   }
+  size_t failed = 0;
+  std::vector<std::string> timed_out;
+  auto print = [&](base::node_result res) {
+    print_lines(streams.out, res.name, res.out);
+    print_lines(streams.err, res.name, res.err);
+    if (res.error == "timeout") {
+      timed_out.push_back(res.name);
+    } else if (!res.error.empty()) {
+      streams.err << res.name << ": " << res.message << '\n';
+    }
+    failed += res.failed() ? 1 : 0;
+    streams.out.flush();
+  };
+  // a head with service nodes: through clusterwsd, which delegates (docs/service-nodes.md)
+  if (req->pull || args.values.count("F")) {
+    warn_in_process(s, "xdcp", req->pull ? "-P" : "-F", streams);
+  } else if (auto socket = daemon_route(s, "xdcp", streams)) {
+    const auto& e = req->entries.front();
+    std::vector<std::string> sources;
+    for (const auto& src : e.sources) {
+      sources.push_back(std::filesystem::absolute(src).string()); // the daemon's cwd is not ours
+    }
+    remote{*socket}.nodecopy(args.positional.front(), sources, e.target, req->recursive,
+                             req->preserve, fanout, timeout, print);
+    print_timed_out(streams.err, std::move(timed_out));
+    return static_cast<int>(std::min<size_t>(failed, 255));
+  }
   const struct passwd* pw = getpwuid(geteuid());
   api::authorization self;
   self.user = pw != nullptr ? pw->pw_name : "root";
@@ -112,19 +141,7 @@ int xdcp(const std::vector<std::string>& argv, io& streams) {
     }
     return 1;
   }
-  size_t failed = 0;
-  std::vector<std::string> timed_out;
-  run_to_end(*op, [&](size_t, base::node_result res) {
-    print_lines(streams.out, res.name, res.out);
-    print_lines(streams.err, res.name, res.err);
-    if (res.error == "timeout") {
-      timed_out.push_back(res.name);
-    } else if (!res.error.empty()) {
-      streams.err << res.name << ": " << res.message << '\n';
-    }
-    failed += res.failed() ? 1 : 0;
-    streams.out.flush();
-  });
+  run_to_end(*op, [&](size_t, base::node_result res) { print(std::move(res)); });
   print_timed_out(streams.err, std::move(timed_out)); // DSHCLI's execute_dcp words
   return static_cast<int>(std::min<size_t>(failed, 255));
 }

@@ -19,6 +19,7 @@
 #include "api/settings.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
+#include "cli/daemon_route.hpp"
 #include "cli/remote.hpp"
 #include "cli/xdsh_options.hpp"
 #include "ssh/transfer.hpp"
@@ -342,15 +343,10 @@ void show_config(const xdsh_options& o, const api::shell_config& shell,
 /// plans with its own settings, so -o and -q are refused here; -s prints each node's lines
 /// when the node ends (the daemon streams whole nodes); Ctrl-C ends xdsh, and the daemon,
 /// seeing the connection go, ends the commands on the nodes.
-int xdsh_remote(const std::filesystem::path& socket, const xdsh_options& o, io& streams) {
-  if (!o.node_options.empty() || o.show_config || o.execute) {
-    throw usage_error("xdsh -o, -q and -e are not available to users other than root: "
-                      "clusterwsd runs the command with its own SSH settings, and copies only "
-                      "from copy_root (xdcp, nodecopy).");
-  }
-  auto command = remote_command(
-    o, o.cleanup ? std::string{"rm -rf "} + default_nodesyncfiledir : join_words(o.words),
-    local_locale(), o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+/// Root's xdsh on a head with service nodes goes this way too, with `command` built as the
+/// direct path builds it (docs/service-nodes.md, "Root's tools").
+int xdsh_remote(const std::filesystem::path& socket, const xdsh_options& o,
+                const std::string& command, io& streams) {
   auto stream_off = o;
   stream_off.stream = false;
   printer print{stream_off, streams};
@@ -384,7 +380,16 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
     return 0;
   }
   if (auto socket = daemon_socket(store::home::resolve(o.home))) {
-    return xdsh_remote(*socket, o, streams); // not root: through clusterwsd
+    // not root: through clusterwsd
+    if (!o.node_options.empty() || o.show_config || o.execute) {
+      throw usage_error("xdsh -o, -q and -e are not available to users other than root: "
+                        "clusterwsd runs the command with its own SSH settings, and copies "
+                        "only from copy_root (xdcp, nodecopy).");
+    }
+    auto command = remote_command(
+      o, o.cleanup ? std::string{"rm -rf "} + default_nodesyncfiledir : join_words(o.words),
+      local_locale(), o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+    return xdsh_remote(*socket, o, command, streams);
   }
   base::parsed_args home_args;
   if (!o.home.empty()) {
@@ -428,6 +433,17 @@ int xdsh(const std::vector<std::string>& argv, io& streams) {
   if (!o.execute) {
     command = remote_command(o, command, local_locale(),
                              o.env_file.empty() ? std::string{} : read_env_file(o.env_file));
+  }
+  // a head with service nodes: through clusterwsd, which delegates (docs/service-nodes.md)
+  const char* local_only = o.execute                 ? "-e"
+                           : !o.node_options.empty() ? "-o"
+                           : o.trace                 ? "-T"
+                           : o.monitor               ? "-m"
+                                                     : nullptr;
+  if (local_only != nullptr) {
+    warn_in_process(s, "xdsh", local_only, streams);
+  } else if (auto socket = daemon_route(s, "xdsh", streams)) {
+    return xdsh_remote(*socket, o, command, streams);
   }
 
   api::authorization me;

@@ -147,18 +147,29 @@ void build_nodeshell(routed& r, const query_params& query, const fields& attrs) 
 
 /// POST /nodes/{noderange}/nodecopy: xCAT's body `{"src":[paths],"target":path}`; the
 /// sources must lie under copy_root (api/copy.hpp), fanout and timeout as nodeshell's.
-void build_nodecopy(routed& r, const query_params& query, const fields& attrs) {
+/// `recursive` and `preserve` ("1") are xdcp's -R and -p. Root on the local socket (root's
+/// xdcp on a head with service nodes, docs/service-nodes.md) copies from anywhere, as its
+/// in-process xdcp does: that caller can read every file of this host anyway.
+void build_nodecopy(routed& r, const query_params& query, const fields& attrs, bool local_root) {
   auto& call = *r.call;
   call.op = operation::nodecopy;
   r.out = output::nodecopy;
+  r.stream = query.flag("stream");
   if (!read_fanout(r, query)) {
     return;
   }
   auto req = std::make_shared<api::copy_request>();
-  req->confined = true;
+  req->confined = !local_root;
   api::copy_entry e;
+  auto yes = [](const std::string& v) {
+    return v == "1" || v == "true" || v == "yes";
+  };
   for (const auto& [k, v] : attrs) {
-    if (k == "src") {
+    if (k == "recursive") {
+      req->recursive = yes(v);
+    } else if (k == "preserve") {
+      req->preserve = yes(v);
+    } else if (k == "src") {
       for (size_t at = 0; at <= v.size();) {
         auto nl = std::min(v.find('\n', at), v.size());
         e.sources.push_back(v.substr(at, nl - at));
@@ -697,6 +708,9 @@ routed route_request(const http_input& in, const router_limits& limits) {
     // xcatws.cgi: nodestat {noderange}, rendered as actionout
     call.op = operation::nodestat;
     r.out = output::nodestat;
+    r.stream = query.flag("stream");
+    // format=detail: its streamed lines in nodeshell's detail shape (the answer is as always)
+    call.detail = query.equals("format", "detail");
     return as_job(r, query);
   }
   if (res->kind == resource_kind::rename) {
@@ -723,7 +737,7 @@ routed route_request(const http_input& in, const router_limits& limits) {
   } else if (res->kind == resource_kind::nodeshell) {
     build_nodeshell(r, query, attrs);
   } else if (res->kind == resource_kind::nodecopy) {
-    build_nodecopy(r, query, attrs);
+    build_nodecopy(r, query, attrs, in.local && in.peer_user == "root");
   } else if (res->kind == resource_kind::bootstate) {
     build_bootstate(r, m, query, attrs);
   } else if (res->kind == resource_kind::provision) {

@@ -583,8 +583,10 @@ void basic_session<NextLayer>::audit(const api::api_result& res, unsigned status
 template<class NextLayer>
 void basic_session<NextLayer>::on_stream_node(const base::node_result& out) {
   if (!stream_out_.ended()) {
-    auto op = pending_.call->op;
-    queue_stream(chunk(stream_line(out, action_key(op))));
+    // format=detail: every operation's node in nodeshell's detail shape (rc, stdout, stderr,
+    // error, message), its output as the CLI prints it (root's tools through the daemon)
+    const auto& call = *pending_.call;
+    queue_stream(chunk(stream_line(out, call.detail ? std::string_view{} : action_key(call.op))));
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -359,6 +360,208 @@ TEST_F(sn_delegation_test, a_copy_past_sn_copy_max_is_refused_for_the_delegated_
   }
   // the head's own node was copied
   EXPECT_EQ(fs::file_size(target / "big.bin"), static_cast<uintmax_t>(copy_max + 1));
+}
+
+/// The lines of `text`, sorted (nodes end in any order).
+std::vector<std::string> sorted_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in{text};
+  for (std::string l; std::getline(in, l);) {
+    lines.push_back(l);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+/// While it lives, the head's clusterws.conf points root's tools at `local_socket` (nothing
+/// listens there: the daemon looks down to them, the running one is untouched) and holds
+/// `extra`; the file as it was afterwards.
+class tools_see_no_daemon {
+ public:
+  tools_see_no_daemon(const fs::path& home, const fs::path& socket, const std::string& extra = {})
+      : conf_(home / "clusterws.conf"), saved_(slurp(conf_)) {
+    std::ofstream{conf_, std::ios::app} << "local_socket = " << socket.string() << "\n" << extra;
+  }
+  ~tools_see_no_daemon() {
+    std::ofstream{conf_, std::ios::trunc} << saved_;
+  }
+  tools_see_no_daemon(const tools_see_no_daemon&) = delete;
+  tools_see_no_daemon& operator=(const tools_see_no_daemon&) = delete;
+
+ private:
+  fs::path conf_;
+  std::string saved_;
+};
+
+TEST_F(sn_delegation_test,
+       root_s_xdsh_goes_through_the_daemon_which_delegates_to_the_service_nodes) {
+  clear_delays();
+  auto script = dir_->path / "count.sh";
+  spit(script, command() + "\n", fs::perms(0755));
+  auto xdsh = "xdsh sshnodes sh " + script.string();
+  std::map<std::string, int> counted;
+  for (const auto& [node, port] : port_of_) {
+    counted[node] = runs(node);
+  }
+  const std::string ok = "clusterws_ssh_nodes_total{result=\"ok\"}";
+  auto before = call("GET", "/metrics").body;
+  auto through = cws::test::run_tool_streams(d_->home(), xdsh);
+  auto after = call("GET", "/metrics").body;
+  EXPECT_EQ(through.rc, 0) << through.err;
+  EXPECT_EQ(through.err, "");
+  // the head's daemon ran h0 only; the service nodes ran the other nine
+  EXPECT_EQ(cws::test::metric_growth(before, after, ok), 1) << slurp(d_->log());
+  for (const auto& [node, port] : port_of_) {
+    EXPECT_EQ(runs(node), counted[node] + 1) << node;
+  }
+  EXPECT_EQ(sorted_lines(through.out).size(), port_of_.size()) << through.out;
+  EXPECT_NE(through.out.find("n20: ok\n"), std::string::npos) << through.out;
+  // the daemon audited root's call as any other
+  EXPECT_NE(slurp(d_->home() / "audit.log").find(script.string()), std::string::npos);
+
+  // no daemon on the socket: from this process, with the warning, the same output
+  auto nowhere = dir_->path / "nowhere.sock";
+  {
+    tools_see_no_daemon down{d_->home(), nowhere};
+    before = call("GET", "/metrics").body;
+    auto local = cws::test::run_tool_streams(d_->home(), xdsh);
+    after = call("GET", "/metrics").body;
+    EXPECT_EQ(local.rc, 0) << local.err;
+    EXPECT_EQ(local.err, "Warning: clusterwsd is not reachable on " + nowhere.string()
+                           + " (nothing listens there); running from this host, service nodes "
+                             "not used.\n");
+    EXPECT_EQ(sorted_lines(local.out), sorted_lines(through.out));
+    EXPECT_EQ(cws::test::metric_growth(before, after, ok), 0);
+    for (const auto& [node, port] : port_of_) {
+      EXPECT_EQ(runs(node), counted[node] + 2) << node;
+    }
+  }
+  // ... or, with sn_cli_fallback = fail, refused: nothing runs
+  {
+    tools_see_no_daemon down{d_->home(), nowhere, "sn_cli_fallback = fail\n"};
+    auto refused = cws::test::run_tool_streams(d_->home(), xdsh);
+    EXPECT_EQ(refused.rc, 1);
+    EXPECT_NE(refused.err.find("Error: clusterwsd is not reachable on " + nowhere.string()
+                               + " (nothing listens there); xdsh was not run: this head has "
+                                 "service nodes and sn_cli_fallback = fail."),
+              std::string::npos)
+      << refused.err;
+    EXPECT_EQ(refused.out, "");
+    for (const auto& [node, port] : port_of_) {
+      EXPECT_EQ(runs(node), counted[node] + 2) << node;
+    }
+  }
+  // -e copies a script from this host: in-process, said so
+  auto e = cws::test::run_tool_streams(d_->home(), "xdsh h0 -e " + script.string());
+  EXPECT_EQ(e.rc, 0) << e.err;
+  EXPECT_EQ(e.err, "Warning: xdsh -e does not go through clusterwsd: running from this host, "
+                   "service nodes not used.\n");
+  EXPECT_EQ(e.out, "h0: ok\n");
+}
+
+TEST_F(sn_delegation_test, without_sn_listen_root_s_xdsh_runs_in_its_own_process_as_before) {
+  auto conf = d_->home() / "clusterws.conf";
+  auto saved = slurp(conf);
+  auto text = saved;
+  auto at = text.find("sn_listen = 127.0.0.1:0\n");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, std::string{"sn_listen = 127.0.0.1:0\n"}.size());
+  std::ofstream{conf, std::ios::trunc} << text;
+  auto before = call("GET", "/metrics").body;
+  auto r = cws::test::run_tool_streams(d_->home(), "xdsh n10,h0 echo hi");
+  auto after = call("GET", "/metrics").body;
+  std::ofstream{conf, std::ios::trunc} << saved;
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(sorted_lines(r.out), (std::vector<std::string>{"h0: hi", "n10: hi"}));
+  EXPECT_EQ(cws::test::metric_growth(before, after, "clusterws_ssh_runs_total"), 0);
+}
+
+TEST_F(sn_delegation_test, root_s_xdcp_goes_through_the_daemon_from_outside_copy_root) {
+  auto src = dir_->path / "src" / "tool.conf"; // not under copy_root: root's own file
+  std::string text = "root's file\n";
+  spit(src, text, fs::perms(0600));
+  auto target = dir_->path / "xdcp-copied";
+  fs::create_directories(target);
+  const std::string ok = "clusterws_ssh_nodes_total{result=\"ok\"}";
+  auto before = call("GET", "/metrics").body;
+  auto r = cws::test::run_tool_streams(d_->home(),
+                                       "xdcp sshnodes -p " + src.string() + " " + target.string());
+  auto after = call("GET", "/metrics").body;
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(cws::test::metric_growth(before, after, ok), 1) << slurp(d_->log());
+  EXPECT_EQ(slurp(target / "tool.conf"), text);
+  EXPECT_EQ(fs::status(target / "tool.conf").permissions(), fs::perms(0600)); // -p
+  // a failing copy: the same lines and exit status as from this process
+  auto bad = "xdcp n10,h0 " + src.string() + " /nonexistent/dir/x";
+  auto through = cws::test::run_tool_streams(d_->home(), bad);
+  tools_see_no_daemon down{d_->home(), dir_->path / "nowhere.sock"};
+  auto local = cws::test::run_tool_streams(d_->home(), bad);
+  EXPECT_EQ(through.rc, 2);
+  EXPECT_EQ(local.rc, through.rc);
+  EXPECT_EQ(sorted_lines(local.out), sorted_lines(through.out));
+  auto warning = local.err.substr(0, local.err.find('\n') + 1);
+  EXPECT_EQ(warning.rfind("Warning: clusterwsd is not reachable on ", 0), 0u) << local.err;
+  EXPECT_EQ(sorted_lines(local.err.substr(warning.size())), sorted_lines(through.err));
+}
+
+TEST_F(sn_delegation_test, root_s_nodestat_goes_through_the_daemon_which_delegates) {
+  const std::string ok = "clusterws_probe_nodes_total{result=\"ok\"}";
+  auto before = call("GET", "/metrics").body;
+  auto through = cws::test::run_tool_streams(d_->home(), "nodestat sshnodes");
+  auto after = call("GET", "/metrics").body;
+  EXPECT_EQ(through.rc, 0) << through.err;
+  EXPECT_EQ(through.err, "");
+  // h0 is the head's one probe; the service nodes probed the rest
+  EXPECT_EQ(cws::test::metric_growth(before, after, ok), 1);
+  EXPECT_NE(through.out.find("n10: sshd\n"), std::string::npos) << through.out;
+  auto missing = cws::test::run_tool_streams(d_->home(), "nodestat n10,nosuch");
+  tools_see_no_daemon down{d_->home(), dir_->path / "nowhere.sock"};
+  auto local = cws::test::run_tool_streams(d_->home(), "nodestat sshnodes");
+  EXPECT_EQ(local.rc, 0);
+  EXPECT_EQ(local.out, through.out); // the same lines in the same (noderange) order
+  auto local_missing = cws::test::run_tool_streams(d_->home(), "nodestat n10,nosuch");
+  EXPECT_EQ(local_missing.rc, missing.rc);
+  EXPECT_EQ(local_missing.out, missing.out);
+  EXPECT_EQ(local_missing.err.substr(local_missing.err.find('\n') + 1), missing.err);
+}
+
+TEST_F(sn_delegation_test, root_s_rpower_goes_through_the_daemon_to_the_bmcs_service_node) {
+  if (farm_ == nullptr) {
+    GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
+  }
+  farm_->set_power(0, false);
+  farm_->set_power(1, false);
+  const std::string ipmi = "clusterws_ipmi_nodes_total{result=\"ok\"}";
+  auto before = call("GET", "/metrics").body;
+  auto on = cws::test::run_tool_streams(d_->home(), "rpower bmcs on");
+  auto stat = cws::test::run_tool_streams(d_->home(), "rpower bmcs stat");
+  auto inv = cws::test::run_tool_streams(d_->home(), "rinv bmcs guid deviceid");
+  auto after = call("GET", "/metrics").body;
+  EXPECT_EQ(on.rc, 0) << on.err;
+  EXPECT_EQ(on.err, "");
+  EXPECT_EQ(sorted_lines(on.out), (std::vector<std::string>{"bmc0: on", "bmc1: on"}));
+  EXPECT_EQ(farm_->power(0), "1");
+  EXPECT_EQ(farm_->power(1), "1");
+  // the head's IPMI engine sent nothing: sn3 did; the head audited the change
+  EXPECT_EQ(cws::test::metric_growth(before, after, ipmi), 0);
+  EXPECT_NE(slurp(d_->home() / "audit.log").find("/nodes/bmcs/power"), std::string::npos);
+  tools_see_no_daemon down{d_->home(), dir_->path / "nowhere.sock"};
+  before = call("GET", "/metrics").body;
+  auto local = cws::test::run_tool_streams(d_->home(), "rpower bmcs stat");
+  after = call("GET", "/metrics").body;
+  EXPECT_EQ(local.rc, stat.rc);
+  EXPECT_EQ(sorted_lines(local.out), sorted_lines(stat.out));
+  EXPECT_EQ(sorted_lines(stat.out), (std::vector<std::string>{"bmc0: on", "bmc1: on"}));
+  // keywords travel in the path (`guid;deviceid`): the same lines as from this process
+  auto local_inv = cws::test::run_tool_streams(d_->home(), "rinv bmcs guid deviceid");
+  EXPECT_EQ(local_inv.rc, inv.rc);
+  EXPECT_EQ(sorted_lines(local_inv.out), sorted_lines(inv.out));
+  EXPECT_NE(inv.out.find("bmc0: "), std::string::npos) << inv.out << inv.err;
+  EXPECT_NE(local.err.find("Warning: clusterwsd is not reachable"), std::string::npos);
+  EXPECT_EQ(cws::test::metric_growth(before, after, ipmi), 0);
 }
 
 TEST_F(sn_delegation_test, kill_9_of_a_service_node_mid_run_ends_only_its_unreported_nodes) {

@@ -270,6 +270,44 @@ TEST(router, nodecopy_takes_xcats_body_confined_to_copy_root) {
   EXPECT_EQ(r.answer->status, 405u);
 }
 
+TEST(router, nodecopy_from_root_on_the_local_socket_is_not_confined_and_takes_r_and_p) {
+  auto local = [](const std::string& user, bool is_local) {
+    http_input in;
+    in.method = "POST";
+    in.target = "/clusterws/nodes/n1/nodecopy?stream=1";
+    in.body = R"({"src":["/etc/hosts"],"target":"/t","recursive":"1","preserve":"1"})";
+    in.content_type = "application/json";
+    in.client = "local";
+    in.local = is_local;
+    in.peer_user = user;
+    return route(in, router_limits{});
+  };
+  auto r = local("root", true);
+  ASSERT_FALSE(r.answer);
+  ASSERT_TRUE(r.call->copy);
+  EXPECT_FALSE(r.call->copy->confined); // root's xdcp on a head with service nodes
+  EXPECT_TRUE(r.call->copy->recursive);
+  EXPECT_TRUE(r.call->copy->preserve);
+  EXPECT_TRUE(r.stream);
+  // anyone else on the socket, and every HTTPS caller (root included), stays confined
+  EXPECT_TRUE(local("alice", true).call->copy->confined);
+  EXPECT_TRUE(local("root", false).call->copy->confined);
+  auto plain = go("POST", "/clusterws/nodes/n1/nodecopy", R"({"src":"/c/a","target":"/t"})");
+  EXPECT_FALSE(plain.call->copy->recursive);
+  EXPECT_FALSE(plain.call->copy->preserve);
+  EXPECT_FALSE(plain.stream);
+}
+
+TEST(router, nodestat_streams_and_takes_format_detail) {
+  auto r = go("GET", "/clusterws/nodes/n1/nodestat?stream=1&format=detail");
+  ASSERT_FALSE(r.answer);
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.call->detail);
+  r = go("GET", "/clusterws/nodes/n1/nodestat");
+  EXPECT_FALSE(r.stream);
+  EXPECT_FALSE(r.call->detail);
+}
+
 TEST(json_writer, pretty_layout_is_perls_indent) {
   json_writer w{true};
   w.begin_object();
