@@ -161,7 +161,7 @@ export function mount(el, params) {
   const attrPanel = panels.attributes;
   const attrBar = make('div', { class: 'node-attr-bar' });
   const edit = make('button', { type: 'button', text: 'Edit' });
-  const save = make('button', { type: 'button', text: 'Save' });
+  const save = make('button', { type: 'submit', text: 'Save' });
   const cancel = make('button', { type: 'button', text: 'Cancel edit' });
   save.hidden = cancel.hidden = true;
   attrBar.append(edit, save, cancel);
@@ -170,7 +170,10 @@ export function mount(el, params) {
   const attrTable = make('table', { class: 'kv node-attrs', 'aria-label': 'Attributes' });
   const attrBody = make('tbody');
   attrTable.append(attrBody);
-  attrPanel.append(attrBar, attrError, attrNote, attrTable);
+  // a form: Enter in a value saves (and the browser keeps the password input in its form)
+  const attrForm = make('form', { class: 'node-attr-form', 'aria-label': 'Node attributes' });
+  attrForm.append(attrBar, attrError, attrNote, attrTable);
+  attrPanel.append(attrForm);
 
   let attrs = {}; // the values as last read
   let editing = false;
@@ -181,12 +184,17 @@ export function mount(el, params) {
     for (const k of Object.keys(attrs).sort()) {
       const v = attrs[k];
       const td = make('td');
+      const secret = /password/i.test(k); // bmcpassword: root reads it, the screen does not show it
       if (editing) {
         const input = make('input', { name: k, value: v, 'aria-label': k, autocomplete: 'off', spellcheck: 'false' });
+        if (secret) {
+          input.type = 'password';
+          input.autocomplete = 'new-password';
+        }
         input.dataset.original = v;
         td.append(input);
       } else {
-        td.textContent = v;
+        td.textContent = secret && v ? '••••••••' : v;
       }
       rows.push(make('tr', {}, make('th', { scope: 'row', text: k }), td));
     }
@@ -250,7 +258,9 @@ export function mount(el, params) {
       loadAttrs();
     }
   });
-  save.addEventListener('click', async () => {
+  attrForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!editing) return;
     const body = changed();
     const n = Object.keys(body).length;
     if (!n) {
