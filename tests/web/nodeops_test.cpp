@@ -20,7 +20,7 @@ class nodeops_test : public cws::test::farm_suite<nodeops_test> {
  protected:
   static void SetUpTestSuite() {
     if (!cws::test::have_ipmi_sim() || ::access("/usr/bin/sdrcomp", X_OK) != 0
-        || !cws::test::have_browser()) {
+        || !cws::test::browser_available()) {
       return;
     }
     dir_ = new cws::test::temp_dir;
@@ -51,11 +51,12 @@ class nodeops_test : public cws::test::farm_suite<nodeops_test> {
 };
 
 TEST_F(nodeops_test, a_selection_is_powered_and_a_node_is_read_and_edited_in_the_browser) {
-  auto r = cws::test::run_browser(*d_, "nodeops", "root", "rootpw",
-                                  {{"NODEOPS_GROUP", "ops"},
-                                   {"NODEOPS_LIVE", "op01,op02,op03"},
-                                   {"NODEOPS_DEAD", "opdead"},
-                                   {"NODEOPS_FOLD", "op[01-03]"}});
+  auto r
+    = cws::test::run_browser(*d_, "nodeops.mjs", "root", "rootpw", cws::test::shots_dir(dir_->path),
+                             {{"NODEOPS_GROUP", "ops"},
+                              {"NODEOPS_LIVE", "op01,op02,op03"},
+                              {"NODEOPS_DEAD", "opdead"},
+                              {"NODEOPS_FOLD", "op[01-03]"}});
   ASSERT_EQ(r.rc, 0) << r.out;
   // what each BMC was told: off and on for the selection; for op01 also off from the page (and
   // left off by the API), next boot from the network and the beacon on
