@@ -78,7 +78,10 @@ export function mount(root) {
         b.disabled = true;
         try {
           const r = await api.request('DELETE', `/jobs/${encodeURIComponent(j.id)}`);
-          if (r && r.id) update(r);
+          if (r && r.id) {
+            const { nodes, ...job } = r; // the row keeps the summary; the nodes are the panel's
+            update(job);
+          }
         } catch (err) {
           error.textContent = err.message;
           b.disabled = false;
