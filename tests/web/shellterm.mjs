@@ -46,6 +46,23 @@ check(/refused/i.test(await dead.textContent()), `the dead node's error: ${await
 check((await page.locator('section.fold').count()) === 3, 'three groups: two outputs, one failure');
 await shot(page, 'shell');
 
+// Answers stream in: rack B answers at once, rack A three seconds later; rack B's group shows
+// before rack A has answered.
+await page.getByLabel('Noderange').fill('sh[01-06]');
+await page.getByLabel('Command').fill(`[ \${SSH_CONNECTION##* } = ${portA} ] && sleep 3; echo streamed`);
+await page.getByRole('button', { name: 'Run' }).click();
+await waitText(progress, '2 of 6 done');
+check((await page.getByRole('region', { name: 'Output of sh[05-06]' }).count()) === 1, 'rack B first');
+check((await page.locator('section.fold').count()) === 1, 'rack A not yet');
+await waitText(progress, '6 of 6 done, 0 failed');
+check((await page.getByRole('region', { name: 'Output of sh[01-06]' }).count()) === 1, 'then one group of six');
+
+// A noderange with an unknown node: the API's error as it words it, nothing run.
+await page.getByLabel('Noderange').fill('sh01,nosuchnode');
+await page.getByRole('button', { name: 'Run' }).click();
+await waitText(page.getByRole('alert'), 'nosuchnode');
+check((await page.locator('section.fold').count()) === 0, 'no output for a refused noderange');
+
 // --- A long job, cancelled from the jobs view.
 step('long job');
 await page.getByLabel('Noderange').fill('sh01');

@@ -198,6 +198,7 @@ export function mount(root, params) {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     if (job && !job.done) return;
+    job = null; // the last job's answers go with the new run
     error.textContent = '';
     progress.textContent = '';
     okBox.replaceChildren();
