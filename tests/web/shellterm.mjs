@@ -126,5 +126,13 @@ await run(async () => {
   await waitText(page.getByLabel('Console log text'), 'replayed before the browser came');
   await shot(page, 'console');
 
+  // A tablet's width: the terminal is fitted again, nothing scrolls sideways.
+  await page.setViewportSize({ width: 768, height: 1024 });
+  await page.waitForTimeout(300);
+  const right = await page.locator('.xterm-screen').evaluate((e) => e.getBoundingClientRect().right);
+  check(right <= 768, `the terminal fits a tablet's width (its right edge at ${right})`);
+  const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(scroll <= 768, `no sideways scroll at a tablet's width (${scroll})`);
+
   await finish(browser);
 });
