@@ -87,6 +87,17 @@ await run(async () => {
   const detail = page.getByRole('region', { name: /^Job / });
   await waitText(detail, 'Cancelled by');
   check((await detail.textContent()).includes('sh01'), 'the job\'s node is listed');
+  // A job started elsewhere (another tab) appears by its events, without a reload, and ends.
+  const started = await page.evaluate(async () => {
+    const s = await (await fetch('/clusterws/session')).json();
+    const r = await fetch('/clusterws/nodes/sh02/nodeshell?async=1', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': s.csrf },
+      body: JSON.stringify({ command: 'echo by event' }),
+    });
+    return (await r.json()).job;
+  });
+  await waitText(page.locator(`tr[data-job="${started}"]`), 'done', 10000);
   // The nodeshell job of the first part is in the list too, done, with its failure counted.
   check((await page.locator('table.jobs tbody tr').count()) >= 2, 'both jobs are listed');
   await shot(page, 'jobs');
