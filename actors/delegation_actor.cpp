@@ -3,6 +3,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <random>
 
@@ -33,6 +35,8 @@ struct share_state {
   uint64_t id = 0;
   /// Its end, its refusal or its loss came: nothing more is taken from it.
   bool ended = false;
+  /// Its nodes not ended yet, as counted on the board (sent, no result taken).
+  size_t open = 0;
 };
 
 struct delegation_state {
@@ -47,6 +51,18 @@ struct delegation_state {
   std::vector<share_state> shares;
   std::unordered_map<uint64_t, size_t> share_by_id;
   bool finished = false;
+  std::shared_ptr<sn_board> board;
+
+  /// `n` nodes of `s` ended (a batch's when `batch`): the board's nodes in flight.
+  void count_ended(share_state& s, size_t n, bool batch) {
+    n = std::min(n, s.open);
+    s.open -= n;
+    if (board && batch) {
+      board->count_batch(s.name, n);
+    } else if (board && n > 0) {
+      board->count_ended(s.name, n);
+    }
+  }
 
   /// Reports node `index` once; calls on_done after the last one.
   /// @returns true if that was the last node.
@@ -69,6 +85,7 @@ struct delegation_state {
   /// @returns true if the run ended.
   bool end_share(share_state& s, base::node_errc error, const std::string& message) {
     s.ended = true;
+    count_ended(s, s.open, false);
     bool last = false;
     for (auto i : s.indexes) {
       if (i < reported.size() && reported[i] == 0) {
@@ -88,6 +105,7 @@ struct delegation_state {
       head->cancel();
     }
     for (auto& s : shares) {
+      count_ended(s, s.open, false);
       if (!s.ended && s.executor) {
         caf::anon_send(s.executor, sn_cancel_atom::value,
                        api::wire::cancel{s.id, std::string{base::node_message::stopping}});
@@ -115,6 +133,7 @@ delegation_impl_actor::behavior_type delegation_impl(self_ptr self, delegated_ru
   st.on_done = std::move(on_done);
   st.head = std::move(run.head);
   st.head_indexes = std::move(run.head_indexes);
+  st.board = std::move(run.board);
   auto quit_when_done = [self] {
     if (self->state.finished) {
       self->quit();
@@ -144,6 +163,9 @@ delegation_impl_actor::behavior_type delegation_impl(self_ptr self, delegated_ru
                                               "the head's share of the call was not planned"));
     }
   }
+  // the call's start: staged power-on waves are counted from it on the head and on every
+  // service node (a share's delays are shortened by the time the head spent before it left)
+  auto started = std::chrono::steady_clock::now();
   if (st.head && !st.finished) {
     auto me = caf::actor_cast<delegation_impl_actor>(self);
     // the transport calls back on its own thread: hand over by message
@@ -171,8 +193,18 @@ delegation_impl_actor::behavior_type delegation_impl(self_ptr self, delegated_ru
       continue;
     }
     self->monitor(placed.executor);
+    auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - started)
+                   .count();
+    for (auto& t : sh.request.job.targets) {
+      t.delay_ms = t.delay_ms > spent ? t.delay_ms - spent : 0;
+    }
     if (run.seal) {
       run.seal(sh.request);
+    }
+    placed.open = placed.indexes.size();
+    if (st.board) {
+      st.board->count_share(placed.name, placed.open);
     }
     self->send(placed.executor, sn_run_atom::value, std::move(sh.request), sink);
   }
@@ -187,11 +219,14 @@ delegation_impl_actor::behavior_type delegation_impl(self_ptr self, delegated_ru
         return; // another run's, or from a service node given up on
       }
       auto& s = st.shares[it->second];
+      size_t taken = 0;
       for (auto& r : b.results) {
         if (r.index < s.indexes.size()) { // a service node reports on its own nodes only
+          taken += st.reported[s.indexes[r.index]] == 0 ? 1 : 0;
           st.report(s.indexes[r.index], api::wire::from_wire(std::move(r)));
         }
       }
+      st.count_ended(s, taken, true);
       if (!st.finished) {
         self->send(s.executor, sn_credit_atom::value, api::wire::credit{b.id, b.seq});
       }
@@ -360,14 +395,10 @@ bind_ptr delegating_bind(caf::actor_system& sys, std::shared_ptr<const api::driv
         out = std::move(p.head);
         return r;
       }
-      if (call.copy && !p.where.shares.empty()) {
-        // the files are read once more, with the caller's rights as for the head's nodes,
-        // and their bytes go in the shares (docs/service-nodes.md, "Copies")
-        std::shared_ptr<const ssh::copy_spec> copy;
-        if (auto b = api::build_copy(*call.copy, d->copy, copy, auth.user); !b.ok()) {
-          return b;
-        }
-        if (auto why = api::carry_copy(*copy, cfg.settings.copy_max, p.job.files); !why.empty()) {
+      if (p.copy && !p.where.shares.empty()) {
+        // the files plan_delegated read once (with the caller's rights, as for the head's
+        // nodes): their bytes go in the shares (docs/service-nodes.md, "Copies")
+        if (auto why = api::carry_copy(*p.copy, cfg.settings.copy_max, p.job.files); !why.empty()) {
           api::refuse_shares(p.where, why);
         }
       }
@@ -388,6 +419,7 @@ bind_ptr delegating_bind(caf::actor_system& sys, std::shared_ptr<const api::driv
           seal_share(share, it->second, api::sn_now_ms() + ttl.count());
         }
       };
+      run.board = cfg.board;
       out = delegate(sys, std::move(run));
       return r;
     });

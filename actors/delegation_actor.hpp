@@ -44,6 +44,9 @@ struct delegated_run {
   /// The link's seal: called on each share just before it is sent, to fill `sealed` (the
   /// HMAC under that service node's secret). None: sent as it is.
   std::function<void(api::wire::share_request&)> seal;
+  /// Where shares, batches and nodes in flight are counted per service node (the registry's
+  /// board: the metrics page). None: not counted.
+  std::shared_ptr<sn_board> board;
 };
 
 /// Builds the run of `plan`. `job` is the whole call's request (target i is node i, with its
@@ -89,6 +92,8 @@ struct delegation_config {
   std::vector<std::string> head;
   /// How long a share's seal is valid (sn_request_ttl_ms).
   std::chrono::milliseconds seal_ttl{60000};
+  /// The registry's board: each run counts its shares, batches and nodes in flight there.
+  std::shared_ptr<sn_board> board;
 };
 
 /// The head executor's bind (executor_config::bind) over the head's transports `d`: a call

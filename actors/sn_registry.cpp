@@ -4,6 +4,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "actors/atoms.hpp"
@@ -63,6 +64,36 @@ void sn_board::count_departure() {
 void sn_board::count_heartbeat() {
   std::lock_guard<std::mutex> lock{mutex_};
   ++heartbeats_;
+}
+
+void sn_board::count_share(const std::string& name, size_t nodes) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  auto& t = traffic_[name];
+  t.name = name;
+  ++t.shares;
+  t.in_flight += nodes;
+}
+void sn_board::count_batch(const std::string& name, size_t ended) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  auto& t = traffic_[name];
+  t.name = name;
+  ++t.batches;
+  t.in_flight -= std::min<uint64_t>(t.in_flight, ended);
+}
+void sn_board::count_ended(const std::string& name, size_t ended) {
+  std::lock_guard<std::mutex> lock{mutex_};
+  auto& t = traffic_[name];
+  t.name = name;
+  t.in_flight -= std::min<uint64_t>(t.in_flight, ended);
+}
+std::vector<sn_traffic> sn_board::traffic() const {
+  std::lock_guard<std::mutex> lock{mutex_};
+  std::vector<sn_traffic> out;
+  out.reserve(traffic_.size());
+  for (const auto& [name, t] : traffic_) {
+    out.push_back(t);
+  }
+  return out;
 }
 
 // -- roster ---------------------------------------------------------------------------

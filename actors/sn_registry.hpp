@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +50,17 @@ struct sn_status {
   std::string left;
 };
 
+/// What the head's delegated calls did with one service node (the metrics page).
+struct sn_traffic {
+  std::string name;
+  /// Shares sent to it.
+  uint64_t shares = 0;
+  /// Result batches taken from it.
+  uint64_t batches = 0;
+  /// Nodes of its shares sent and not ended yet (no result taken, not given up on).
+  uint64_t in_flight = 0;
+};
+
 /// What the registry shows the rest of the daemon (the metrics page): thread-safe.
 class sn_board {
  public:
@@ -65,6 +77,15 @@ class sn_board {
   void count_departure();
   void count_heartbeat();
 
+  /// The delegations' side (actors/delegation_actor): a share of `nodes` nodes sent to
+  /// `name`; a batch taken from it with `ended` nodes' results; `ended` nodes of its shares
+  /// ended otherwise (lost, refused, cancelled).
+  void count_share(const std::string& name, size_t nodes);
+  void count_batch(const std::string& name, size_t ended);
+  void count_ended(const std::string& name, size_t ended);
+  /// Every service node a share went to since the start, by name.
+  std::vector<sn_traffic> traffic() const;
+
  private:
   mutable std::mutex mutex_;
   std::vector<sn_status> list_;
@@ -72,6 +93,7 @@ class sn_board {
   uint64_t refusals_ = 0;
   uint64_t departures_ = 0;
   uint64_t heartbeats_ = 0;
+  std::map<std::string, sn_traffic> traffic_;
 };
 
 /// The service nodes the head's executor may delegate to (docs/service-nodes.md): every

@@ -9,11 +9,16 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/node_result.hpp"
 #include "store/definitions.hpp"
 #include "store/schema.hpp"
+
+namespace cws::ssh {
+struct copy_spec;
+} // namespace cws::ssh
 
 namespace cws::api {
 
@@ -187,6 +192,10 @@ struct api_call {
   long long timeout_ms = -1;
   /// nodecopy, and nodeshell with a script (xdsh -e): the files.
   std::shared_ptr<const copy_request> copy;
+  /// `copy`'s files already read (api::build_copy) by plan_delegated, which shares them
+  /// between the head's own nodes and the service nodes' shares: each source is read once
+  /// per call. Null: the planner reads them.
+  std::shared_ptr<const ssh::copy_spec> copy_files;
   /// Per-node results wanted (format=detail): nodeshell, node deletes.
   bool detail = false;
   /// nodeshell with stream=1: where each node's result goes as soon as it is known.
@@ -195,6 +204,11 @@ struct api_call {
   std::shared_ptr<call_cancel> cancel;
   /// Fan-out calls with async=1: answered at once with the job's id (202), the job runs on.
   bool async = false;
+  /// Staged power-on of part of a call (the head's own nodes of a delegated call, set by
+  /// plan_delegated): each BMC node's wave, counted over the whole call, so the head and
+  /// its service nodes together keep syspowermaxnodes per syspowerinterval. Null: the
+  /// waves are counted over this call's own nodes.
+  std::shared_ptr<const std::unordered_map<std::string, uint32_t>> power_waves;
   credentials creds;
   /// The client's address (for policy `host` rows).
   std::string client;

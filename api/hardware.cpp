@@ -353,7 +353,12 @@ api_result plan_hardware(const store::database& db, const api_call& call, const 
         j.retries = static_cast<int>(retries);
         j.work = make_action(call.op, call.command, cfg, j.address + ":" + std::to_string(j.port));
         if (interval > 0) {
-          j.delay = std::chrono::seconds(interval * static_cast<long>(jobs.size() / per_stage));
+          auto wave = jobs.size() / per_stage;
+          if (call.power_waves) { // (the head's share: waves counted across the whole call)
+            auto w = call.power_waves->find(n);
+            wave = w != call.power_waves->end() ? w->second : wave;
+          }
+          j.delay = std::chrono::seconds(interval * static_cast<long>(wave));
         }
         p.job = jobs.size();
         jobs.push_back(std::move(j));

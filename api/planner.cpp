@@ -50,13 +50,14 @@ api_result plan_ssh(const planning& p, node_operation_ptr& out) {
   if (auto r = find_targets(p.db, call, p.auth, p.opts, targets); !r.ok()) {
     return r;
   }
-  std::shared_ptr<const ssh::copy_spec> copy;
-  if (call.copy) {
+  // (already read by plan_delegated when the call has nodes on service nodes: once a call)
+  std::shared_ptr<const ssh::copy_spec> copy = call.copy_files;
+  if (call.copy && !copy) {
     // a confined copy (REST, the local socket) reads its sources as its caller (N4)
     if (auto r = build_copy(*call.copy, p.d.copy, copy, p.auth.user); !r.ok()) {
       return r;
     }
-  } else if (call.op == operation::nodecopy) {
+  } else if (!call.copy && call.op == operation::nodecopy) {
     return api_result::failure(errc::missing_data, "Lack of operation data.");
   }
   return plan_shell(call, p.auth.user, std::move(targets), p.d.shell, p.d.ssh, out,
@@ -139,11 +140,14 @@ std::string apps_text(const std::vector<app_port>& apps) {
 }
 
 /// Fills the targets of the nodes at `indexes` of `names` (their servicenode values cleared
-/// in `values` for those that cannot be delegated).
+/// in `values` for those that cannot be delegated). A staged power-on fills `waves`: every
+/// BMC node's wave in the whole call, the head's as the service nodes' (its share is planned
+/// with them, api_call::power_waves).
 api_result resolve_targets(const store::read_txn& txn, const store::cluster_view& view,
                            const api_call& call, const authorization& auth, const drivers& d,
                            const std::vector<std::string>& names, std::vector<std::string>& values,
-                           wire::job_request& job) {
+                           wire::job_request& job,
+                           std::unordered_map<std::string, uint32_t>& waves) {
   job.version = wire::version;
   job.operation = std::string{traits(call.op).name};
   job.command = call.command;
@@ -182,6 +186,10 @@ api_result resolve_targets(const store::read_txn& txn, const store::cluster_view
           !r.ok()) {
         return r;
       }
+      if (interval > 0 && per_stage == 0) { // (as the head's own planning says)
+        return api_result::failure(
+          {"IPMI plugin requires syspowermaxnodes be defined if syspowerinterval is defined"});
+      }
     }
     fallback = fallback_bmc_credentials(txn);
   } else if (call.op == operation::nodestat) {
@@ -199,6 +207,10 @@ api_result resolve_targets(const store::read_txn& txn, const store::cluster_view
         continue;
       }
       auto position = bmcs++;
+      auto wave = interval > 0 && per_stage > 0 ? position / per_stage : 0;
+      if (interval > 0 && per_stage > 0) {
+        waves[n] = static_cast<uint32_t>(wave);
+      }
       if (values[i].empty()) {
         continue;
       }
@@ -210,9 +222,7 @@ api_result resolve_targets(const store::read_txn& txn, const store::cluster_view
       t.bmc_port = a.port;
       t.bmc_user = std::move(a.user);
       t.bmc_password = std::move(a.password);
-      if (interval > 0 && per_stage > 0) {
-        t.delay_ms = interval * 1000 * static_cast<long>(position / per_stage);
-      }
+      t.delay_ms = interval * 1000 * static_cast<long>(wave);
     } else if (values[i].empty()) {
       continue;
     } else {
@@ -241,6 +251,7 @@ api_result plan_delegated(const store::database& db, const api_call& call,
                           const drivers& d, const service_nodes& sns, delegated_plan& out) {
   service_nodes with_head = sns;
   std::vector<std::string> values;
+  std::unordered_map<std::string, uint32_t> waves;
   try {
     auto txn = db.read();
     if (is_stale(txn, auth)) {
@@ -256,7 +267,8 @@ api_result plan_delegated(const store::database& db, const api_call& call,
     }
     if (std::any_of(values.begin(), values.end(),
                     [](const std::string& v) { return !v.empty(); })) {
-      if (auto r = resolve_targets(txn, view, call, auth, d, out.nodes, values, out.job); !r.ok()) {
+      if (auto r = resolve_targets(txn, view, call, auth, d, out.nodes, values, out.job, waves);
+          !r.ok()) {
         return r;
       }
     }
@@ -276,6 +288,17 @@ api_result plan_delegated(const store::database& db, const api_call& call,
       counts.push_back(s.indexes.size());
     }
     head_call.fanout = split_fanout(out.fanout, counts)[0];
+    if (call.copy && !call.copy->pull) {
+      // read once, here, for the head's nodes and the shares (api::carry_copy) alike
+      if (auto r = build_copy(*call.copy, d.copy, out.copy, auth.user); !r.ok()) {
+        return r;
+      }
+      head_call.copy_files = out.copy;
+    }
+    if (!waves.empty()) {
+      head_call.power_waves
+        = std::make_shared<const std::unordered_map<std::string, uint32_t>>(std::move(waves));
+    }
     std::vector<std::string> mine;
     mine.reserve(out.where.head.size());
     for (auto i : out.where.head) {

@@ -65,6 +65,10 @@ struct delegated_plan {
   node_operation_ptr head;
   /// The call's effective fanout (split across the head and the service nodes).
   size_t fanout = 1;
+  /// A copy's files (nodecopy, xdsh -e), read once when nodes go to service nodes: the
+  /// head's share copies from them and the shares carry them (api::carry_copy). Null when
+  /// every node stays on the head (its plan read them) or the call copies nothing.
+  std::shared_ptr<const ssh::copy_spec> copy;
 };
 
 /// Plans fan-out call `call` (an operation that `delegates`) as `plan` does, split by each

@@ -20,6 +20,7 @@
 #include "api/xnba_mirror.hpp"
 #include "base/published_file.hpp"
 #include "base/text.hpp"
+#include "daemon/link_bytes.hpp"
 #include "http/io_scheduler.hpp"
 #include "store/cluster_view.hpp"
 #include "store/definitions.hpp"
@@ -457,6 +458,7 @@ void executor_component::start() {
   if (sns_ != nullptr) {
     dc.roster = sns_->roster();
     dc.head = sns_->head_names();
+    dc.board = sns_->board();
   }
   ec.bind = actors::delegating_bind(rt_.system(), std::move(drivers), std::move(dc));
   handle_ = actors::spawn_executor(rt_.system(), store_ ? store_->handle() : actors::store_actor{},
@@ -843,6 +845,7 @@ sn_listener_component::sn_listener_component(const base::settings& s, const stor
     }
   }
   rt.link({dir_ / "head-cert.pem", dir_ / "head-key.pem", dir_ / "sn-ca.pem"}, hb, dead);
+  count_links_issued_by(dir_ / "sn-ca.pem"); // (link bytes: the service nodes' certificates)
 }
 
 void sn_listener_component::start() {
@@ -910,6 +913,29 @@ void sn_listener_component::metrics(metric_writer& out) const {
     metric_writer::add(load, sn.load, {{"name", sn.name}});
     metric_writer::add(beats, static_cast<double>(sn.heartbeats), {{"name", sn.name}});
   }
+  auto traffic = cfg_.board->traffic();
+  auto& flight = out.family("clusterws_service_node_nodes_in_flight",
+                            "Nodes of the shares sent to the service node that have no result yet",
+                            metric_type::gauge);
+  auto& shares
+    = out.family("clusterws_service_node_shares_total",
+                 "Shares of delegated calls sent to the service node", metric_type::counter);
+  auto& batches = out.family("clusterws_service_node_batches_total",
+                             "Result batches taken from the service node", metric_type::counter);
+  for (const auto& t : traffic) {
+    metric_writer::add(flight, static_cast<double>(t.in_flight), {{"name", t.name}});
+    metric_writer::add(shares, static_cast<double>(t.shares), {{"name", t.name}});
+    metric_writer::add(batches, static_cast<double>(t.batches), {{"name", t.name}});
+  }
+  auto& bytes = out.family("clusterws_service_node_link_bytes_total",
+                           "Bytes on the TLS link with the service node (payload, both ways)",
+                           metric_type::counter);
+  for (const auto& l : link_bytes()) {
+    metric_writer::add(bytes, static_cast<double>(l.sent),
+                       {{"name", l.name}, {"direction", "sent"}});
+    metric_writer::add(bytes, static_cast<double>(l.received),
+                       {{"name", l.name}, {"direction", "received"}});
+  }
   auto& events
     = out.family("clusterws_service_node_events_total",
                  "Service-node registrations, refusals and departures", metric_type::counter);
@@ -963,6 +989,7 @@ sn_agent_component::sn_agent_component(const base::settings& s, const store::hom
     return static_cast<uint32_t>(load->nodes_in_flight.value());
   };
   rt.link({dir / "sn-cert.pem", dir / "sn-key.pem", dir / "head-ca.pem"}, hb, dead);
+  count_links_issued_by(dir / "head-ca.pem"); // (link bytes: the head's certificate)
 }
 
 void sn_agent_component::start() {
@@ -994,6 +1021,13 @@ void sn_agent_component::metrics(metric_writer& out) const {
                      {{"event", "heartbeat_sent"}});
   metric_writer::add(n, static_cast<double>(b.heartbeats_received.load()),
                      {{"event", "heartbeat_received"}});
+  auto& bytes
+    = out.family("clusterws_head_link_bytes_total",
+                 "Bytes on the TLS link with the head (payload, both ways)", metric_type::counter);
+  for (const auto& l : link_bytes()) {
+    metric_writer::add(bytes, static_cast<double>(l.sent), {{"direction", "sent"}});
+    metric_writer::add(bytes, static_cast<double>(l.received), {{"direction", "received"}});
+  }
 }
 
 } // namespace cws::daemon

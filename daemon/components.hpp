@@ -495,6 +495,12 @@ class sn_listener_component : public component {
     return listen_.empty() ? nullptr : cfg_.roster;
   }
 
+  /// The registry's board: the delegations count their shares, batches and nodes in flight
+  /// there (null when `sn_listen` is empty).
+  std::shared_ptr<actors::sn_board> board() const {
+    return listen_.empty() ? nullptr : cfg_.board;
+  }
+
   /// The head's own names and addresses (a `servicenode` entry naming one means the head).
   std::vector<std::string> head_names() const;
 

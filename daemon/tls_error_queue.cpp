@@ -7,11 +7,14 @@
 // OpenSSL's rule is that the queue must be empty before each TLS I/O call (SSL_get_error(3));
 // Boost.Asio keeps it, CAF does not. These definitions, in the executable, take the place of
 // libssl's for every caller in the process (CAF's calls go through the PLT), empty the
-// calling thread's queue and call libssl's own.
+// calling thread's queue and call libssl's own. SSL_read and SSL_write also count the bytes
+// of the service-node links (daemon/link_bytes.hpp).
 
 #include <dlfcn.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+
+#include "daemon/link_bytes.hpp"
 
 namespace {
 
@@ -27,13 +30,17 @@ extern "C" {
 int SSL_read(SSL* ssl, void* buf, int num) {
   static auto fn = real<int (*)(SSL*, void*, int)>("SSL_read");
   ERR_clear_error();
-  return fn(ssl, buf, num);
+  int n = fn(ssl, buf, num);
+  cws::daemon::count_link_io(ssl, n, false);
+  return n;
 }
 
 int SSL_write(SSL* ssl, const void* buf, int num) {
   static auto fn = real<int (*)(SSL*, const void*, int)>("SSL_write");
   ERR_clear_error();
-  return fn(ssl, buf, num);
+  int n = fn(ssl, buf, num);
+  cws::daemon::count_link_io(ssl, n, true);
+  return n;
 }
 
 int SSL_accept(SSL* ssl) {

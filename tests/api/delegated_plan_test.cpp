@@ -99,6 +99,19 @@ TEST_F(delegated_plan_test, hardware_targets_carry_the_bmc_and_its_credentials_a
   EXPECT_EQ(p.job.bmc_retries, 3u);
 }
 
+TEST_F(delegated_plan_test,
+       syspowerinterval_without_syspowermaxnodes_is_refused_when_every_node_is_delegated) {
+  db->write([](store::write_txn& t) {
+    t.put(object_type::site, "clustersite", {{"syspowerinterval", "7"}});
+  });
+  api::delegated_plan p;
+  auto r = plan(api::operation::power, "b1,b2", "on", p);
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0],
+            "IPMI plugin requires syspowermaxnodes be defined if syspowerinterval is defined");
+}
+
 TEST_F(delegated_plan_test, nodes_without_servicenode_are_planned_on_the_head_as_before) {
   db->write([](store::write_txn& t) {
     t.put(object_type::node, "o2", {{"groups", "all"}, {"mgt", "openbmc"}});

@@ -15,9 +15,13 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <sstream>
 #include <thread>
+
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include "../store/temp_home.hpp"
 #include "../support/bmc_farm.hpp"
@@ -78,13 +82,15 @@ class sn_delegation_test : public ::testing::Test {
     }
     add_node("h0", "headnodes"); // no servicenode: the head runs it
     if (cws::test::have_ipmi_sim()) {
-      farm_ = new cws::test::bmc_farm(dir_->path / "bmcs", 2);
+      // bmc0 and bmc1 behind sn3, bmc2 and bmc3 on the head
+      farm_ = new cws::test::bmc_farm(dir_->path / "bmcs", 4);
       run_tool(home, "mkdef -t group bmcs mgt=ipmi bmcusername=admin bmcpassword=secret "
                      "servicenode=sn3");
+      run_tool(home, "mkdef -t group headbmcs mgt=ipmi bmcusername=admin bmcpassword=secret");
       for (size_t i = 0; i < farm_->size(); ++i) {
-        auto r
-          = run_tool(home, "mkdef bmc" + std::to_string(i) + " groups=bmcs bmc=127.0.0.1 bmcport="
-                             + std::to_string(farm_->port(i)));
+        auto r = run_tool(home, "mkdef bmc" + std::to_string(i)
+                                  + (i < 2 ? " groups=bmcs" : " groups=headbmcs")
+                                  + " bmc=127.0.0.1 bmcport=" + std::to_string(farm_->port(i)));
         ASSERT_EQ(r.rc, 0) << r.out;
       }
     }
@@ -238,6 +244,64 @@ TEST_F(sn_delegation_test, nodeshell_through_three_service_nodes_answers_as_the_
   }
 }
 
+/// Service node k's sample of `family` on the head's metrics page (`extra`: more labels).
+std::string sn_series(const std::string& family, int k, const std::string& extra = {}) {
+  return family + "{name=\"sn" + std::to_string(k) + "\"" + extra + "}";
+}
+
+TEST_F(sn_delegation_test,
+       the_head_s_metrics_count_each_service_node_s_shares_batches_nodes_in_flight_and_link_bytes) {
+  auto before = call("GET", "/metrics").body;
+  // n10 sleeps: while it does, sn1 has one node in flight (its other two reported at once)
+  set_delay("n10", 2);
+  auto running = std::async(std::launch::async, [] { return shell("sshnodes"); });
+  double in_flight = -1;
+  auto until = steady_clock::now() + seconds(5);
+  while (steady_clock::now() < until && in_flight != 1) {
+    auto page = call("GET", "/metrics").body;
+    in_flight
+      = cws::test::metric_sample(page, sn_series("clusterws_service_node_nodes_in_flight", 1));
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  auto r = running.get();
+  clear_delays();
+  ASSERT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(in_flight, 1);
+  // 100 KB of output from each of sn2's three nodes comes back over sn2's link
+  auto big = call("POST", "/nodes/" + nodes_of(2) + "/nodeshell",
+                  R"({"command":"head -c 100000 /dev/zero | tr '\\0' x"})");
+  ASSERT_EQ(big.status, 201u) << big.body;
+  auto after = call("GET", "/metrics").body;
+  for (int k = 1; k <= 3; ++k) {
+    EXPECT_EQ(
+      cws::test::metric_growth(before, after, sn_series("clusterws_service_node_shares_total", k)),
+      k == 2 ? 2 : 1)
+      << after;
+    auto batches = cws::test::metric_growth(before, after,
+                                            sn_series("clusterws_service_node_batches_total", k));
+    EXPECT_GE(batches, k == 2 ? 2 : 1) << after;
+    EXPECT_LE(batches, k == 2 ? 2 * per_sn : per_sn) << after;
+    EXPECT_EQ(
+      cws::test::metric_sample(after, sn_series("clusterws_service_node_nodes_in_flight", k)), 0)
+      << after;
+    EXPECT_GT(cws::test::metric_growth(
+                before, after,
+                sn_series("clusterws_service_node_link_bytes_total", k, ",direction=\"sent\"")),
+              0)
+      << after;
+  }
+  EXPECT_GE(cws::test::metric_growth(
+              before, after,
+              sn_series("clusterws_service_node_link_bytes_total", 2, ",direction=\"received\"")),
+            3 * 100000)
+    << after;
+  EXPECT_LT(cws::test::metric_growth(
+              before, after,
+              sn_series("clusterws_service_node_link_bytes_total", 1, ",direction=\"received\"")),
+            100000)
+    << after;
+}
+
 /// Writes `text` to `p` with mode `mode`.
 void spit(const fs::path& p, const std::string& text, fs::perms mode) {
   fs::create_directories(p.parent_path());
@@ -299,6 +363,38 @@ TEST_F(sn_delegation_test, rpower_through_a_service_node_answers_as_the_head_alo
   EXPECT_EQ(slurp(d_->log()).find("secret"), std::string::npos);
 }
 
+TEST_F(sn_delegation_test, staged_power_on_keeps_its_interval_across_the_head_and_a_service_node) {
+  if (farm_ == nullptr) {
+    GTEST_SKIP() << "ipmi_sim (package openipmi) is not installed";
+  }
+  // one BMC a second, counted over the whole call: bmc0 and bmc1 (sn3) are waves 0 and 1,
+  // bmc2 and bmc3 (the head) waves 2 and 3; counted per engine, the head's would be 0 and 1
+  run_tool(d_->home(), "chdef -t site clustersite syspowerinterval=1 syspowermaxnodes=1");
+  std::vector<size_t> seen;
+  for (size_t i = 0; i < farm_->size(); ++i) {
+    farm_->set_power(i, false);
+    seen.push_back(farm_->power_on_times(i).size());
+  }
+  auto r = call("PUT", "/nodes/bmc0-bmc3/power", R"({"action":"on"})");
+  run_tool(d_->home(), "chdef -t site clustersite syspowerinterval=0 syspowermaxnodes=");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  std::vector<std::pair<double, size_t>> on; // (when, which BMC)
+  for (size_t i = 0; i < farm_->size(); ++i) {
+    auto times = farm_->power_on_times(i);
+    ASSERT_EQ(times.size(), seen[i] + 1) << "bmc" << i << " " << r.body;
+    on.emplace_back(times.back(), i);
+  }
+  std::sort(on.begin(), on.end());
+  for (size_t k = 0; k < on.size(); ++k) {
+    EXPECT_EQ(on[k].second, k) << "wave " << k; // noderange order, across both
+    if (k > 0) {
+      // the interval, less the jitter of a loaded machine (IPMI sessions, ipmi_sim's fork)
+      EXPECT_GE(on[k].first - on[k - 1].first, 0.8) << "between waves " << k - 1 << " and " << k;
+      EXPECT_LE(on[k].first - on[k - 1].first, 1.5) << "between waves " << k - 1 << " and " << k;
+    }
+  }
+}
+
 TEST_F(sn_delegation_test, nodecopy_through_the_service_nodes_writes_each_file_once_as_flat) {
   auto src = d_->home() / "copy" / "app.conf"; // under copy_root (REST nodecopy)
   std::string text = "line one\n";
@@ -331,6 +427,50 @@ TEST_F(sn_delegation_test, nodecopy_through_the_service_nodes_writes_each_file_o
   EXPECT_EQ(flat.body, plain.body);
   EXPECT_EQ(plain.body, "[]\n");
   EXPECT_EQ(slurp(target / "app.conf"), text);
+}
+
+/// Times `path` is opened while `run` runs (inotify: IN_OPEN between IN_CLOSE_NOWRITE, so
+/// two opens in a row are never folded into one event).
+int opens_during(const fs::path& path, const std::function<void()>& run) {
+  int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0 || inotify_add_watch(fd, path.c_str(), IN_OPEN | IN_CLOSE_NOWRITE) < 0) {
+    return -1;
+  }
+  run();
+  int opens = 0;
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) {
+      break;
+    }
+    for (ssize_t at = 0; at < n;) {
+      auto* e = reinterpret_cast<inotify_event*>(buf + at);
+      opens += (e->mask & IN_OPEN) != 0 ? 1 : 0;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+  }
+  ::close(fd);
+  return opens;
+}
+
+TEST_F(sn_delegation_test, a_delegated_nodecopy_reads_each_source_file_once) {
+  auto src = d_->home() / "copy" / "once.conf";
+  spit(src, "read once\n", fs::perms(0644));
+  auto target = dir_->path / "copied-once";
+  fs::create_directories(target);
+  auto body = "{\"src\":[\"" + src.string() + "\"],\"target\":\"" + target.string() + "\"}";
+  // the head's node (h0) and the three service nodes' nodes, from one read of the file
+  cws::test::reply r;
+  auto opens = opens_during(src, [&] { r = call("POST", "/nodes/sshnodes/nodecopy", body); });
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(r.body, "[]\n");
+  EXPECT_EQ(opens, 1);
+  // every node on service nodes: one read too
+  opens = opens_during(src, [&] { r = call("POST", "/nodes/" + nodes_of(1) + "/nodecopy", body); });
+  EXPECT_EQ(r.body, "[]\n");
+  EXPECT_EQ(opens, 1);
+  EXPECT_EQ(slurp(target / "once.conf"), "read once\n");
 }
 
 TEST_F(sn_delegation_test, a_copy_past_sn_copy_max_is_refused_for_the_delegated_nodes_only) {

@@ -108,7 +108,8 @@ case $op in
        done;;
   set) while [ $# -ge 2 ]; do
          case $1 in
-           power) echo "$2" > "$dir/power";;
+           power) echo "$2" > "$dir/power"
+                  [ "$2" = 1 ] && date +%s.%N >> "$dir/power-on-times";;
            boot) echo "$2" > "$dir/boot";;
          esac
          shift 2
@@ -224,6 +225,16 @@ void bmc_farm::set_power(size_t i, bool on) {
 
 std::string bmc_farm::boot(size_t i) const {
   return trimmed(slurp(dir_ / ("bmc" + std::to_string(i)) / "boot"));
+}
+
+std::vector<double> bmc_farm::power_on_times(size_t i) const {
+  std::vector<double> out;
+  std::istringstream in{slurp(dir_ / ("bmc" + std::to_string(i)) / "power-on-times")};
+  double t = 0;
+  while (in >> t) {
+    out.push_back(t);
+  }
+  return out;
 }
 
 std::string bmc_farm::log(size_t i) const {

@@ -61,6 +61,9 @@ class bmc_farm {
   void set_power(size_t i, bool on);
   /// The boot device the chassis holds.
   std::string boot(size_t i) const;
+  /// When BMC `i` was told to power on (`set power 1`), each time so far (Unix time,
+  /// seconds: the wall clock every process on the machine shares).
+  std::vector<double> power_on_times(size_t i) const;
   /// Every chassis call so far, one per line (`get power`, `set power 1`, ...).
   std::string log(size_t i) const;
   /// Makes BMC `i`'s chassis script take `seconds` before it answers (0: at once).
