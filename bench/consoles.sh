@@ -203,10 +203,14 @@ for r in $(seq "$ROUNDS"); do
   echo "INFO echo way=websocket round=$r $out"
   echo_ws+=("$(p99 <<<"$out")")
   if [[ -x "$BIN/rcons" ]]; then
-    # rcons on a pty over the local socket: conserver's "[Enter `^Ec?' for help]" once it is
-    # attached (RCONS_READY; keys typed before the attach's answer wait for it); it is ended by
-    # SIGTERM after the "\r~." ipmitool's escape that it ignores
-    out=$(cws-console-echo pty "$ECHO_KEYS" "${RCONS_READY:-for help]}" -- "$BIN/rcons" echo0 || true)
+    # rcons on a pty over the local socket. It shows conserver's "[Enter `^Ec?' for help]"
+    # (RCONS_READY) before the daemon's answer to its attach (keys typed before the answer
+    # wait for it); cws-console-echo then waits for a first keystroke's echo. -f: the
+    # WebSocket client's detach may not have landed yet (an rw attach would then be read-only
+    # and every keystroke refused); --replay 0: the replay holds the letters echoed in the
+    # WebSocket round, which would pass for echoes. Ended by SIGTERM after the "\r~."
+    # (ipmitool's escape) that it ignores.
+    out=$(cws-console-echo pty "$ECHO_KEYS" "${RCONS_READY:-for help]}" -- "$BIN/rcons" echo0 -f --replay 0 || true)
     echo "INFO echo way=rcons round=$r $out"
     echo_rcons+=("$(p99 <<<"$out")")
   fi
