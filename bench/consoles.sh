@@ -16,6 +16,7 @@
 # same quiet BMC, alternated ROUNDS times; through `rcons` too when it is built.
 # Knobs: CONSOLES (1000), HOLD (30), INTERVAL (0.1), ECHO_KEYS (500), ROUNDS (3), PEERS
 # ("conserver conman"), OURS (1; 0: the peers only, no echo: to find how many a peer holds),
+# CONSERVER_NOFILE (conserver's `ulimit -n`; the hard limit),
 # LAN_NET (127.38: BMC i at LAN_NET.(i/250).(i%250+1):623), SOL0 (28500: the feeder's first
 # port). Needs openipmi, ipmitool, conserver-server, conman.
 set -euo pipefail
@@ -259,8 +260,14 @@ if [[ " $PEERS " == *" conserver "* ]] && command -v conserver >/dev/null; then
   } >"$cdir/conserver.cf"
   : >"$cdir/conserver.passwd"
   start_farm
-  conserver -C "$cdir/conserver.cf" -P "$cdir/conserver.passwd" -p "$cport" -M 127.0.0.1 \
-    -L "$cdir/server.log" >"$cdir/out.log" 2>&1 &
+  # its open files: the hard limit (CONSERVER_NOFILE), as an administrator running it this
+  # large would set it (its master uses a few; each child, 16 consoles, about 54; here it
+  # held 1,000 with a soft limit of 1,024 and of 20,000 alike)
+  (
+    ulimit -n "${CONSERVER_NOFILE:-$(ulimit -Hn)}"
+    exec conserver -C "$cdir/conserver.cf" -P "$cdir/conserver.passwd" -p "$cport" -M 127.0.0.1 \
+      -L "$cdir/server.log"
+  ) >"$cdir/out.log" 2>&1 &
   cpid=$!
   PIDS+=("$cpid")
   hold conserver "$cpid" "$cdir/logs" .log
