@@ -15,8 +15,10 @@
 # echoing) through the WebSocket console and through `ipmitool sol activate` on a pty, on the
 # same quiet BMC, alternated ROUNDS times; through `rcons` too when it is built.
 # Knobs: CONSOLES (1000), HOLD (30), INTERVAL (0.1), ECHO_KEYS (500), ROUNDS (3), PEERS
-# ("conserver conman"), LAN_NET (127.38: BMC i at LAN_NET.(i/250).(i%250+1):623), SOL0
-# (28500: the feeder's first port). Needs openipmi, ipmitool, conserver-server, conman.
+# ("conserver conman"), OURS (1; 0: the peers only, no echo: to find how many a peer holds),
+# CONSERVER_NOFILE (conserver's `ulimit -n`; the hard limit),
+# LAN_NET (127.38: BMC i at LAN_NET.(i/250).(i%250+1):623), SOL0 (28500: the feeder's first
+# port). Needs openipmi, ipmitool, conserver-server, conman.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
@@ -182,59 +184,65 @@ PIDS+=("$!")
 sleep 0.5
 
 # -- ours, and the echo round trip on the same daemon before it holds the N ---------------------
-home=$WORK/home
-init_home "$home" benchpw
-cat >>"$home/clusterws.conf" <<EOF
+echo_ws=() echo_ipmitool=() echo_rcons=()
+if [[ ${OURS:-1} != 0 ]]; then
+  home=$WORK/home
+  init_home "$home" benchpw
+  cat >>"$home/clusterws.conf" <<EOF
 console_hold = on
 console_max = $((N + 16))
 EOF
-start_daemon "$home"
-echo_pid=$(start_bmc "$WORK/echo-bmc" echo0 "$echo_addr" "$ECHO_SOL")
-PIDS+=("$echo_pid")
-for _ in $(seq 200); do (($(bound_bmcs) >= 1)) && break; sleep 0.05; done
-sleep 1
-echo_ws=() echo_ipmitool=() echo_rcons=()
-p99() { sed -n 's/.*p99-us \([0-9]*\).*/\1/p'; }
-clusterctl mkdef echo0 groups=all mgt=ipmi cons=ipmi bmc="$echo_addr" bmcusername=admin bmcpassword=password >/dev/null
-for r in $(seq "$ROUNDS"); do
-  # ours holds echo0; the WebSocket client is its writer
-  for _ in $(seq 100); do grep -qs "console up\|console back" "$home/consoles/echo0" && break; sleep 0.1; done
-  out=$(cws-console-echo ws "$DAEMON_PORT" "$home/pki/ca-cert.pem" benchpw echo0 "$ECHO_KEYS" || true)
-  echo "INFO echo way=websocket round=$r $out"
-  echo_ws+=("$(p99 <<<"$out")")
-  if [[ -x "$BIN/rcons" ]]; then
-    # rcons on a pty over the local socket: conserver's "[Enter `^Ec?' for help]" once it is
-    # attached (RCONS_READY; keys typed before the attach's answer wait for it); it is ended by
-    # SIGTERM after the "\r~." ipmitool's escape that it ignores
-    out=$(cws-console-echo pty "$ECHO_KEYS" "${RCONS_READY:-for help]}" -- "$BIN/rcons" echo0 || true)
-    echo "INFO echo way=rcons round=$r $out"
-    echo_rcons+=("$(p99 <<<"$out")")
-  fi
-  # ipmitool on the same BMC: the daemon lets go of it first (makeconservercf -d deactivates)
-  clusterctl makeconservercf -d echo0 >/dev/null
-  sleep 0.5
-  out=$(cws-console-echo pty "$ECHO_KEYS" "SOL Session operational" -- $IPMITOOL -H "$echo_addr" sol activate || true)
-  echo "INFO echo way=ipmitool round=$r $out"
-  echo_ipmitool+=("$(p99 <<<"$out")")
-  : >"$home/consoles/echo0"
-  clusterctl makeconservercf echo0 >/dev/null
-done
-clusterctl makeconservercf -d echo0 >/dev/null
-kill "$echo_pid" 2>/dev/null || true
-
-rss0=$(awk '/VmRSS/ {print $2}' "/proc/$DAEMON_PID/status")
-start_farm
-{
-  printf 'cons:\n    objtype=group\n    mgt=ipmi\n    cons=ipmi\n    bmcusername=admin\n    bmcpassword=password\n'
-  for i in $(seq 0 $((N - 1))); do
-    printf 'b%04d:\n    objtype=node\n    groups=cons,all\n    mgt=ipmi\n    cons=ipmi\n    bmc=%s\n' "$i" "$(bmc_addr "$i")"
+  start_daemon "$home"
+  echo_pid=$(start_bmc "$WORK/echo-bmc" echo0 "$echo_addr" "$ECHO_SOL")
+  PIDS+=("$echo_pid")
+  for _ in $(seq 200); do (($(bound_bmcs) >= 1)) && break; sleep 0.05; done
+  sleep 1
+  p99() { sed -n 's/.*p99-us \([0-9]*\).*/\1/p'; }
+  clusterctl mkdef echo0 groups=all mgt=ipmi cons=ipmi bmc="$echo_addr" bmcusername=admin bmcpassword=password >/dev/null
+  for r in $(seq "$ROUNDS"); do
+    # ours holds echo0; the WebSocket client is its writer
+    for _ in $(seq 100); do grep -qs "console up\|console back" "$home/consoles/echo0" && break; sleep 0.1; done
+    out=$(cws-console-echo ws "$DAEMON_PORT" "$home/pki/ca-cert.pem" benchpw echo0 "$ECHO_KEYS" || true)
+    echo "INFO echo way=websocket round=$r $out"
+    echo_ws+=("$(p99 <<<"$out")")
+    if [[ -x "$BIN/rcons" ]]; then
+      # rcons on a pty over the local socket. It shows conserver's "[Enter `^Ec?' for help]"
+      # (RCONS_READY) before the daemon's answer to its attach (keys typed before the answer
+      # wait for it); cws-console-echo then waits for a first keystroke's echo. -f: the
+      # WebSocket client's detach may not have landed yet (an rw attach would then be read-only
+      # and every keystroke refused); --replay 0: the replay holds the letters echoed in the
+      # WebSocket round, which would pass for echoes. Ended by SIGTERM after the "\r~."
+      # (ipmitool's escape) that it ignores.
+      out=$(cws-console-echo pty "$ECHO_KEYS" "${RCONS_READY:-for help]}" -- "$BIN/rcons" echo0 -f --replay 0 || true)
+      echo "INFO echo way=rcons round=$r $out"
+      echo_rcons+=("$(p99 <<<"$out")")
+    fi
+    # ipmitool on the same BMC: the daemon lets go of it first (makeconservercf -d deactivates)
+    clusterctl makeconservercf -d echo0 >/dev/null
+    sleep 0.5
+    out=$(cws-console-echo pty "$ECHO_KEYS" "SOL Session operational" -- $IPMITOOL -H "$echo_addr" sol activate || true)
+    echo "INFO echo way=ipmitool round=$r $out"
+    echo_ipmitool+=("$(p99 <<<"$out")")
+    : >"$home/consoles/echo0"
+    clusterctl makeconservercf echo0 >/dev/null
   done
-} | clusterctl mkdef -z >/dev/null
-hold ours "$DAEMON_PID" "$home/consoles" ""
-rss1=$(awk '/VmRSS/ {print $2}' "/proc/$DAEMON_PID/status")
-echo "INFO consoles way=ours rss-before-kib=$rss0 rss-after-kib=$rss1 growth-kib-per-console=$(awk -v a="$rss0" -v b="$rss1" -v n="$N" 'BEGIN {printf "%.1f", (b - a) / n}')"
-stop_daemon
-stop_farm
+  clusterctl makeconservercf -d echo0 >/dev/null
+  kill "$echo_pid" 2>/dev/null || true
+
+  rss0=$(awk '/VmRSS/ {print $2}' "/proc/$DAEMON_PID/status")
+  start_farm
+  {
+    printf 'cons:\n    objtype=group\n    mgt=ipmi\n    cons=ipmi\n    bmcusername=admin\n    bmcpassword=password\n'
+    for i in $(seq 0 $((N - 1))); do
+      printf 'b%04d:\n    objtype=node\n    groups=cons,all\n    mgt=ipmi\n    cons=ipmi\n    bmc=%s\n' "$i" "$(bmc_addr "$i")"
+    done
+  } | clusterctl mkdef -z >/dev/null
+  hold ours "$DAEMON_PID" "$home/consoles" ""
+  rss1=$(awk '/VmRSS/ {print $2}' "/proc/$DAEMON_PID/status")
+  echo "INFO consoles way=ours rss-before-kib=$rss0 rss-after-kib=$rss1 growth-kib-per-console=$(awk -v a="$rss0" -v b="$rss1" -v n="$N" 'BEGIN {printf "%.1f", (b - a) / n}')"
+  stop_daemon
+  stop_farm
+fi
 
 # -- conserver: type exec ipmitool per console ---------------------------------------------------
 if [[ " $PEERS " == *" conserver "* ]] && command -v conserver >/dev/null; then
@@ -252,8 +260,14 @@ if [[ " $PEERS " == *" conserver "* ]] && command -v conserver >/dev/null; then
   } >"$cdir/conserver.cf"
   : >"$cdir/conserver.passwd"
   start_farm
-  conserver -C "$cdir/conserver.cf" -P "$cdir/conserver.passwd" -p "$cport" -M 127.0.0.1 \
-    -L "$cdir/server.log" >"$cdir/out.log" 2>&1 &
+  # its open files: the hard limit (CONSERVER_NOFILE), as an administrator running it this
+  # large would set it (its master uses a few; each child, 16 consoles, about 54; here it
+  # held 1,000 with a soft limit of 1,024 and of 20,000 alike)
+  (
+    ulimit -n "${CONSERVER_NOFILE:-$(ulimit -Hn)}"
+    exec conserver -C "$cdir/conserver.cf" -P "$cdir/conserver.passwd" -p "$cport" -M 127.0.0.1 \
+      -L "$cdir/server.log"
+  ) >"$cdir/out.log" 2>&1 &
   cpid=$!
   PIDS+=("$cpid")
   hold conserver "$cpid" "$cdir/logs" .log
@@ -311,6 +325,9 @@ for w in conserver conman; do
   [[ -z "$best_pss" ]] || awk -v a="${!p}" -v b="$best_pss" 'BEGIN {exit !(a < b)}' && best_pss=${!p}
   [[ -z "$best_line" ]] || awk -v a="${!q}" -v b="$best_line" 'BEGIN {exit !(a < b)}' && best_line=${!q}
 done
+if [[ ${OURS:-1} == 0 ]]; then
+  exit 0
+fi
 goal "consoles-lines-lost-ours" "$lostl_ours" "<=" 0 " lines"
 if [[ -n "$best_cpu" ]]; then
   goal "consoles-cpu-vs-best-peer" "$(ratio "$cpu_ours" "$best_cpu")" "<=" 1 x
