@@ -52,6 +52,7 @@ enum class output {
   openapi,   ///< docs/openapi.yaml (YAML)
   jobs,      ///< {"jobs":[{job},...]}
   job,       ///< {job, "nodes":{node: detail,...}} (DELETE: the job as it is now)
+  nodetable, ///< {"total":N,"offset":O,"rows":[{"node":name,attr:value,...},...]}
 };
 
 /// An HTTP answer: status and body.
@@ -110,6 +111,8 @@ struct router_limits {
   size_t max_json_depth = 32;
   /// A listing of more objects is answered in pages (0: whole; xcoll=1 is always whole).
   size_t page_objects = 0;
+  /// GET /nodetable: the most rows one page may ask for (`limit`).
+  size_t nodetable_max_rows = 1000;
 };
 
 /// Routes a request (xcat-compat.md §1): base path `/clusterws` or `/xcatws`, then the
