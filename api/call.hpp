@@ -178,6 +178,10 @@ struct api_call {
   /// make_hosts (and the other commands that change system files): dryrun=1, the diff
   /// only, nothing written.
   bool dry_run = false;
+  /// token_create: the token's life in seconds instead of `site.tokenexpiredays` (a web
+  /// console session: `ui_session_minutes`); 0: the site's. token_list: with `target` (a
+  /// token's SHA-256), that token only (GET /session).
+  int64_t token_life_s = 0;
   /// table_*: the tables named.
   std::vector<std::string> tables;
   /// rename: the object's new name.

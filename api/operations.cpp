@@ -31,13 +31,26 @@ std::string expire_text(std::time_t t) {
          + std::to_string(tm.tm_min) + ":" + std::to_string(tm.tm_sec);
 }
 
+/// `t` as ISO 8601 in UTC (`2026-11-27T21:00:00Z`).
+std::string utc_text(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
 api_result create_token(store::write_txn& t, const api_call& call, const authorization& auth) {
   auto parent = call.creds.token.empty() ? std::string{} : store::sha256_hex(call.creds.token);
-  auto [id, rec] = store::create_token(t, auth.user, parent, std::time(nullptr));
+  auto [id, rec] = store::create_token(t, auth.user, parent, std::time(nullptr), call.token_life_s);
   api_result r;
   r.created = true;
   r.token_id = std::move(id);
-  r.token_expire = rec.expires == 0 ? "never" : expire_text(rec.expires);
+  if (call.token_life_s > 0) {
+    r.token_expire = utc_text(rec.expires); // a web console session: ISO 8601
+  } else {
+    r.token_expire = rec.expires == 0 ? "never" : expire_text(rec.expires);
+  }
   return r;
 }
 
@@ -59,8 +72,18 @@ api_result revoke_token(store::write_txn& t, const api_call& call, const authori
 }
 
 /// The caller's own tokens: handle, creation and expiry (never an id).
-api_result list_own_tokens(const store::read_txn& t, const authorization& auth) {
+api_result list_own_tokens(const store::read_txn& t, const api_call& call,
+                           const authorization& auth) {
   api_result r;
+  if (!call.target.empty()) {
+    // GET /session: the caller's session (its SHA-256), its expiry as ISO 8601
+    auto rec = store::find_token(t, call.target, std::time(nullptr));
+    if (rec.user.empty() || rec.user != auth.user) {
+      return api_result::failure(errc::unauthorized, "Authentication failure");
+    }
+    r.token_expire = rec.expires == 0 ? "never" : utc_text(rec.expires);
+    return r;
+  }
   for (const auto& tok : store::list_tokens(t, auth.user)) {
     store::attr_map attrs{{"created", expire_text(tok.created)},
                           {"expire", tok.expires == 0 ? "never" : expire_text(tok.expires)}};
@@ -377,7 +400,7 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
         }
         return r;
       }
-      case operation::token_list: return list_own_tokens(txn, auth);
+      case operation::token_list: return list_own_tokens(txn, call, auth);
       case operation::bootstate: return read_boot_states(view, call, auth, opts);
       case operation::node_table: return read_node_table(view, call, auth, opts);
       case operation::table_nodes:

@@ -28,6 +28,7 @@ enum class errc : uint8_t {
   body_too_large,   ///< the body exceeds body_limit (413)
   header_too_large, ///< the header exceeds header_limit (431)
   not_implemented,  ///< a transfer coding the service does not implement (501)
+  forbidden,        ///< a web console session's request without its CSRF token or origin (403)
 };
 
 /// The request-layer code of a store error: a database failure is the service's, the rest

@@ -88,6 +88,8 @@ const base::settings_schema& settings_schema() {
      "seconds a WebSocket client may send nothing, not even the pong of a heartbeat ping"},
     // -- authentication
     {"auth_cache_seconds", num, "60", 0, day, "seconds a verified password is remembered"},
+    {"ui_session_seconds", num, "28800", 2, 31536000,
+     "seconds a web console login lasts (its session cookie's Max-Age; 28800: 8 hours)"},
     {"login_backoff_after", num, "3", 0, 1000000,
      "failed passwords of one client for one user answered at once; later ones are delayed"},
     {"login_backoff_max_ms", num, "8000", 0, 3600000,

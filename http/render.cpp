@@ -543,6 +543,7 @@ response_text render(const routed& req, const api::api_result& res) {
     case errc::body_too_large: return {413, error_text(first("Body too large."), "2", pretty)};
     case errc::header_too_large: return {431, error_text(first("Header too large."), "2", pretty)};
     case errc::not_implemented: return {501, error_text(first("Not implemented."), "2", pretty)};
+    case errc::forbidden: return {403, error_text(first("Forbidden."), "2", pretty)};
     case errc::missing_data: {
       // xCAT gives this one errorcode as a number
       json_writer w{pretty};
@@ -659,6 +660,7 @@ response_text render(const routed& req, const api::api_result& res) {
     case output::metrics: return {status, {}}; // (written by the session: http/metrics_page)
     case output::events: return {status, {}};  // (streamed by the session: http/event_stream)
     case output::console: return {status, {}}; // (http/ws_console, after the upgrade)
+    case output::session: return {status, {}}; // (written by the session: answer_session)
     case output::openapi: return {status, std::string{openapi_text()}, "application/yaml"};
     case output::jobs: {
       w.begin_object();

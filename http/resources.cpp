@@ -113,6 +113,8 @@ constexpr route_row table[] = {
   {"nodes", object_type::node, "{name}/conserver", resource_kind::conserver, "POST DELETE"},
   {"services", object_type::site, "conserver", resource_kind::conserver, "POST"},
   {"jobs", object_type::site, "{name}", resource_kind::job, "GET DELETE"},
+  // the web console's session (docs/web.md): a token in a cookie, with a CSRF token
+  {"session", object_type::token, "", resource_kind::session, "GET POST DELETE"},
   {"nodetable", object_type::node, "", resource_kind::nodetable, "GET"},
   {"nodetable", object_type::site, "attributes", resource_kind::node_columns, "GET",
    handler_kind::local, answer_nodetable_attributes},

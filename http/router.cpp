@@ -9,6 +9,8 @@
 #include "http/query.hpp"
 #include "http/request_body.hpp"
 #include "http/resources.hpp"
+#include "http/web_session.hpp"
+#include "store/credentials.hpp"
 
 namespace cws::http {
 
@@ -488,6 +490,66 @@ routed& route_console(routed& r, const query_params& query) {
   return r;
 }
 
+/// The web console's session cookie as the credentials, when the request names none itself
+/// (Basic, X-Auth-Token, userName/userPW win): every method but GET and HEAD must carry the
+/// session's CSRF token, and a WebSocket must come from the service's own origin (docs/web.md).
+/// @returns false, the request refused (403).
+bool take_session(routed& r, const http_input& in, const router_limits& limits,
+                  const resource& res) {
+  auto& creds = r.call->creds;
+  if (limits.csrf_key.empty() || !creds.user.empty() || !creds.password.empty()
+      || !creds.token.empty()) {
+    return true;
+  }
+  if (res.kind == resource_kind::session && in.method == "POST") {
+    return true; // a login is made with a password, not with the session it replaces
+  }
+  auto id = session_cookie(in.cookie);
+  if (id.empty()) {
+    return true;
+  }
+  if (in.method != "GET" && in.method != "HEAD" && !csrf_matches(limits.csrf_key, id, in.csrf)) {
+    refuse(r, errc::forbidden,
+           "The session's CSRF token is missing or wrong: send it as X-CSRF-Token (GET "
+           "/clusterws/session gives it).");
+    return false;
+  }
+  if (in.websocket && !same_origin(in.origin, in.host)) {
+    refuse(r, errc::forbidden,
+           "A WebSocket opened with the session cookie must come from the service's own "
+           "origin (Origin: https://"
+             + in.host + ").");
+    return false;
+  }
+  creds.token = id;
+  r.session_id = std::move(id);
+  return true;
+}
+
+/// /session (docs/web.md): POST logs in (a token that lives `ui_session_minutes`, handed out
+/// in the cookie), GET shows the session, DELETE revokes it.
+routed& route_session(routed& r, const std::string& m, const router_limits& limits) {
+  auto& call = *r.call;
+  r.out = output::session;
+  r.post = m == "POST";
+  if (m == "POST") {
+    call.op = operation::token_create;
+    call.token_life_s = limits.session_seconds;
+    return r;
+  }
+  if (r.session_id.empty()) {
+    return refuse(r, errc::unauthorized, "Authentication failure");
+  }
+  if (m == "GET") {
+    call.op = operation::token_list;
+    call.target = store::sha256_hex(r.session_id);
+  } else {
+    call.op = operation::token_revoke;
+    call.target = r.session_id;
+  }
+  return r;
+}
+
 /// GET /nodetable (clusterws's own, for the web console): `noderange` (empty: every node),
 /// `attrs` (a comma list of node attributes), `sort` (`node` or an attribute), `order`
 /// (`asc`, `desc`), `offset`, `limit` (1 to nodetable_max_rows). Policy: `lsdef`, as GET /nodes.
@@ -642,9 +704,17 @@ routed route_request(const http_input& in, const router_limits& limits) {
       return refuse(r, errc::bad_request,
                     "Tokens are not available on the local socket: use HTTPS with a password.");
     }
+    if (res->kind == resource_kind::session) {
+      return refuse(r, errc::bad_request,
+                    "The web console's session is not available on the local socket: use "
+                    "HTTPS.");
+    }
     call.creds.peer_user = in.peer_user;
   } else {
     call.creds = collect_credentials(body, query, in.token, in.authorization);
+    if (!take_session(r, in, limits, *res)) {
+      return r;
+    }
   }
   call.type = res->type;
   call.target = res->target;
@@ -663,6 +733,9 @@ routed route_request(const http_input& in, const router_limits& limits) {
   }
   if (res->handler == handler_kind::local) {
     return r; // its handler named the call above: policy decides, the session answers
+  }
+  if (res->kind == resource_kind::session) {
+    return route_session(r, m, limits);
   }
   if (res->kind == resource_kind::tokens || res->kind == resource_kind::token) {
     call.op = m == "POST"  ? operation::token_create

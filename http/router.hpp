@@ -1,8 +1,10 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/call.hpp"
@@ -31,6 +33,13 @@ struct http_input {
   std::string peer_user;
   /// The Last-Event-ID header (an event stream resumed by its client).
   std::string last_event_id;
+  /// The web console's session (docs/web.md): the Cookie, X-CSRF-Token, Origin and Host
+  /// headers, and whether the request asks to switch to a WebSocket.
+  std::string cookie;
+  std::string csrf;
+  std::string origin;
+  std::string host;
+  bool websocket = false;
 };
 
 /// How a successful result is rendered.
@@ -52,6 +61,7 @@ enum class output {
   openapi,   ///< docs/openapi.yaml (YAML)
   jobs,      ///< {"jobs":[{job},...]}
   job,       ///< {job, "nodes":{node: detail,...}} (DELETE: the job as it is now)
+  session,   ///< /session: {"user","csrf","expire"} and the cookie, written by the session
   nodetable, ///< {"total":N,"offset":O,"rows":[{"node":name,attr:value,...},...]}
 };
 
@@ -104,6 +114,8 @@ struct routed {
   /// The row may switch protocols (handler_kind::upgrade): a WebSocket upgrade request is
   /// handed to http/ws_session once its call is allowed.
   bool upgrade = false;
+  /// The web console's session the request authenticated with (its cookie's value), or empty.
+  std::string session_id;
 };
 
 /// Limits the router enforces.
@@ -111,6 +123,11 @@ struct router_limits {
   size_t max_json_depth = 32;
   /// A listing of more objects is answered in pages (0: whole; xcoll=1 is always whole).
   size_t page_objects = 0;
+  /// The key of the web console's CSRF tokens (http/web_session.hpp); empty: the session
+  /// cookie is not accepted.
+  std::string_view csrf_key;
+  /// The life of a web console session, seconds (`ui_session_minutes`).
+  int64_t session_seconds = 480 * 60;
   /// GET /nodetable: the most rows one page may ask for (`limit`).
   size_t nodetable_max_rows = 1000;
 };

@@ -23,6 +23,7 @@ void server_config::apply(const base::settings& s) {
   ws_handshake_timeout = std::chrono::seconds(s.number("ws_handshake_timeout_s"));
   ws_idle_timeout = std::chrono::seconds(s.number("ws_idle_timeout_s"));
   console_watcher_sndbuf = s.number("console_watcher_socket_bytes");
+  ui_session = std::chrono::seconds(s.number("ui_session_seconds"));
   log_summary = std::chrono::seconds(s.number("log_summary_seconds"));
 }
 

@@ -57,6 +57,8 @@ struct server_config {
   /// tcp_wmem's 4 MiB): what a watcher that stops reading holds in the kernel before its
   /// unacknowledged bytes count towards console_watcher_queue_bytes.
   size_t console_watcher_sndbuf = 65536;
+  /// How long a web console login lasts (docs/web.md): its token and its cookie's Max-Age.
+  std::chrono::seconds ui_session{28800};
   /// Bursts of failures (TLS handshakes, 503s, commits) are logged as one summary line per
   /// period at most.
   std::chrono::seconds log_summary{60};

@@ -21,6 +21,8 @@
 #include "http/router.hpp"
 #include "http/server_config.hpp"
 #include "http/stop_list.hpp"
+#include "http/ui_assets.hpp"
+#include "http/web_session.hpp"
 
 namespace cws::http {
 
@@ -52,6 +54,8 @@ struct session_context {
   stop_list upgraded;
   /// The change feed's delivery to the event streams, one hub per io thread.
   event_hubs hubs;
+  /// The key of the web console's CSRF tokens (http/web_session.hpp), new at each start.
+  std::string csrf_key = new_csrf_key();
 };
 
 template<class Session>
@@ -137,6 +141,10 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   void refuse(api::errc code, std::string message);
   void send(unsigned status, std::string body, bool keep_alive,
             const char* content_type = "application/json");
+  /// Answers a request for the web console's files (http/ui_assets.hpp); `head_only`: HEAD.
+  void send_ui(ui_answer a, bool head_only);
+  /// Answers /session (docs/web.md): the session's body and cookie, or the refusal.
+  void answer_session(const api::api_result& res);
   /// Writes into `head` the status line and headers of an answer of `length` bytes
   /// (Content-Length; none for a chunked one).
   void response_head(std::string& head, unsigned status, const char* content_type,
@@ -240,6 +248,9 @@ class basic_session : public std::enable_shared_from_this<basic_session<NextLaye
   steady_timer::time_point peer_check_ = steady_timer::time_point::max();
   /// The answer's Location (an async call's job), or empty.
   std::string location_;
+  /// Header lines the answer carries beyond the usual ones (CRLF-terminated): the web
+  /// console's security headers, ETag, Set-Cookie (http/ui_assets.hpp, docs/web.md).
+  std::string extra_headers_;
   bool deadline_armed_ = false;
   bool waiting_ = false;
   /// Counted in session_context::idle.

@@ -15,6 +15,7 @@
 #include "http/date.hpp"
 #include "http/event_feed.hpp"
 #include "http/framing.hpp"
+#include "http/json_writer.hpp"
 #include "http/query.hpp"
 #include "http/render.hpp"
 #include "http/session.hpp"
@@ -230,6 +231,7 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   started_ = steady_timer::clock_type::now();
   route_ = no_route();
   cacheable_ = false;
+  extra_headers_.clear();
   method_.clear();
   path_.clear();
   if (ec == bhttp::error::body_limit) {
@@ -269,6 +271,17 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   auto req = parser_->release();
   upgrade_.reset();
   keep_alive_ = req.keep_alive() && !ctx_->draining;
+  {
+    // the web console's files and `/`: public, answered before any routing (docs/web.md)
+    auto target = std::string_view{req.target()};
+    if (auto ui = answer_ui(req.method_string(), target.substr(0, target.find('?')),
+                            req[bhttp::field::if_none_match])) {
+      method_ = std::string{req.method_string()};
+      path_ = std::string{target.substr(0, target.find('?'))};
+      send_ui(std::move(*ui), req.method() == bhttp::verb::head);
+      return;
+    }
+  }
   http_input in;
   in.method = std::string{req.method_string()};
   in.target = std::string{req.target()};
@@ -280,13 +293,18 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   in.local = !tls_;
   in.peer_user = peer_user_;
   in.last_event_id = std::string{req["Last-Event-ID"]};
+  in.cookie = std::string{req[bhttp::field::cookie]};
+  in.csrf = std::string{req["X-CSRF-Token"]};
+  in.origin = std::string{req[bhttp::field::origin]};
+  in.host = std::string{req[bhttp::field::host]};
+  in.websocket = websocket::is_upgrade(req);
   method_ = in.method;
   location_.clear();
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
-  pending_ = route(
-    in, router_limits{ctx_->cfg.max_json_depth, version_ == 10 ? 0 : ctx_->cfg.page_objects,
-                      ctx_->cfg.nodetable_max_rows});
+  pending_ = route(in, router_limits{ctx_->cfg.max_json_depth,
+                                     version_ == 10 ? 0 : ctx_->cfg.page_objects, ctx_->csrf_key,
+                                     ctx_->cfg.ui_session.count(), ctx_->cfg.nodetable_max_rows});
   route_ = pending_.route;
   cacheable_ = pending_.cacheable;
   if (pending_.upgrade && !pending_.answer && websocket::is_upgrade(req)) {
@@ -489,6 +507,10 @@ void basic_session<NextLayer>::on_result(api::api_result res) {
     pages_ = std::move(res.pages);
     listing_deadline_ = steady_timer::clock_type::now() + ctx_->cfg.call_timeout;
     request_page();
+    return;
+  }
+  if (pending_.out == output::session) {
+    answer_session(res);
     return;
   }
   auto out = render(pending_, res);
@@ -818,6 +840,7 @@ void basic_session<NextLayer>::response_head(std::string& head, unsigned status,
     head += location_;
     head += "\r\n";
   }
+  head += extra_headers_;
   if (keep_alive != (version_ != 10)) {
     head += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
   }
@@ -858,6 +881,62 @@ void basic_session<NextLayer>::send(unsigned status, std::string body, bool keep
   net::async_write(
     stream_, beast::buffers_cat(net::buffer(head_), net::buffer(body_)),
     beast::bind_front_handler(&basic_session::on_write, this->shared_from_this(), !keep_alive));
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::answer_session(const api::api_result& res) {
+  extra_headers_ = std::string{ui_security_headers()};
+  if (!res.ok()) {
+    auto out = render(pending_, res);
+    send(out.status, std::move(out.body), keep_alive_, out.content_type);
+    return;
+  }
+  if (method_ == "DELETE") {
+    // logout: the token is gone; the browser forgets the cookie
+    extra_headers_ += clear_session_cookie();
+    if (ctx_->audit != nullptr) {
+      audit(res, 200);
+    }
+    send(200, {}, keep_alive_);
+    return;
+  }
+  bool login = method_ == "POST";
+  const std::string& id = login ? res.token_id : pending_.session_id;
+  json_writer w{pending_.render.pretty};
+  w.begin_object();
+  w.key("user");
+  w.value(res.user);
+  w.key("csrf");
+  w.value(csrf_token(ctx_->csrf_key, id));
+  w.key("expire");
+  w.value(res.token_expire);
+  w.end_object();
+  if (login) {
+    extra_headers_ += set_session_cookie(id, ctx_->cfg.ui_session.count());
+    if (ctx_->audit != nullptr) {
+      audit(res, 201); // a login of the web console is recorded (a token's creation is not)
+    }
+  }
+  send(login ? 201 : 200, w.take(), keep_alive_);
+}
+
+template<class NextLayer>
+void basic_session<NextLayer>::send_ui(ui_answer a, bool head_only) {
+  count(a.status);
+  extra_headers_ = std::move(a.headers);
+  cacheable_ = a.file != nullptr; // the files say `Cache-Control: no-cache` themselves
+  body_ = std::move(a.body);
+  // a file's bytes are sent from the binary's table as they are, not copied
+  std::string_view body = a.file != nullptr ? a.file->body : std::string_view{body_};
+  const char* type = a.file != nullptr ? a.file->content_type.data() : "application/json";
+  response_head(head_, a.status, type, body.size(), keep_alive_);
+  if (head_only || a.status == 304) {
+    body = {}; // the length said what a GET would get
+  }
+  io_by(steady_timer::clock_type::now() + ctx_->cfg.request_timeout);
+  net::async_write(
+    stream_, beast::buffers_cat(net::buffer(head_), net::buffer(body.data(), body.size())),
+    beast::bind_front_handler(&basic_session::on_write, this->shared_from_this(), !keep_alive_));
 }
 
 template<class NextLayer>

@@ -55,12 +55,13 @@ size_t revoke_if(write_txn& t, Pick&& pick) {
 } // namespace
 
 std::pair<std::string, token_record> create_token(write_txn& t, const std::string& user,
-                                                  const std::string& parent, int64_t now) {
+                                                  const std::string& parent, int64_t now,
+                                                  int64_t life_override) {
   std::string days = "1";
   if (auto site = t.get(object_type::site, "clustersite")) {
     days = std::string{site->find("tokenexpiredays").value_or("1")};
   }
-  auto life = token_lifetime_seconds(days);
+  auto life = life_override > 0 ? life_override : token_lifetime_seconds(days);
   token_record r{{}, user, now, life == 0 ? 0 : now + life};
   if (!parent.empty()) {
     if (auto p = t.get(object_type::token, parent)) {

@@ -29,9 +29,11 @@ struct token_record {
 /// says, but never longer than `parent` (the SHA-256 of the token that asked for it, if a
 /// token did): a token cannot renew itself. It is bound to the user's current password, so
 /// a password change or the user's removal revokes it.
+/// `life` (seconds, > 0) replaces the site's lifetime (a web console session).
 /// @returns the new token's id (shown once) and its record.
 std::pair<std::string, token_record> create_token(write_txn& t, const std::string& user,
-                                                  const std::string& parent, int64_t now);
+                                                  const std::string& parent, int64_t now,
+                                                  int64_t life = 0);
 
 /// The token whose id has SHA-256 `key`, if it exists, is not expired at `now`, and is still
 /// bound to its user's current password; else an empty record (`user` empty).

@@ -1,0 +1,45 @@
+// The login page in a real browser (tests/web/login_test.cpp runs it): a wrong password is
+// refused with the API's message, a login shows the console, the cookie is out of the page's
+// reach, a write without the CSRF token is refused, logout ends the session, and the page
+// reports no console error or CSP violation.
+import { open, login, shot, check, finish, run } from './harness.mjs';
+
+await run(async () => {
+  const user = process.env.CWS_USER;
+  const password = process.env.CWS_PASSWORD;
+  const { browser, page } = await open();
+
+  await page.getByRole('button', { name: 'Log in' }).waitFor();
+  await shot(page, 'login');
+
+  await login(page, user, 'not-the-password');
+  const alert = page.getByRole('alert');
+  await alert.filter({ hasText: 'Authentication failure' }).waitFor();
+
+  await login(page, user, password);
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  const who = await page.locator('#who').textContent();
+  check(who === user, `the user is shown: '${who}'`);
+  check(!(await page.evaluate(() => document.cookie)).includes('clusterws_session'),
+        'the session cookie is HttpOnly');
+
+  // the cookie reads the API; a write without X-CSRF-Token is refused
+  const read = await page.evaluate(async () => (await fetch('/clusterws/nodes')).status);
+  check(read === 200, `GET /nodes with the cookie: ${read}`);
+  const forged = await page.evaluate(async () => {
+    const r = await fetch('/clusterws/nodes/forged1', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ groups: 'all' }),
+    });
+    return { status: r.status, body: await r.text() };
+  });
+  check(forged.status === 403 && forged.body.includes('CSRF'), `POST without CSRF: ${JSON.stringify(forged)}`);
+
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('button', { name: 'Log in' }).waitFor();
+  const after = await page.evaluate(async () => (await fetch('/clusterws/session')).status);
+  check(after === 401, `GET /session after logout: ${after}`);
+
+  await finish(browser);
+});
