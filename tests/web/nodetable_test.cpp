@@ -25,7 +25,8 @@ TEST(web_nodetable, a_table_of_100000_nodes_filters_pages_sorts_and_follows_even
   cws::test::daemon d(dir.path / "home", "rootpw");
   // one mkdef of a range: the store's bulk path (bench/nodetable.sh: under a second)
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run_tool(d.home(), "mkdef 'node[000001-100000]' groups=compute,all mgt=ipmi arch=x86_64");
+  auto r
+    = run_tool(d.home(), "mkdef 'node[000001-100000]' groups=compute,all mgt=ipmi arch=x86_64");
   ASSERT_EQ(r.rc, 0) << r.out;
   r = run_tool(d.home(), "chdef 'node[000001-000500]' status=booted");
   ASSERT_EQ(r.rc, 0) << r.out;
@@ -33,9 +34,9 @@ TEST(web_nodetable, a_table_of_100000_nodes_filters_pages_sorts_and_follows_even
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
             << " s\n";
   d.start();
-  auto b = cws::test::run_browser(d, "nodetable.mjs", "root", "rootpw",
-                                  cws::test::shots_dir(dir.path), {{"CWS_NODES", "100000"}},
-                                  std::chrono::seconds(180));
+  auto b
+    = cws::test::run_browser(d, "nodetable.mjs", "root", "rootpw", cws::test::shots_dir(dir.path),
+                             {{"CWS_NODES", "100000"}}, std::chrono::seconds(180));
   EXPECT_EQ(b.rc, 0) << b.out;
   // the figures, for the log of the run
   std::istringstream lines{b.out};

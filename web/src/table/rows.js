@@ -14,6 +14,8 @@ export class RowSource {
   constructor(onChange) {
     this.onChange = onChange;
     this.query = { noderange: '', attrs: [], sort: 'node', order: 'asc' };
+    /** The query asked last (its first page may still be on its way): changes build on it. */
+    this.wanted = this.query;
     this.gen = 0;
     this.pages = new Map();
     this.loading = new Map();
@@ -36,9 +38,16 @@ export class RowSource {
    * and only then drops the old rows. Throws ApiError (the table is unchanged).
    */
   async apply(changes) {
-    const query = { ...this.query, ...changes };
+    const query = { ...this.wanted, ...changes };
+    this.wanted = query;
     const gen = ++this.gen;
-    const r = await api.request('GET', this.path(query, 0));
+    let r;
+    try {
+      r = await api.request('GET', this.path(query, 0));
+    } catch (e) {
+      if (gen === this.gen) this.wanted = this.query; // refused: back to what is shown
+      throw e;
+    }
     if (gen !== this.gen) return false; // a later query won
     this.query = query;
     this.pages = new Map([[0, r.rows]]);

@@ -173,21 +173,17 @@ export function mount(root, params) {
     renderHead();
     const attrs = attrColumns();
     if (!LIVE[c]) {
-      const sort = !on && rows.query.sort === c ? { sort: 'node', order: 'asc' } : {};
+      const sort = !on && rows.wanted.sort === c ? { sort: 'node', order: 'asc' } : {};
       await run(() => rows.apply({ attrs, ...sort }));
     } else {
       render();
     }
   }
 
-  let wantedSort = null; // the order asked last, while its first page is on its way
-
   async function sortBy(c) {
-    const cur = wantedSort || rows.query;
+    const cur = rows.wanted; // the order asked last, even while its first page is on its way
     const order = cur.sort === c && cur.order === 'asc' ? 'desc' : 'asc';
-    const mine = (wantedSort = { sort: c, order });
     if (await run(() => rows.apply({ sort: c, order }))) toTop();
-    if (wantedSort === mine) wantedSort = null;
     renderHead();
   }
 
