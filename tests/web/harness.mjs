@@ -24,10 +24,21 @@ export const shots = process.env.CWS_SHOTS || '';
 /** Every console error and CSP violation the pages reported, as text. */
 export const problems = [];
 
-// The API's refusals (a wrong password: 401; a request without its CSRF token: 403) are
-// answers the tests provoke and check themselves; chromium logs each as "Failed to load
-// resource". Every other console error fails the run (a missing file's 404 among them).
-const expected = /Failed to load resource: the server responded with a status of 40[13]/;
+// The API's refusals (a wrong password: 401; a request without its CSRF token, or a command
+// that failed: 403) are answers the tests provoke and check themselves; chromium logs each as
+// "Failed to load resource". Every other console error fails the run (a missing file's 404
+// among them) unless the test allows its status with allowStatus().
+const allowed = new Set([401, 403]);
+
+/** Lets the page's failed loads with these HTTP statuses pass (e.g. 400 for a bad value). */
+export function allowStatus(...statuses) {
+  for (const s of statuses) allowed.add(s);
+}
+
+function expected(text) {
+  const m = text.match(/^Failed to load resource: the server responded with a status of (\d+)/);
+  return m !== null && allowed.has(Number(m[1]));
+}
 
 /**
  * Opens chromium (headless, the daemon's test certificate accepted, 1280x720) with one page at
@@ -63,7 +74,7 @@ function watch(page) {
   page.on('console', (m) => {
     const where = m.location() && m.location().url ? ` (${m.location().url})` : '';
     const text = m.text() + where;
-    if (m.type() === 'error' && !expected.test(text)) problems.push(`console error: ${text}`);
+    if (m.type() === 'error' && !expected(text)) problems.push(`console error: ${text}`);
     else if (/Content.Security.Policy/i.test(text)) problems.push(`CSP: ${text}`);
   });
   page.on('pageerror', (e) => problems.push(`uncaught: ${e.message}`));

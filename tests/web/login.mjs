@@ -2,7 +2,7 @@
 // refused with the API's message, a login shows the console, the cookie is out of the page's
 // reach, a write without the CSRF token is refused, logout ends the session, and the page
 // reports no console error or CSP violation.
-import { open, login, shot, check, finish, run } from './harness.mjs';
+import { open, login, shot, check, finish, run, problems } from './harness.mjs';
 
 await run(async () => {
   const user = process.env.CWS_USER;
@@ -35,6 +35,18 @@ await run(async () => {
     return { status: r.status, body: await r.text() };
   });
   check(forged.status === 403 && forged.body.includes('CSRF'), `POST without CSRF: ${JSON.stringify(forged)}`);
+
+  // the harness does see a CSP violation: an inline style, provoked here, then forgotten
+  await page.evaluate(() => {
+    const d = document.createElement('div');
+    d.innerHTML = '<span style="color: red">x</span>';
+    document.body.append(d);
+  });
+  // (chromium's own "Refused to apply inline style" and the harness's violation listener)
+  const csp = () => problems.filter((p) => /CSP|Content Security Policy/i.test(p)).length;
+  for (let i = 0; i < 40 && csp() < 2; i++) await page.waitForTimeout(50);
+  check(csp() === 2, `a CSP violation is caught twice: ${problems.join(' | ')}`);
+  problems.length = 0;
 
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('button', { name: 'Log in' }).waitFor();
