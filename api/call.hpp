@@ -72,6 +72,7 @@ enum class operation : uint8_t {
   // consoles (actors/console_actor.hpp): answered by the console server
   console_log, ///< GET /nodes/{node}/console/log: the log's last `tail` lines (`command`)
   conserver,   ///< makeconservercf: `command` "" (hold the nodes), "-d" (stop), "-V" (states)
+  node_table,  ///< GET /clusterws/nodetable: a sorted page of nodes (api/node_table.hpp)
   count_,      ///< not an operation: how many there are (new ones go above)
 };
 
@@ -156,6 +157,14 @@ class call_cancel {
   std::function<void()> hook_;
 };
 
+/// node_table: the sort attribute ("node": by name), its direction and the page.
+struct node_table_request {
+  std::string sort = "node";
+  bool descending = false;
+  size_t offset = 0;
+  size_t limit = 100;
+};
+
 /// One API request after parsing: what to do, on what, and who asks.
 struct api_call {
   operation op = operation::list;
@@ -219,6 +228,8 @@ struct api_call {
   /// the node, its DHCP reservations, the DNS records sent for it); the call names no other
   /// node.
   std::vector<std::string> removed_nodes;
+  /// node_table: sort and page (the columns in `attrs`, the noderange in `target`).
+  node_table_request table;
 };
 
 using api_call_ptr = std::shared_ptr<const api_call>;

@@ -69,6 +69,8 @@ constexpr std::array<operation_traits, operation_count> rows{{
   // consoles: the log is read as rcons reads it; makeconservercf changes what is held
   {o::console_log,       "console_log",       false, false, sc::never,       "rcons",                   ""},
   {o::conserver,         "conserver",         false, false, sc::always,      "makeconservercf",         ""},
+  // the web console's node table: a read of node definitions, as GET /nodes
+  {o::node_table,        "node_table",        false, false, sc::never,       "lsdef",                   ""},
 }};
 // clang-format on
 

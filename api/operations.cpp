@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "api/makenetworks.hpp"
+#include "api/node_table.hpp"
 #include "api/nodeset.hpp"
 #include "api/object_pages.hpp"
 #include "api/rinstall.hpp"
@@ -401,6 +402,7 @@ api_result run_read(const std::shared_ptr<const store::database>& db, const api_
       }
       case operation::token_list: return list_own_tokens(txn, call, auth);
       case operation::bootstate: return read_boot_states(view, call, auth, opts);
+      case operation::node_table: return read_node_table(view, call, auth, opts);
       case operation::table_nodes:
       case operation::table_rows: return read_tables(view, call, auth, opts);
       default: return api_result::failure({"This operation is not a read."});

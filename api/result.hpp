@@ -81,6 +81,10 @@ struct api_result {
   std::shared_ptr<const std::vector<job_info>> jobs;
   /// console_log: the text answered as it is (text/plain).
   std::string text;
+  /// node_table: how many nodes the table has, and the first row's position (the rows in
+  /// `objects`, in table order).
+  size_t total = 0;
+  size_t offset = 0;
   /// Who asked: the authenticated user (or, when authentication failed, the name claimed).
   std::string user;
   /// The caller proved who they are (false when authentication failed).

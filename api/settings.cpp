@@ -55,6 +55,8 @@ const base::settings_schema& settings_schema() {
      "finished jobs kept at most; the oldest is forgotten first"},
     {"page_objects", num, "5000", 0, 1000000,
      "a listing of more objects is sent in pages of this many, never held whole (0: never)"},
+    {"nodetable_max_rows", num, "1000", 1, 100000,
+     "most rows one GET /clusterws/nodetable page may ask for (its limit)"},
     {"local_socket", text, "", 0, 0,
      "Unix socket where non-root tools reach the daemon, the caller named by the kernel "
      "(default /run/clusterws/clusterws.sock, /run/clusterws/home-<hash>.sock with --home; "

@@ -19,7 +19,7 @@ export BUILD
   awk '$1 == "node_create/1000" {s = $4} $1 == "node_create/100000" {l = $4}
     END {v = l / s; printf "GOAL %-28s %10.2fx  (goal <= 2x)  %s\n", "node-create-100k-vs-1k", v, v <= 2 ? "MET" : "NOT MET"}' \
     "$BUILD/micro.txt"
-  for s in noderange http_vs_nginx writes events scale nodeshell delegation sn_farms xdcp rpower rvitals ipmi_memory kvm nodestat jobs makehosts makedns makedhcp nodeset sol_hold consoles boot_listener; do
+  for s in noderange http_vs_nginx writes events scale nodeshell delegation sn_farms xdcp rpower rvitals ipmi_memory kvm nodestat jobs makehosts makedns makedhcp nodeset sol_hold consoles boot_listener nodetable; do
     echo
     echo "## $s"
     "$here/$s.sh"

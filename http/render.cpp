@@ -682,6 +682,29 @@ response_text render(const routed& req, const api::api_result& res) {
       write_job(w, res.jobs->front(), req.call->op == api::operation::job_show);
       return {200, finish(w, pretty)};
     }
+    case output::nodetable: {
+      w.begin_object();
+      w.key("total");
+      w.number(static_cast<long long>(res.total));
+      w.key("offset");
+      w.number(static_cast<long long>(res.offset));
+      w.key("rows");
+      w.begin_array();
+      for (const auto& o : res.objects) {
+        w.begin_object();
+        w.key("node");
+        w.value(o.name);
+        store::record_view rec{o.encoded};
+        for (const auto& a : req.call->attrs) {
+          w.key(a);
+          w.value(std::string{rec.find(a).value_or("")});
+        }
+        w.end_object();
+      }
+      w.end_array();
+      w.end_object();
+      return {200, finish(w, pretty)};
+    }
     case output::per_node:
       w.begin_object();
       for (const auto& n : res.nodes) {

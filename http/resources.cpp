@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "api/node_table.hpp"
 #include "base/text.hpp"
 #include "http/router.hpp"
 
@@ -25,6 +26,14 @@ void answer_metrics(routed& r) {
   r.call->op = api::operation::authorize;
   r.call->policy_command = "metrics";
   r.out = output::metrics;
+}
+
+/// GET /nodetable/attributes: public, as GET /openapi.yaml: the schema's node attribute names
+/// (what the web console's column chooser offers), no data.
+void answer_nodetable_attributes(routed& r) {
+  r.answer.emplace().names = api::node_table_attributes();
+  r.out = output::names;
+  r.cacheable = true;
 }
 
 /// One row of the resource table: a path pattern under a collection and its methods.
@@ -106,6 +115,9 @@ constexpr route_row table[] = {
   {"jobs", object_type::site, "{name}", resource_kind::job, "GET DELETE"},
   // the web console's session (docs/web.md): a token in a cookie, with a CSRF token
   {"session", object_type::token, "", resource_kind::session, "GET POST DELETE"},
+  {"nodetable", object_type::node, "", resource_kind::nodetable, "GET"},
+  {"nodetable", object_type::site, "attributes", resource_kind::node_columns, "GET",
+   handler_kind::local, answer_nodetable_attributes},
 };
 
 /// Matches `segments` (after the collection) against `pattern`, filling `out`. A segment

@@ -48,6 +48,8 @@ enum class resource_kind {
   console_log,    ///< /nodes/{node}/console/log: the console log's tail (text)
   conserver,      ///< /nodes/{noderange}/conserver, /services/conserver (makeconservercf)
   session,        ///< /session: the web console's login, its session and logout (docs/web.md)
+  nodetable,      ///< /nodetable: a sorted page of nodes for the web console (api/node_table)
+  node_columns,   ///< /nodetable/attributes: the attributes a column may show
 };
 
 struct routed;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/node_table.hpp"
 #include "api/operation_traits.hpp"
 #include "base/text.hpp"
 #include "http/credentials.hpp"
@@ -560,6 +561,57 @@ routed& route_session(routed& r, const std::string& m, const router_limits& limi
   return r;
 }
 
+/// GET /nodetable (clusterws's own, for the web console): `noderange` (empty: every node),
+/// `attrs` (a comma list of node attributes), `sort` (`node` or an attribute), `order`
+/// (`asc`, `desc`), `offset`, `limit` (1 to nodetable_max_rows). Policy: `lsdef`, as GET /nodes.
+routed& route_node_table(routed& r, const query_params& query, const router_limits& limits) {
+  auto& call = *r.call;
+  call.op = operation::node_table;
+  call.type = object_type::node;
+  call.policy_command = "lsdef";
+  r.out = output::nodetable;
+  if (const auto* range = query.find("noderange")) {
+    call.target = *range;
+  }
+  call.attrs.clear();
+  if (const auto* attrs = query.find("attrs")) {
+    for (auto& a : base::split_list(*attrs)) {
+      if (a != "node" && std::find(call.attrs.begin(), call.attrs.end(), a) == call.attrs.end()) {
+        call.attrs.push_back(std::move(a));
+      }
+    }
+  }
+  auto& t = call.table;
+  if (const auto* sort = query.find("sort"); sort != nullptr && !sort->empty()) {
+    t.sort = *sort;
+  }
+  if (auto bad = api::node_table_error(call.attrs, t.sort); !bad.empty()) {
+    return refuse(r, errc::bad_request, bad);
+  }
+  if (const auto* order = query.find("order"); order != nullptr && !order->empty()) {
+    if (*order != "asc" && *order != "desc") {
+      return refuse(r, errc::bad_request, "order ('" + *order + "') must be asc or desc.");
+    }
+    t.descending = *order == "desc";
+  }
+  constexpr long long max_offset = 100000000;
+  auto offset = query.number("offset", max_offset, 0);
+  if (!offset) {
+    return refuse(r, errc::bad_request,
+                  "offset must be a whole number from 0 to " + std::to_string(max_offset) + ".");
+  }
+  auto max_rows = static_cast<long long>(std::max<size_t>(limits.nodetable_max_rows, 1));
+  auto limit = query.number("limit", max_rows, std::min<long long>(100, max_rows));
+  if (!limit || *limit == 0) {
+    return refuse(r, errc::bad_request,
+                  "limit must be a whole number from 1 to " + std::to_string(max_rows)
+                    + " (nodetable_max_rows).");
+  }
+  t.offset = static_cast<size_t>(*offset);
+  t.limit = static_cast<size_t>(*limit);
+  return r;
+}
+
 /// async=1: a fan-out call as a job answered at once (202, Location /clusterws/jobs/{id}).
 routed& as_job(routed& r, const query_params& query) {
   auto& call = *r.call;
@@ -686,6 +738,9 @@ routed route_request(const http_input& in, const router_limits& limits) {
   }
   if (res->kind == resource_kind::console) {
     return route_console(r, query);
+  }
+  if (res->kind == resource_kind::nodetable) {
+    return route_node_table(r, query, limits);
   }
   if (res->handler == handler_kind::local) {
     return r; // its handler named the call above: policy decides, the session answers

@@ -62,6 +62,7 @@ enum class output {
   jobs,      ///< {"jobs":[{job},...]}
   job,       ///< {job, "nodes":{node: detail,...}} (DELETE: the job as it is now)
   session,   ///< /session: {"user","csrf","expire"} and the cookie, written by the session
+  nodetable, ///< {"total":N,"offset":O,"rows":[{"node":name,attr:value,...},...]}
 };
 
 /// An HTTP answer: status and body.
@@ -127,6 +128,8 @@ struct router_limits {
   std::string_view csrf_key;
   /// The life of a web console session, seconds (`ui_session_minutes`).
   int64_t session_seconds = 480 * 60;
+  /// GET /nodetable: the most rows one page may ask for (`limit`).
+  size_t nodetable_max_rows = 1000;
 };
 
 /// Routes a request (xcat-compat.md §1): base path `/clusterws` or `/xcatws`, then the

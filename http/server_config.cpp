@@ -15,6 +15,7 @@ void server_config::apply(const base::settings& s) {
   request_timeout = std::chrono::seconds(s.number("request_timeout"));
   call_timeout = std::chrono::seconds(s.number("call_timeout"));
   page_objects = s.number("page_objects");
+  nodetable_max_rows = s.number("nodetable_max_rows");
   events_heartbeat = std::chrono::seconds(s.number("events_heartbeat_s"));
   events_buffer = s.number("events_buffer_bytes");
   events_flush = std::chrono::milliseconds(s.number("events_flush_ms"));

@@ -37,6 +37,8 @@ struct server_config {
   /// A listing (GET of objects) with more objects is read and sent in pages of this many,
   /// chunked, from one snapshot (0: always whole).
   size_t page_objects = 5000;
+  /// GET /nodetable: the most rows one page may ask for.
+  size_t nodetable_max_rows = 1000;
   /// An event stream's heartbeat when nothing else is sent.
   std::chrono::seconds events_heartbeat{15};
   /// An event stream's bytes not yet taken by its client: past this it is cut off, with a

@@ -302,9 +302,9 @@ void basic_session<NextLayer>::on_read(beast::error_code ec, std::size_t) {
   location_.clear();
   path_ = in.target.substr(0, in.target.find('?')); // never the query: it may hold a password
   // HTTP/1.0 has no chunked encoding: its listings are sent whole
-  pending_
-    = route(in, router_limits{ctx_->cfg.max_json_depth, version_ == 10 ? 0 : ctx_->cfg.page_objects,
-                              ctx_->csrf_key, ctx_->cfg.ui_session.count()});
+  pending_ = route(in, router_limits{ctx_->cfg.max_json_depth,
+                                     version_ == 10 ? 0 : ctx_->cfg.page_objects, ctx_->csrf_key,
+                                     ctx_->cfg.ui_session.count(), ctx_->cfg.nodetable_max_rows});
   route_ = pending_.route;
   cacheable_ = pending_.cacheable;
   if (pending_.upgrade && !pending_.answer && websocket::is_upgrade(req)) {

@@ -74,6 +74,7 @@ const pinned before[] = {
   {o::provision, "provision", false, true, true, true, true, "rinstall", "provision"},
   {o::console_log, "console_log", false, false, false, false, false, "rcons", ""},
   {o::conserver, "conserver", false, false, true, true, true, "makeconservercf", ""},
+  {o::node_table, "node_table", false, false, false, false, false, "lsdef", ""},
 };
 
 bool audited(operation op, const char* command) {
