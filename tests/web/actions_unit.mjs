@@ -1,7 +1,8 @@
 // The action bar's pure parts under node (no browser): the noderange folding of the results
 // panel (xcoll's grouping) and the reading of a job's stream lines. ctest: web_actions_unit.
 import assert from 'node:assert/strict';
-import { foldNames, nodeResult, errorText } from '../../web/src/actions.js';
+import { foldNames } from '../../web/src/noderange.js';
+import { nodeResult, errorText } from '../../web/src/actions.js';
 
 // consecutive numbers of one prefix, suffix and width make one run; the rest stay as they are
 assert.equal(foldNames(['cn03', 'cn01', 'cn02', 'cn07']), 'cn[01-03],cn07');

@@ -22,6 +22,7 @@
 // refused as a whole (a bad noderange, policy, too many nodes in flight) shows the API's
 // message. Power off and reset of more than one node ask first, with the count.
 import * as api from './api.js';
+import { foldNames } from './noderange.js';
 
 /** What each button does: its REST call and the key of the value in a node's result. */
 const ACTIONS = {
@@ -50,43 +51,6 @@ export function errorText(err) {
 }
 
 /**
- * Folds node names as xCAT's noderange writes them: "cn01,cn02,cn03,cn07" -> "cn[01-03],cn07".
- * Names that share a prefix, a suffix and the width of their number make one bracketed run
- * per consecutive stretch; other names stay as they are. The result is sorted.
- */
-export function foldNames(names) {
-  const series = new Map();
-  const plain = [];
-  for (const n of names) {
-    const m = /^(.*?)(\d+)(\D*)$/.exec(n);
-    if (!m) {
-      plain.push(n);
-      continue;
-    }
-    const key = `${m[1]}\u0000${m[2].length}\u0000${m[3]}`;
-    if (!series.has(key)) series.set(key, { prefix: m[1], suffix: m[3], nums: [] });
-    series.get(key).nums.push(m[2]);
-  }
-  const parts = plain.map((n) => ({ sort: n, text: n }));
-  for (const s of series.values()) {
-    const nums = [...new Set(s.nums)].sort((a, b) => Number(a) - Number(b));
-    let i = 0;
-    while (i < nums.length) {
-      let j = i;
-      while (j + 1 < nums.length && Number(nums[j + 1]) === Number(nums[j]) + 1) ++j;
-      const text =
-        i === j
-          ? `${s.prefix}${nums[i]}${s.suffix}`
-          : `${s.prefix}[${nums[i]}-${nums[j]}]${s.suffix}`;
-      parts.push({ sort: `${s.prefix}${nums[i]}${s.suffix}`, text });
-      i = j + 1;
-    }
-  }
-  parts.sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
-  return parts.map((p) => p.text).join(',');
-}
-
-/**
  * One node's line of a job stream as {node, failed, text}: the API's message for a failed node
  * (its code when it has no message), else the value under the action's key (power, nextboot,
  * beacon) or, in nodeshell's detail shape, its output lines.
@@ -103,25 +67,6 @@ export function nodeResult(line, key) {
   else if (v && typeof v === 'object') v = JSON.stringify(v);
   const failed = typeof line.rc === 'number' && line.rc !== 0;
   return { node: line.node, failed, text: v === undefined || v === '' ? `rc ${line.rc}` : String(v) };
-}
-
-/** Reads an NDJSON response body, calling `on(object)` per line; resolves at its end. */
-async function readLines(response, on) {
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const text = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (text) on(JSON.parse(text));
-    }
-  }
-  if (buf.trim()) on(JSON.parse(buf));
 }
 
 function button(label, id) {
@@ -287,7 +232,7 @@ export function mountActions(el, getSelectedNodes, options = {}) {
         } catch {}
         throw new api.ApiError(r.status, b);
       }
-      await readLines(r, (line) => {
+      await api.readLines(r, (line) => {
         if (run !== mine) return;
         if (line.done !== undefined) {
           if (typeof line.nodes === 'number') run.total = line.nodes;

@@ -110,3 +110,22 @@ export function events(query, on) {
 export function nr(range) {
   return encodeURIComponent(range).replace(/%2C/g, ',');
 }
+
+/** Reads an NDJSON response body, calling `on(object)` per line; resolves at its end. */
+export async function readLines(response, on) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const text = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (text) on(JSON.parse(text));
+    }
+  }
+  if (buf.trim()) on(JSON.parse(buf));
+}

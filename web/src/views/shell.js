@@ -1,53 +1,14 @@
 // The nodeshell view (docs/web.md "Nodeshell, jobs and consoles"): runs a command on a noderange
 // as a job (POST /nodes/{nr}/nodeshell?async=1), follows the job's NDJSON stream so each node's
 // answer shows as it comes, and folds the answers as xCAT's xcoll does: nodes with identical
-// output under one header in noderange shorthand ("cn[01-04,07]"), failed nodes apart.
+// output under one header in noderange shorthand ("cn[01-04],cn07"), failed nodes apart.
 // Node output is only ever inserted as text (textContent), never as HTML.
 import * as api from '../api.js';
+import { foldNames } from '../noderange.js';
 
 /** Natural order: "cn2" before "cn10". */
 const collator = new Intl.Collator('en', { numeric: true });
 export const natural = (a, b) => collator.compare(a, b);
-
-/**
- * Folds node names into xCAT's noderange shorthand: names sharing a prefix and a numeric suffix
- * of the same width become "prefix[01-04,07]"; the rest stay as they are; comma-separated, sorted.
- */
-export function fold(names) {
-  const runs = new Map(); // "prefix\0width" -> numbers
-  const plain = [];
-  for (const n of names) {
-    const m = /^(.*?)(\d+)$/.exec(n);
-    if (!m) {
-      plain.push(n);
-      continue;
-    }
-    const key = `${m[1]}\0${m[2].length}`;
-    if (!runs.has(key)) runs.set(key, []);
-    runs.get(key).push(Number(m[2]));
-  }
-  const parts = plain.map((n) => ({ sort: n, text: n }));
-  for (const [key, nums] of runs) {
-    const [prefix, w] = key.split('\0');
-    const width = Number(w);
-    const pad = (x) => String(x).padStart(width, '0');
-    nums.sort((a, b) => a - b);
-    if (nums.length === 1) {
-      parts.push({ sort: prefix + pad(nums[0]), text: prefix + pad(nums[0]) });
-      continue;
-    }
-    const spans = [];
-    for (let i = 0; i < nums.length; ) {
-      let j = i;
-      while (j + 1 < nums.length && nums[j + 1] === nums[j] + 1) j++;
-      spans.push(j > i ? `${pad(nums[i])}-${pad(nums[j])}` : pad(nums[i]));
-      i = j + 1;
-    }
-    parts.push({ sort: prefix + pad(nums[0]), text: `${prefix}[${spans.join(',')}]` });
-  }
-  parts.sort((a, b) => natural(a.sort, b.sort));
-  return parts.map((p) => p.text).join(',');
-}
 
 /** A node's answer failed: a non-zero exit status or an error (refused, timeout, cancelled). */
 export function failed(r) {
@@ -93,11 +54,11 @@ function el(tag, attrs = {}, text) {
 function section(title, g, cls) {
   const s = el('section', { class: `fold ${cls}` });
   const h = el('h3', {});
-  h.append(el('span', { class: 'fold-range' }, fold(g.names)));
+  h.append(el('span', { class: 'fold-range' }, foldNames(g.names)));
   h.append(el('span', { class: 'fold-count' }, ` (${g.names.length} node${g.names.length === 1 ? '' : 's'})`));
   s.append(h);
   s.append(el('pre', {}, g.text === '' ? '(no output)' : g.text));
-  s.setAttribute('aria-label', `${title} ${fold(g.names)}`);
+  s.setAttribute('aria-label', `${title} ${foldNames(g.names)}`);
   return s;
 }
 
@@ -165,26 +126,13 @@ export function mount(root, params) {
       } catch {}
       throw new Error(msg);
     }
-    const reader = r.body.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true });
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (!line) continue;
-        const o = JSON.parse(line);
-        if (o.done !== undefined) {
-          j.done = true;
-          if (o.nodes !== undefined) j.targets = Number(o.nodes);
-        } else if (o.node !== undefined) j.results.push(o);
-      }
+    await api.readLines(r, (o) => {
+      if (o.done !== undefined) {
+        j.done = true;
+        if (o.nodes !== undefined) j.targets = Number(o.nodes);
+      } else if (o.node !== undefined) j.results.push(o);
       schedule();
-    }
+    });
   }
 
   async function finish(j) {
