@@ -35,7 +35,7 @@ macs() { awk -v n="$N" 'BEGIN { for (i = 1; i <= n; i++) printf "52:54:00:00:%02
 # the peer: each node's script as clusterws renders it, as a static file
 peer_port=$(free_port)
 mkdir -p "$WORK/www/boot/mac"
-first=$(macs | head -1)
+first=$(macs | sed -n 1p) # reads all: after `head -1` awk can die of SIGPIPE (141 under pipefail)
 curl -sf "http://127.0.0.1:$port/boot/mac/$first" >"$WORK/script" ||
   { echo "the boot listener does not answer /boot/mac/$first" >&2; exit 1; }
 while read -r m; do cp "$WORK/script" "$WORK/www/boot/mac/$m"; done < <(macs)

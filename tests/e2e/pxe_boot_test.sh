@@ -12,10 +12,14 @@
 # osimage`, then QEMU (TCG, BIOS, the iPXE ROM of ipxe-qemu, serial to a log file) boots:
 #
 #   1. mini:      a ~1.5 MB busybox initrd (built here) as the initrd of a second osimage (a
-#                 pkgdir tree in the temp dir): DHCP, then the status callbacks installing,
-#                 installed, booted, next with the token from the kernel command line (then
-#                 one more booted, refused: the token ended), then poweroff (~15 s); the node
-#                 reads netbooting, installing, installed, booted, and its state is boot.
+#                 pkgdir tree in the temp dir), on node02 with mgt=kvm: a libvirtd and
+#                 virtlogd of this test's own (session mode, as a user the test creates and
+#                 removes, inside the namespace) hold a diskless domain that network-boots
+#                 from a tap of that user's on br0, and `rinstall node02 osimage=...` boots it:
+#                 DHCP, then the status callbacks installing, installed, booted, next with the
+#                 token from the kernel command line (then one more booted, refused: the token
+#                 ended), then poweroff (~15 s); the node reads netbooting, installing,
+#                 installed, booted, its state is boot and `rpower stat` reads off.
 #   2. installer: Debian's netboot installer (debian-installer-12-netboot-amd64): kernel,
 #                 initrd, the preseed fetched with the token, its early command calling back
 #                 `installing` (~65 s); the VM is then stopped by its pid.
@@ -39,7 +43,7 @@ di=/usr/lib/debian-installer/images/12/amd64/text
 srv=10.99.0.1
 port=8080
 mac1=52:54:00:e2:e0:11 # node01: the Debian installer
-mac2=52:54:00:e2:e0:12 # node02: the busybox initrd
+mac2=52:54:00:e2:e0:12 # node02: mgt=kvm, the busybox initrd through rinstall and libvirt
 mac3=52:54:00:e2:e0:13 # node03: never boots; its fetches are made by hand (deadline)
 deadline_s=8           # install_deadline_installing of the deadline part (seconds)
 bad_token_limit=5      # install_bad_token_limit
@@ -48,7 +52,8 @@ E2E_NAME="test-e2e"
 source "$(dirname "$0")/common.sh"
 
 [[ $(id -u) -eq 0 ]] || { say "SKIP: needs root (network namespaces, tap)"; exit 77; }
-for tool in ip nsenter qemu-system-x86_64 dnsmasq busybox curl zcat gzip timeout python3; do
+for tool in ip nsenter qemu-system-x86_64 dnsmasq busybox curl zcat gzip timeout python3 \
+  libvirtd virtlogd virsh useradd userdel; do
   command -v $tool >/dev/null || die "$tool is not installed (scripts/bootstrap installs it)"
 done
 [[ -f $di/debian-installer/amd64/linux && -f $di/debian-installer/amd64/initrd.gz ]] ||
@@ -64,12 +69,47 @@ home=$run/home
 daemon_pid=
 dnsmasq_pid=
 poller_pid=
-show_logs() { show_tails "$run"/serial-*.log "$home/clusterwsd.log" "$run/dnsmasq.log"; }
+# node02 (mgt=kvm, part 1): a user of its own running libvirtd and virtlogd in session mode, their
+# state under $lv (XDG_RUNTIME_DIR, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME, HOME)
+lv=$run/lv
+lv_user=cwse2e$$
+lv_uri="qemu+unix:///session?socket=$lv/run/libvirt/libvirt-sock"
+lv_user_made=
+libvirtd_pid=
+virtlogd_pid=
+show_logs() {
+  show_tails "$run"/serial-*.log "$lv/serial-mini.log" "$home/clusterwsd.log" "$run/dnsmasq.log" \
+    "$lv/libvirtd.log" "$lv/cache/libvirt/qemu/log/node02.log"
+}
+# kvm_teardown: the domain, its QEMU, libvirtd, virtlogd, then the user (once nothing runs as it)
+kvm_teardown() {
+  if [[ -n $libvirtd_pid ]] && kill -0 "$libvirtd_pid" 2>/dev/null; then
+    virsh -c "$lv_uri" destroy node02 >/dev/null 2>&1 || true
+  fi
+  [[ -s $lv/run/libvirt/qemu/run/node02.pid ]] && stop_pid "$(cat "$lv/run/libvirt/qemu/run/node02.pid")"
+  local p
+  for p in $libvirtd_pid $virtlogd_pid; do # reaped: a zombie still counts as the user's
+    stop_pid "$p"
+    wait "$p" 2>/dev/null || true
+  done
+  libvirtd_pid=
+  virtlogd_pid=
+  if [[ -n $lv_user_made ]]; then
+    for _ in $(seq 20); do # /etc/passwd may be locked a moment by another test's useradd
+      userdel "$lv_user" 2>/dev/null && break
+      sleep 0.5
+    done
+    id "$lv_user" >/dev/null 2>&1 && echo "test-e2e: could not remove user $lv_user" >&2
+    lv_user_made=
+  fi
+  return 0
+}
 cleanup() {
   local rc=$?
   set +e
   [[ -f $run/qemu.pid ]] && stop_pid "$(cat "$run/qemu.pid")"
   stop_pid "$poller_pid"
+  kvm_teardown
   stop_pid "$dnsmasq_pid"
   [[ -f $run/dnsmasq.pid ]] && stop_pid "$(cat "$run/dnsmasq.pid")"
   stop_pid "$daemon_pid"
@@ -207,8 +247,9 @@ tool mkdef -t osimage -o debian12-x86_64-install-mini imagetype=linux provmethod
 
 tool mkdef node01 groups=all,compute mac=$mac1 ip=10.99.0.11 arch=x86_64 netboot=xnba \
   provmethod=debian12-x86_64-install-compute >/dev/null
+# a virtual machine on the test's own libvirtd (part 1): a full URI is used as it is
 tool mkdef node02 groups=all,compute mac=$mac2 ip=10.99.0.12 arch=x86_64 netboot=xnba \
-  provmethod=debian12-x86_64-install-mini >/dev/null
+  provmethod=debian12-x86_64-install-mini mgt=kvm "vmhost=$lv_uri" >/dev/null
 tool mkdef node03 groups=all,compute mac=$mac3 ip=10.99.0.13 arch=x86_64 netboot=xnba \
   provmethod=debian12-x86_64-install-compute >/dev/null
 
@@ -354,14 +395,21 @@ boot_vm() {
     sleep 0.5
   done
   wait $qpid 2>/dev/null || true
+  report_vm "$label" "$node" "$start" "$run/vm-$label.pcap"
+}
+
+# report_vm LABEL NODE START PCAP: once the VM is gone, the watcher stopped, then the node's
+# statuses and the VM's HTTP requests printed (and kept in $run/http-LABEL.log)
+report_vm() {
+  local label=$1 node=$2 start=$3 pcap=$4
   sleep 0.6 # the watcher's last look
   stop_pid "$poller_pid"
   poller_pid=
-  say "VM $label: $(since "$start") s; $node's status over time (s after QEMU start):"
+  say "VM $label: $(since "$start") s; $node's status over time (s after the VM's start):"
   sed 's/^/    /' "$run/status-$label.log"
   # what the VM asked over HTTP, from the capture of its NIC (the ground truth)
-  http_requests "$run/vm-$label.pcap" "$start" >"$run/http-$label.log"
-  echo "    its HTTP requests (s after QEMU start):"
+  http_requests "$pcap" "$start" >"$run/http-$label.log"
+  echo "    its HTTP requests (s after the VM's start):"
   cut -c1-110 "$run/http-$label.log" | sed 's/^/    /'
 }
 
@@ -375,15 +423,96 @@ in_order() {
   done
 }
 
-# -- 1. the busybox initrd: the whole state machine in ~15 s ------------------------------------
-tool nodeset node02 osimage >/dev/null || fail "nodeset node02 osimage"
-boot_vm mini $mac2 256 120 "" node02
-grep -a 'cws-mini:' "$run/serial-mini.log" | tr -d '\r' | sed 's/^/    serial: /'
+# -- 1. the busybox initrd on a mgt=kvm node, through rinstall: the whole state machine in ~15 s --
+# As root, libvirtd shares /run/libvirt and /var/lib/libvirt/qemu with any other libvirtd on
+# the machine: here it runs in session mode as a user of the test's own, its state in $lv,
+# started inside the namespace (its QEMU opens the tap there), stopped by its pid.
+mini_start=$(date +%s.%N)
+for _ in $(seq 20); do # /etc/passwd may be locked a moment by another test's useradd
+  useradd --system --no-create-home --home-dir "$lv/home" --shell /usr/sbin/nologin \
+    --user-group "$lv_user" 2>"$run/useradd.err" && lv_user_made=yes && break
+  sleep 0.5
+done
+[[ -n $lv_user_made ]] || die "useradd $lv_user: $(cat "$run/useradd.err")"
+chmod 711 "$run" # the user reaches $lv, nothing else of the run's
+mkdir -p "$lv"/{run,config/libvirt,data,cache,home}
+chmod 700 "$lv/run"
+echo "log_outputs = \"3:file:$lv/libvirtd.log\"" >"$lv/config/libvirt/libvirtd.conf"
+# no AppArmor profile or relabelling for a session QEMU (virt-aa-helper needs root)
+echo 'security_driver = "none"' >"$lv/config/libvirt/qemu.conf"
+chown -R "$lv_user:$lv_user" "$lv"
+# the user's tap (session libvirt cannot make one: managed='no' opens this one)
+ip -n "$ns" tuntap add dev tapkvm mode tap user "$lv_user"
+ip -n "$ns" link set tapkvm master br0 up
+as_lv=(nsenter --net="/run/netns/$ns" -S "$(id -u "$lv_user")" -G "$(id -g "$lv_user")" --
+  env -i HOME="$lv/home" XDG_RUNTIME_DIR="$lv/run" XDG_CONFIG_HOME="$lv/config"
+  XDG_DATA_HOME="$lv/data" XDG_CACHE_HOME="$lv/cache" PATH=/usr/sbin:/usr/bin:/sbin:/bin)
+"${as_lv[@]}" virtlogd >"$run/virtlogd.out" 2>&1 &
+virtlogd_pid=$!
+"${as_lv[@]}" libvirtd >"$run/libvirtd.out" 2>&1 &
+libvirtd_pid=$!
+for _ in $(seq 300); do
+  virsh -c "$lv_uri" version >/dev/null 2>&1 && break
+  kill -0 $libvirtd_pid 2>/dev/null || die "libvirtd exited at start: $(cat "$run/libvirtd.out")"
+  sleep 0.1
+done
+virsh -c "$lv_uri" version >/dev/null 2>&1 || die "libvirtd did not answer on $lv_uri"
+# a diskless domain that boots from the network, its NIC on the tap with node02's MAC, ACPI for
+# the guest's power off (without it `poweroff -f` halts and the domain stays running); QEMU's
+# capture of the NIC (libvirt names its netdev hostnet0) as for the other VMs
+cat >"$lv/node02.xml" <<EOF
+<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <name>node02</name>
+  <memory unit='MiB'>256</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64' machine='pc'>hvm</type><boot dev='network'/></os>
+  <features><acpi/></features>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <controller type='usb' model='none'/>
+    <interface type='ethernet'>
+      <mac address='$mac2'/>
+      <target dev='tapkvm' managed='no'/>
+      <model type='virtio'/>
+    </interface>
+    <serial type='file'><source path='$lv/serial-mini.log'/><target port='0'/></serial>
+    <memballoon model='none'/>
+  </devices>
+  <qemu:commandline>
+    <qemu:arg value='-object'/>
+    <qemu:arg value='filter-dump,id=f0,netdev=hostnet0,file=$lv/vm-mini.pcap'/>
+  </qemu:commandline>
+</domain>
+EOF
+out=$(virsh -c "$lv_uri" define "$lv/node02.xml" 2>&1) || die "virsh define: $out"
+say "libvirtd (session, user $lv_user, pid $libvirtd_pid) with domain node02: $(since "$mini_start") s"
+st=$(tool rpower node02 stat 2>&1) || true
+[[ $st == "node02: off" ]] || fail "rpower node02 stat before rinstall: '$st', not 'node02: off'"
+: >"$run/status-mini.log"
+vm_start=$(date +%s.%N)
+watch_status node02 "$run/status-mini.log" "$vm_start" &
+poller_pid=$!
+out=$(tool rinstall node02 osimage=debian12-x86_64-install-mini -V 2>&1) || fail "rinstall node02: $out"
+echo "$out" | sed 's/^/    rinstall: /'
+grep -qx 'node02: rpower: off on' <<<"$out" || fail "rinstall did not power node02 on from off"
+state=
+for _ in $(seq 240); do # 120 s: the VM powers itself off after its callbacks
+  state=$(virsh -c "$lv_uri" domstate node02 2>&1 | head -1) || true
+  [[ $state == "shut off" ]] && break
+  sleep 0.5
+done
+[[ $state == "shut off" ]] || fail "node02's domain is '$state' after 120 s, not shut off"
+virsh -c "$lv_uri" destroy node02 >/dev/null 2>&1 || true
+report_vm mini node02 "$vm_start" "$lv/vm-mini.pcap"
+grep -a 'cws-mini:' "$lv/serial-mini.log" | tr -d '\r' | sed 's/^/    serial: /'
 for s in installing installed booted next; do
   grep -q "GET /boot/node/node02/status?state=$s&token=" "$run/http-mini.log" ||
     fail "the busybox initrd did not call back $s with its token"
 done
-answers=$(grep -a -o 'cws-mini: status [a-z]* [a-z]*' "$run/serial-mini.log" | cut -d' ' -f3- | tr '\n' ',')
+answers=$(grep -a -o 'cws-mini: status [a-z]* [a-z]*' "$lv/serial-mini.log" | cut -d' ' -f3- | tr '\n' ',')
 [[ $answers == "installing ok,installed ok,booted ok,next ok,booted refused," ]] ||
   fail "the callbacks were not answered ok, ok, ok, ok, refused: $answers"
 st=$(tool nodeset node02 stat)
@@ -393,6 +522,11 @@ in_order "$run/status-mini.log" netbooting installing installed booted ||
 st=$(tool lsdef node02 -i status | sed -n 's/^ *status=//p')
 say "lsdef node02 -i status: $st"
 [[ $st == booted ]] || fail "node02 ends as '$st', not booted"
+st=$(tool rpower node02 stat 2>&1) || true
+say "rpower node02 stat: $st"
+[[ $st == "node02: off" ]] || fail "rpower node02 stat after its power off: '$st', not 'node02: off'"
+kvm_teardown
+say "part 1 (libvirtd, rinstall, the VM): $(since "$mini_start") s"
 
 # -- 3. forged callbacks for node01 (armed, not booted) change nothing -------------------------
 tool nodeset node01 osimage >/dev/null || fail "nodeset node01 osimage"
