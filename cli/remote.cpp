@@ -330,7 +330,10 @@ void remote::run(std::string_view method, const std::string& target, const std::
     on_node(std::move(n));
   };
   // format=detail: every operation's nodes come in nodeshell's shape, output as printed
-  auto with_detail = target + (target.find('?') == std::string::npos ? "?" : "&") + "format=detail";
+  // cancel_on_close=1: when this process ends (Ctrl-C), the daemon cancels the call, on the
+  // service nodes too, instead of letting its job run on
+  auto with_detail = target + (target.find('?') == std::string::npos ? "?" : "&")
+                     + "format=detail&cancel_on_close=1";
   unsigned status
     = client_.request(method, with_detail, body, [&](unsigned code, std::string_view piece) {
         if (code != 201) {

@@ -63,7 +63,8 @@ class remote {
 
   /// Any fan-out call (`method target`, e.g. PUT /clusterws/nodes/NR/power with `body`),
   /// streamed in nodeshell's detail shape (stream=1 in `target`; format=detail is added):
-  /// `on_node` gets each node's result as the in-process path gives it.
+  /// `on_node` gets each node's result as the in-process path gives it. Sent with
+  /// cancel_on_close=1: when this process ends (Ctrl-C) the daemon cancels the call.
   /// @throws remote_error when the daemon refused the call before any node ran, or the run
   /// failed on the way; std::runtime_error when it cannot be reached.
   void run(std::string_view method, const std::string& target, const std::string& body,

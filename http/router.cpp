@@ -626,6 +626,17 @@ routed& as_job(routed& r, const query_params& query) {
     }
     call.async = true;
   }
+  if (query.flag("cancel_on_close") && !r.answer) {
+    if (!api::is_fan_out(call.op)) {
+      return refuse(r, errc::bad_request, "cancel_on_close=1 is for operations that run on nodes.");
+    }
+    if (call.async) {
+      return refuse(r, errc::bad_request,
+                    "async=1 and cancel_on_close=1 do not go together: an async call has no "
+                    "connection to close (DELETE /jobs/{id}).");
+    }
+    r.cancel_on_close = true;
+  }
   return r;
 }
 

@@ -101,6 +101,9 @@ struct routed {
   bool post = false;
   /// nodeshell with stream=1: chunked NDJSON, one line per node as it completes.
   bool stream = false;
+  /// A fan-out call with cancel_on_close=1: when its client closes the connection the call is
+  /// cancelled (its job reads `cancelled`) instead of running on (root's tools: Ctrl-C).
+  bool cancel_on_close = false;
   /// The resource table row the path matched (http/resources.hpp), or base_route() or
   /// no_route(): the `route` label of the request metrics.
   size_t route = no_route();

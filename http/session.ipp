@@ -426,7 +426,20 @@ void basic_session<NextLayer>::watch(steady_timer::time_point deadline) {
       next = std::min(next, self->call_deadline_);
       if (self->cancel_ && !self->cancel_->cancelled()) {
         if (now >= self->peer_check_) {
-          if (detail::peer_gone(beast::get_lowest_layer(self->stream_))) {
+          bool gone = detail::peer_gone(beast::get_lowest_layer(self->stream_));
+          if (gone && self->pending_.cancel_on_close) {
+            // the client asked for it (root's tools: Ctrl-C): its leaving cancels the call,
+            // as DELETE /jobs/{id} would; the answer nobody reads is bounded as at
+            // call_timeout
+            self->peer_check_ = steady_timer::time_point::max();
+            base::log(base::log_level::info, "The client of " + self->method_ + " "
+                                               + self->logged_path()
+                                               + " closed the connection; its job is cancelled "
+                                                 "(cancel_on_close=1).");
+            self->cancel_->cancel("The client closed the connection (cancel_on_close=1); ended.");
+            self->call_deadline_ = std::min(self->call_deadline_, now + std::chrono::seconds(5));
+            next = std::min(next, self->call_deadline_);
+          } else if (gone) {
             // a synchronous call is a job its client awaits: the client left, the job runs
             // on (GET /jobs, DELETE /jobs/{id}), still bounded by this call's call_timeout
             self->peer_check_ = steady_timer::time_point::max();

@@ -20,7 +20,10 @@
 #include <sstream>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../store/temp_home.hpp"
@@ -787,3 +790,122 @@ TEST_F(sn_delegation_test, a_stopped_service_node_s_nodes_end_within_the_dead_ti
 }
 
 } // namespace
+
+namespace {
+
+/// The jobs of `operation` in state `state` in GET /jobs's answer `body`.
+int jobs_in(const std::string& body, const std::string& operation, const std::string& state) {
+  std::string needle = "\"operation\":\"" + operation + "\",\"state\":\"" + state + "\"";
+  int n = 0;
+  for (auto at = body.find(needle); at != std::string::npos; at = body.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+/// Waits up to `limit` for `pred`.
+bool within(const std::function<bool()>& pred, milliseconds limit) {
+  auto end = steady_clock::now() + limit;
+  while (steady_clock::now() < end) {
+    if (pred()) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return pred();
+}
+
+/// Starts `cmd` (a root tool) in the background of a shell; its pid. In the background sh
+/// ignores SIGINT: SIGTERM is Ctrl-C's stand-in here (the tools take both alike).
+pid_t start_tool(const fs::path& home, const std::string& cmd, const fs::path& out) {
+  auto r = run_tool(home, cmd + " >" + out.string() + " 2>&1 </dev/null & echo $!");
+  return r.rc == 0 ? std::stoi(r.out) : -1;
+}
+
+} // namespace
+
+TEST_F(sn_delegation_test, cancel_on_close_is_refused_with_async_and_on_calls_not_on_nodes) {
+  auto both
+    = call("PUT", "/nodes/n10/power", "{\"action\":\"stat\"}", "&async=1&cancel_on_close=1");
+  EXPECT_EQ(both.status, 400u) << both.body;
+  EXPECT_NE(both.body.find("async=1 and cancel_on_close=1 do not go together"), std::string::npos)
+    << both.body;
+  auto list = call("GET", "/nodes/n10/nodels", {}, "&cancel_on_close=1");
+  EXPECT_EQ(list.status, 400u) << list.body;
+  EXPECT_NE(list.body.find("cancel_on_close=1 is for operations that run on nodes."),
+            std::string::npos)
+    << list.body;
+}
+
+TEST_F(sn_delegation_test, an_interrupted_xdsh_through_the_daemon_cancels_its_job_and_the_command) {
+  set_delay("n10", 41.25);
+  auto before = call("GET", "/jobs").body;
+  int runs_before = runs("n10");
+  auto out = dir_->path / "xdsh-interrupted.out";
+  auto script = dir_->path / "interrupted.sh";
+  spit(script, command() + "\n", fs::perms(0755));
+  pid_t pid = start_tool(d_->home(), "xdsh n10 sh " + script.string(), out);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(within([&] { return runs("n10") > runs_before; }, seconds(10))) << slurp(out);
+  ::kill(pid, SIGTERM);
+  EXPECT_TRUE(within([&] { return ::kill(pid, 0) != 0; }, seconds(3))) << "xdsh did not end";
+  // the daemon sees the connection go (within a second) and cancels: the job reads cancelled
+  // and sn1 ended the command on n10, long before its 41 s
+  EXPECT_TRUE(within(
+    [&] {
+      return jobs_in(call("GET", "/jobs").body, "nodeshell", "cancelled")
+             == jobs_in(before, "nodeshell", "cancelled") + 1;
+    },
+    seconds(5)))
+    << call("GET", "/jobs").body << slurp(d_->log());
+  EXPECT_TRUE(
+    within([&] { return run_tool(d_->home(), "pgrep -x -f 'sleep 41.25'").rc != 0; }, seconds(3)))
+    << "the command outlived its cancelled call";
+  EXPECT_NE(slurp(d_->log()).find("closed the connection; its job is cancelled"),
+            std::string::npos);
+  clear_delays();
+}
+
+TEST_F(sn_delegation_test, an_interrupted_rpower_through_the_daemon_cancels_its_job) {
+  // a BMC that never answers: a UDP socket nobody reads, behind sn3
+  int hole = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(hole, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(hole, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(hole, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto r = run_tool(d_->home(), "mkdef hole0 groups=holes mgt=ipmi bmcusername=admin "
+                                "bmcpassword=secret servicenode=sn3 bmc=127.0.0.1 bmcport="
+                                  + std::to_string(ntohs(addr.sin_port)));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // each try waits 20 s: only a cancel ends the call within the test's seconds
+  run_tool(d_->home(), "chdef -t site clustersite ipmitimeout=20");
+  auto before = call("GET", "/jobs").body;
+  auto out = dir_->path / "rpower-interrupted.out";
+  pid_t pid = start_tool(d_->home(), "rpower hole0 stat", out);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(within(
+    [&] {
+      auto now = call("GET", "/jobs").body;
+      return jobs_in(now, "power", "running") > jobs_in(before, "power", "running");
+    },
+    seconds(10)))
+    << call("GET", "/jobs").body << slurp(out);
+  auto sent = steady_clock::now();
+  ::kill(pid, SIGTERM);
+  EXPECT_TRUE(within([&] { return ::kill(pid, 0) != 0; }, seconds(3))) << "rpower did not end";
+  EXPECT_TRUE(within(
+    [&] {
+      return jobs_in(call("GET", "/jobs").body, "power", "cancelled")
+             == jobs_in(before, "power", "cancelled") + 1;
+    },
+    seconds(5)))
+    << call("GET", "/jobs").body << slurp(d_->log());
+  duration<double> took = steady_clock::now() - sent;
+  EXPECT_LT(took.count(), 5.0);
+  run_tool(d_->home(), "chdef -t site clustersite ipmitimeout=1");
+  run_tool(d_->home(), "rmdef hole0");
+  ::close(hole);
+}
