@@ -1,7 +1,9 @@
-// The browser test of the action bar (web/src/actions.js) and the node page (web/src/views/
-// node.js) against a real daemon whose nodes have ipmi_sim BMCs (tests/web/nodeops_test.cpp
-// sets them up): power a selection off and on and see each node's result folded as xcoll, the
-// confirm step, a BMC that does not answer shown with the API's words, the node page's power
+// The browser test of the action bar (web/src/actions.js) as the node table (web/src/views/
+// nodes.js) mounts it and of the node page (web/src/views/node.js) against a real daemon whose
+// nodes have ipmi_sim BMCs (tests/web/nodeops_test.cpp sets them up): select nodes in the table
+// (checkbox, keyboard, "all matching"), power them off and on and see each node's result folded
+// as xcoll, the confirm step, a BMC that does not answer shown with the API's words, the table's
+// Power column following the power events, "Node status" filling its nodestat column, the node page's power
 // line, next boot, beacon, vitals, inventory, event log, an attribute edited and saved (checked
 // through the API) and a bad value refused with the API's message (nothing changed).
 //
@@ -10,18 +12,17 @@
 //   NODEOPS_LIVE   the nodes whose BMC answers, comma list ("op01,op02,op03")
 //   NODEOPS_DEAD   the node whose BMC does not answer ("opdead")
 //   NODEOPS_FOLD   the live nodes as the result panel folds them ("op[01-03]")
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+//   NODEOPS_PROBE  the group of nodestat's nodes: <probe>01 answers on its ports, <probe>02
+//                  refuses every port, <probe>03 drops every SYN ("probe")
 import { open, login, shot, check, finish, run } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repo = join(here, '..', '..');
 const env = process.env;
 const url = env.CWS_URL;
 const group = env.NODEOPS_GROUP || 'ops';
 const live = (env.NODEOPS_LIVE || 'op01,op02,op03').split(',');
 const dead = env.NODEOPS_DEAD || 'opdead';
 const fold = env.NODEOPS_FOLD || 'op[01-03]';
+const probe = env.NODEOPS_PROBE || 'probe';
 const first = live[0];
 const T = 20000; // a generous bound for one BMC round of the whole selection
 
@@ -46,44 +47,28 @@ await run(async () => {
     await login(page, env.CWS_USER, env.CWS_PASSWORD);
     await page.getByRole('button', { name: 'Log out', exact: true }).waitFor();
 
-    // ---- the bar over many nodes, on a page standing in for the node table -------------------
-    // The fixture is bundled here and served at the daemon's origin with the daemon's own CSP.
-    step('actions on a selection of many nodes');
-    const esm = await import(join(repo, 'web', 'node_modules', 'esbuild', 'lib', 'main.js'));
-    const bundle = await (esm.build || esm.default.build)({
-      entryPoints: [join(here, 'actions_fixture.js')],
-      bundle: true,
-      format: 'esm',
-      write: false,
-      target: ['chrome110'],
-      logLevel: 'warning',
-    });
-    const real = await page.goto(`${url}/clusterws/ui/`);
-    const csp = real.headers()['content-security-policy'];
-    check(csp && csp.includes("script-src 'self'"), `the UI is served with its CSP: ${csp}`);
-    const fixture = `${url}/clusterws/ui/test-actions.html`;
-    await page.route(`${url}/clusterws/ui/test-actions.*`, (route) => {
-      const js = route.request().url().endsWith('.js');
-      route.fulfill({
-        status: 200,
-        headers: {
-          'Content-Type': js ? 'text/javascript' : 'text/html; charset=utf-8',
-          'Content-Security-Policy': csp,
-        },
-        body: js
-          ? bundle.outputFiles[0].text
-          : '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>actions</title>' +
-            '<link rel="stylesheet" href="app.css"><script type="module" src="test-actions.js">' +
-            '</script></head><body><main id="main"></main></body></html>',
-      });
-    });
-    await page.goto(fixture);
-    await page.locator('body[data-ready="1"]').waitFor();
-    const box = page.getByLabel('Selection noderange');
-    await box.fill(group);
-    await box.press('Tab');
+    // ---- the bar over a selection made in the node table --------------------------------------
+    step('actions on a selection in the node table');
+    await page.goto(`${url}/clusterws/ui/#/nodes`);
+    const grid = page.getByRole('grid', { name: 'Nodes' });
+    const filter = page.getByLabel('Noderange', { exact: true });
     const total = live.length + 1;
-    await page.getByLabel('Selected nodes').filter({ hasText: String(total) }).waitFor();
+    await filter.fill(group);
+    await filter.press('Enter');
+    await page.getByText(`${total} nodes`, { exact: true }).waitFor();
+    const row = (n) => grid.getByRole('row').filter({ has: page.getByRole('link', { name: n, exact: true }) });
+    const cell = (n, c) => row(n).locator(`.nt-col-${c}`);
+    // the first node by its checkbox, the rest by the keyboard: down to the last, Shift+Space
+    // selects the range from the first
+    await row(first).getByRole('checkbox', { name: `Select ${first}` }).click();
+    for (let i = 0; i < total - 1; ++i) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Shift+Space');
+    await page.getByText(`${total} selected`, { exact: true }).waitFor();
+    for (const n of [...live, dead]) {
+      check((await row(n).getAttribute('aria-selected')) === 'true', `${n} is selected`);
+    }
+    // nothing has sent a power event yet: the Power column is empty
+    for (const n of live) check((await cell(n, 'power').textContent()) === '', `${n}'s power is not known yet`);
 
     const results = page.getByRole('region', { name: 'Results' });
     const progress = results.getByRole('status');
@@ -107,26 +92,50 @@ await run(async () => {
     const deadLine = await item(`${dead}:`).textContent();
     check(/timeout/.test(deadLine), `the dead BMC's node shows the API's words: ${deadLine}`);
     check((await results.getByRole('listitem').count()) === 2, 'one line per distinct result');
-    await shot(page, 'actions-results');
     const off = await api('GET', `/nodes/${live.join(',')}/power`);
     for (const n of live) check(off.body[n].power === 'off', `${n} is off by the API: ${JSON.stringify(off.body)}`);
+    // the Power column follows the power events (the table does not read the bar's results)
+    for (const n of live) await cell(n, 'power').filter({ hasText: /^off$/ }).waitFor({ timeout: 5000 });
+    check((await cell(dead, 'power').textContent()) === '', 'no power event for the dead BMC');
+    await shot(page, 'actions-results');
 
-    // one refused call: the API's message for the whole selection, nothing run
-    await box.fill(`${first},ghost`);
-    await box.press('Tab');
-    await page.getByRole('button', { name: 'Power status', exact: true }).click();
-    await results.getByRole('alert').filter({ hasText: 'ghost' }).waitFor();
-
-    // Power on needs no confirm; each node's state comes back
-    await box.fill(group);
-    await box.press('Tab');
-    await page.getByLabel('Selected nodes').filter({ hasText: String(total) }).waitFor();
+    // Power on needs no confirm; each node's state comes back, in the results and the table
     await page.getByRole('button', { name: 'Power on', exact: true }).click();
     await progress.filter({ hasText: `${total} of ${total} answered, 1 failed` }).waitFor({ timeout: T });
     await item(`${fold}: on`).waitFor();
     const on = await api('GET', `/nodes/${live.join(',')}/power`);
     for (const n of live) check(on.body[n].power === 'on', `${n} is on by the API: ${JSON.stringify(on.body)}`);
-    await page.unroute(`${url}/clusterws/ui/test-actions.*`);
+    for (const n of live) await cell(n, 'power').filter({ hasText: /^on$/ }).waitFor({ timeout: 5000 });
+    // another client's power change reaches the table by event, without a reload
+    const other = live[1];
+    check((await api('PUT', `/nodes/${other}/power`, { action: 'off' })).status === 200, 'power off by API');
+    await cell(other, 'power').filter({ hasText: /^off$/ }).waitFor({ timeout: 5000 });
+    check((await api('PUT', `/nodes/${other}/power`, { action: 'on' })).status === 200, 'power on by API');
+    await cell(other, 'power').filter({ hasText: /^on$/ }).waitFor({ timeout: 5000 });
+
+    // an empty selection: the bar says so and sends nothing
+    await page.getByRole('button', { name: 'Close results', exact: true }).click();
+    await filter.fill(probe);
+    await filter.press('Enter');
+    await page.getByText('3 nodes', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Node status', exact: true }).click();
+    await results.getByRole('alert').filter({ hasText: 'Select one or more nodes first.' }).waitFor();
+
+    // ---- Node status: nodestat on the selection fills the nodestat column ----------------------
+    step('node status in the node table');
+    await page.getByLabel('Select all matching').check();
+    await page.getByText('all 3 selected', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Node status', exact: true }).click();
+    await progress.filter({ hasText: '3 of 3 answered' }).waitFor({ timeout: T });
+    await item(`${probe}01: https,sshd`).waitFor();
+    await item(`${probe}02: ping`).waitFor();
+    await item(`${probe}03: noping`).waitFor();
+    const header = page.getByRole('columnheader', { name: 'Nodestat' });
+    await header.waitFor();
+    await cell(`${probe}01`, 'nodestat').filter({ hasText: /^https,sshd$/ }).waitFor();
+    await cell(`${probe}02`, 'nodestat').filter({ hasText: /^ping$/ }).waitFor();
+    await cell(`${probe}03`, 'nodestat').filter({ hasText: /^noping$/ }).waitFor();
+    await shot(page, 'nodes-nodestat');
 
     // ---- the node page --------------------------------------------------------------------------
     step('the node page');

@@ -1,16 +1,23 @@
 // The action bar and the node page in a real browser (tests/web/nodeops.mjs) against a real
-// daemon whose nodes have ipmi_sim BMCs: a selection powered off and on (the confirm step, the
-// results folded as xcoll, a dead BMC's node with the API's words), the node page's power line,
+// daemon whose nodes have ipmi_sim BMCs: a selection made in the node table powered off and on
+// (the confirm step, the results folded as xcoll, a dead BMC's node with the API's words, the
+// table's Power column following the power events), "Node status" over nodes on loopback
+// addresses filling the table's nodestat column, the node page's power line,
 // next boot, beacon, vitals, inventory and event log, an attribute edited and a bad value
 // refused. Afterwards the BMCs' own logs say what they were told.
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
+#include <vector>
 
 #include "../support/bmc_content.hpp"
 #include "../support/browser.hpp"
 #include "../support/farm_suite.hpp"
+#include "../support/silent_port.hpp"
 
 namespace {
 
@@ -38,6 +45,28 @@ class nodeops_test : public cws::test::farm_suite<nodeops_test> {
       ASSERT_EQ(r.rc, 0) << r.out;
     }
     run_tool(home, "chdef op01 ip=10.1.0.11");
+    // nodestat's nodes (as in tests/daemon/nodestat_test.cpp): probe01 on 127.0.0.1 where a
+    // listener accepts (its sshport and the one probed application, "https"), probe02 on
+    // 127.0.0.2 where every port refuses (up, nothing listening), probe03 on 127.0.0.3 where
+    // every probed port drops the SYN (dead)
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(listener_, 64), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len);
+    auto app = ntohs(a.sin_port);
+    silent_
+      = {new cws::test::silent_port("127.0.0.3"), new cws::test::silent_port("127.0.0.3", app)};
+    std::ofstream{home / "clusterws.conf", std::ios::app}
+      << "nodestat_timeout_ms = 1000\nnodestat_ports = https:" << app << "\n";
+    auto port = std::to_string(app);
+    ASSERT_EQ(run_tool(home, "mkdef probe01 groups=probe,all ip=127.0.0.1 sshport=" + port).rc, 0);
+    run_tool(home, "mkdef probe02 groups=probe,all ip=127.0.0.2 sshport=" + port);
+    run_tool(home, "mkdef probe03 groups=probe,all ip=127.0.0.3 sshport="
+                     + std::to_string(silent_[0]->port()));
     farm_->stop(3);
     for (size_t i = 0; i < 3; ++i) {
       farm_->set_power(i, true);
@@ -48,15 +77,31 @@ class nodeops_test : public cws::test::farm_suite<nodeops_test> {
     ASSERT_NE(out.find("Added record"), std::string::npos) << out;
     d_->start();
   }
+
+  static void TearDownTestSuite() {
+    farm_suite::TearDownTestSuite(); // the daemon first: nothing probes what is closed next
+    for (auto* p : silent_) {
+      delete p;
+    }
+    silent_.clear();
+    if (listener_ >= 0) {
+      ::close(listener_);
+      listener_ = -1;
+    }
+  }
+
+  static inline int listener_ = -1;
+  static inline std::vector<cws::test::silent_port*> silent_;
 };
 
-TEST_F(nodeops_test, a_selection_is_powered_and_a_node_is_read_and_edited_in_the_browser) {
+TEST_F(nodeops_test, a_table_selection_is_powered_and_probed_and_a_node_is_read_and_edited) {
   auto r
     = cws::test::run_browser(*d_, "nodeops.mjs", "root", "rootpw", cws::test::shots_dir(dir_->path),
                              {{"NODEOPS_GROUP", "ops"},
                               {"NODEOPS_LIVE", "op01,op02,op03"},
                               {"NODEOPS_DEAD", "opdead"},
-                              {"NODEOPS_FOLD", "op[01-03]"}});
+                              {"NODEOPS_FOLD", "op[01-03]"},
+                              {"NODEOPS_PROBE", "probe"}});
   ASSERT_EQ(r.rc, 0) << r.out;
   // what each BMC was told: off and on for the selection; for op01 also off from the page (and
   // left off by the API), next boot from the network and the beacon on

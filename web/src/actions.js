@@ -1,4 +1,4 @@
-// The action bar: power, next boot and beacon on a selection of nodes, with the per-node
+// The action bar: power, next boot, beacon and nodestat on a selection of nodes, with the per-node
 // results folded as xcoll folds them (docs/web.md, "Actions and the node page").
 //
 // Contract for the views that mount it (nodes.js above the node table, node.js for one node):
@@ -12,7 +12,9 @@
 //   names (the confirm dialog and the progress show it). `{range: '', count: 0}`: nothing is
 //   selected (the bar says so and sends nothing).
 // - `options.onResult(node, {action, value, failed, text})` (optional) is called for each
-//   node's result as it arrives (the node page keeps its power line current with it).
+//   node's result as it arrives; `action` is the result's key (power, nextboot, beacon,
+//   nodestat). The node page keeps its power line current with it, the node table its
+//   nodestat column.
 // - The returned function stops following a running job (the job itself runs on: the jobs
 //   view shows it) and removes the bar.
 //
@@ -32,6 +34,8 @@ const ACTIONS = {
   'power-stat': { label: 'Power status', method: 'GET', res: 'power' },
   'beacon-on': { label: 'Beacon on', method: 'PUT', res: 'beacon', body: { action: 'on' } },
   'beacon-off': { label: 'Beacon off', method: 'PUT', res: 'beacon', body: { action: 'off' } },
+  // nodestat's probe of each node (ping, sshd, the nodestat_ports applications): reads only
+  nodestat: { label: 'Node status', method: 'GET', res: 'nodestat' },
 };
 
 /** PUT /nodes/{nr}/nextboot's orders (docs/api.md); stat reads it. */
@@ -102,7 +106,10 @@ export function mountActions(el, getSelectedNodes, options = {}) {
   const beacon = document.createElement('span');
   beacon.className = 'actions-group';
   beacon.append(button(ACTIONS['beacon-on'].label, 'beacon-on'), button(ACTIONS['beacon-off'].label, 'beacon-off'));
-  bar.append(power, boot, beacon);
+  const probe = document.createElement('span');
+  probe.className = 'actions-group';
+  probe.append(button(ACTIONS.nodestat.label, 'nodestat'));
+  bar.append(power, boot, beacon, probe);
 
   // the confirm step: a modal dialog naming the action and the count
   const dialog = document.createElement('dialog');

@@ -4,7 +4,7 @@
 // (table/rows.js), sorted by the server. A noderange filter, a column chooser (kept in
 // localStorage), groups as a side list, a selection for the action bar (actions.js), keyboard
 // navigation, and live state from the event stream: changed nodes' rows are read again, power
-// events fill the power column.
+// events fill the power column; the action bar's "Node status" results fill the nodestat column.
 import * as api from '../api.js';
 import { mountActions } from '../actions.js';
 import { RowSource } from '../table/rows.js';
@@ -14,9 +14,9 @@ const ROW = 30;
 /** Rows rendered above and below the visible ones. */
 const OVERSCAN = 8;
 const COLUMNS_KEY = 'clusterws.nodetable.columns';
-const DEFAULT_COLUMNS = ['power', 'status', 'groups', 'mgt', 'lastevent'];
+const DEFAULT_COLUMNS = ['power', 'nodestat', 'status', 'groups', 'mgt', 'lastevent'];
 /** Columns the page keeps itself (not node attributes): not sortable by the server. */
-const LIVE = { power: 'Power', lastevent: 'Last event' };
+const LIVE = { power: 'Power', nodestat: 'Nodestat', lastevent: 'Last event' };
 
 /** An ApiError's text as the API words it (one line or several). */
 function errorText(err) {
@@ -53,6 +53,7 @@ function timeText(ms) {
 export function mount(root, params) {
   let columns = savedColumns();
   const power = new Map(); // node -> "on"/"off", from power events
+  const nodestat = new Map(); // node -> {text, failed}, from the bar's last "Node status" run
   const lastEvent = new Map(); // node -> ms of its last event
   const selected = new Set();
   let allMatching = false;
@@ -111,11 +112,22 @@ export function mount(root, params) {
   const view = el('div', { class: 'nt' }, side, mainPart);
   root.append(view);
 
-  const unmountActions = mountActions(actions, () => {
-    if (allMatching) return { range: rows.query.noderange || '/.*', count: rows.total };
-    const names = [...selected];
-    return { range: names.join(','), count: names.length };
-  });
+  const unmountActions = mountActions(
+    actions,
+    () => {
+      if (allMatching) return { range: rows.query.noderange || '/.*', count: rows.total };
+      const names = [...selected];
+      return { range: names.join(','), count: names.length };
+    },
+    {
+      // nodestat is a probe, not an event: its column shows the last run's answer per node
+      onResult: (node, r) => {
+        if (r.action !== 'nodestat') return;
+        nodestat.set(node, { text: r.text, failed: r.failed });
+        render();
+      },
+    },
+  );
 
   // -- columns ----------------------------------------------------------------------------
   function attrColumns() {
@@ -232,6 +244,7 @@ export function mount(root, params) {
 
   function cellText(r, c) {
     if (c === 'power') return power.get(r.node) || '';
+    if (c === 'nodestat') return nodestat.get(r.node)?.text || '';
     if (c === 'lastevent') return timeText(lastEvent.get(r.node));
     return r[c] ?? '';
   }
@@ -269,6 +282,7 @@ export function mount(root, params) {
         const t = cellText(r, c);
         const cell = el('div', { role: 'gridcell', class: `nt-cell nt-col-${c}`, text: t, title: t });
         if (c === 'power' && t) cell.classList.add(`nt-power-${t}`);
+        if (c === 'nodestat' && nodestat.get(r.node)?.failed) cell.classList.add('nt-failed');
         return cell;
       }),
     );
