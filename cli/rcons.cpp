@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <simdjson.h>
 #include <termios.h>
@@ -15,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl.hpp>
@@ -109,11 +111,17 @@ class raw_terminal {
   bool active_ = false;
 };
 
-/// Writes all of `text` to `fd` (the terminal: blocking).
+/// Writes all of `text` to `fd` (the terminal), waiting while it is full: a terminal read on
+/// the event loop is O_NONBLOCK while rcons runs, and stdout is often the same description.
 void write_all(int fd, std::string_view text) {
   while (!text.empty()) {
     auto n = ::write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, -1);
       continue;
     }
     if (n <= 0) {
@@ -178,6 +186,27 @@ class console_session {
       }
     });
     read();
+    if (::isatty(STDIN_FILENO) == 1) {
+      // a terminal is read on this loop (one thread woken per key, not two): waited on for
+      // readability, then read(2). Asio makes the descriptor O_NONBLOCK for the wait, and the
+      // open file description is shared with stdout (write_all waits out EAGAIN) and with the
+      // shell after us: its flags are put back as they were when the session ends.
+      int flags = ::fcntl(STDIN_FILENO, F_GETFL);
+      int fd = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+      if (fd >= 0) {
+        {
+          net::posix::stream_descriptor tty{ioc_, fd};
+          wait_terminal(tty);
+          ioc_.run();
+        }
+        if (flags >= 0 && ::fcntl(STDIN_FILENO, F_GETFL) != flags) {
+          ::fcntl(STDIN_FILENO, F_SETFL, flags);
+        }
+        return status_;
+      }
+    }
+    // pipes and files: a thread of their own (a regular file is always "readable" to epoll,
+    // which refuses it)
     auto link = std::make_shared<stdin_link>();
     link->ioc = &ioc_;
     link->typed = [this](std::string keys) {
@@ -305,6 +334,28 @@ class console_session {
     } else {
       say("\r\n[" + std::string{text} + "]\r\n");
     }
+  }
+
+  /// The terminal's next keys, read once it is readable (raw: read(2) then returns at once).
+  void wait_terminal(net::posix::stream_descriptor& tty) {
+    tty.async_wait(net::posix::stream_descriptor::wait_read, [this, &tty](beast::error_code ec) {
+      if (ec) {
+        return; // cancelled: the session is over
+      }
+      char buf[4096];
+      ssize_t n;
+      do {
+        n = ::read(STDIN_FILENO, buf, sizeof buf);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0 && errno == EAGAIN) {
+        wait_terminal(tty); // someone else took them
+        return;
+      }
+      typed(n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string{}); // "": the end
+      if (n > 0) {
+        wait_terminal(tty);
+      }
+    });
   }
 
   static void read_stdin(const std::shared_ptr<stdin_link>& link) {

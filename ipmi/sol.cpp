@@ -125,6 +125,19 @@ void sol::answered(const response& r, sol_clock::time_point now) {
           packet_chars_ = std::min(inbound - sol_header, sol_max_packet_chars);
         }
       }
+      // an earlier session may have left a packet of the BMC's unacknowledged (a client
+      // killed, or gone with the BMC's echo in flight): ipmi_sim keeps waiting for that
+      // acknowledgement across activations and holds this console's first characters until
+      // its 1 s retry. Flushing its outbound side drops that stale state; the payload has just
+      // been activated, so nothing is lost but what the host wrote in the one round trip
+      // since. Two packets, sequence numbers 14 and 15: a BMC skips a packet whose number
+      // equals the last one it took (a retransmission, to it), and the last one may be an
+      // earlier session's; after these the last is 15 and this session's first keystrokes
+      // (1, 2, ...) are not taken for retransmissions either.
+      for (uint8_t seq : {uint8_t{14}, uint8_t{15}}) {
+        send_sol(sol_packet{seq, 0, 0, sol_op_flush_outbound, {}});
+      }
+      out_seq_ = 15;
       at_ = phase::configuring;
       ask(request{netfn_transport, cmd_get_sol_config, {o_.channel, sol_param_retry, 0, 0}}, now);
       return;

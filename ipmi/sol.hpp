@@ -6,7 +6,9 @@
 // reports events. The caller owns the socket and the clock (an epoll loop, a test).
 //
 // What it does, in order: (with `force`) Deactivate Payload first; Activate Payload (SOL,
-// instance 1, encrypted and authenticated); Get SOL Configuration (retry count and interval;
+// instance 1, encrypted and authenticated); a packet flushing the BMC's outbound side (what an
+// earlier session left unacknowledged there must not hold back this one's first characters:
+// ipmi_sim otherwise waits for its 1 s retry); Get SOL Configuration (retry count and interval;
 // defaults when the BMC does not say); then SOL packets both ways: the BMC's characters are
 // acknowledged with their accepted count, a packet sent again (the same sequence number) is
 // acknowledged again and not delivered twice; keystrokes are queued (bounded), sent in
@@ -67,14 +69,15 @@ struct sol_packet {
 };
 
 /// Operation bits (console to BMC) and status bits (BMC to console) of byte 4.
-constexpr uint8_t sol_nack = 0x40;            ///< both ways: the packet was not accepted
-constexpr uint8_t sol_op_break = 0x10;        ///< console: generate a break
-constexpr uint8_t sol_op_cts_pause = 0x08;    ///< console: deassert CTS (pause the host)
-constexpr uint8_t sol_op_dcd_dsr_off = 0x04;  ///< console: deassert DCD/DSR
-constexpr uint8_t sol_st_unavailable = 0x20;  ///< BMC: character transfer unavailable
-constexpr uint8_t sol_st_deactivating = 0x10; ///< BMC: SOL is being deactivated
-constexpr uint8_t sol_st_overrun = 0x08;      ///< BMC: characters were dropped
-constexpr uint8_t sol_st_break = 0x04;        ///< BMC: a break was detected on the host side
+constexpr uint8_t sol_nack = 0x40;              ///< both ways: the packet was not accepted
+constexpr uint8_t sol_op_break = 0x10;          ///< console: generate a break
+constexpr uint8_t sol_op_cts_pause = 0x08;      ///< console: deassert CTS (pause the host)
+constexpr uint8_t sol_op_dcd_dsr_off = 0x04;    ///< console: deassert DCD/DSR
+constexpr uint8_t sol_op_flush_outbound = 0x01; ///< console: drop the BMC's pending output
+constexpr uint8_t sol_st_unavailable = 0x20;    ///< BMC: character transfer unavailable
+constexpr uint8_t sol_st_deactivating = 0x10;   ///< BMC: SOL is being deactivated
+constexpr uint8_t sol_st_overrun = 0x08;        ///< BMC: characters were dropped
+constexpr uint8_t sol_st_break = 0x04;          ///< BMC: a break was detected on the host side
 
 /// Parses a decrypted SOL payload (untrusted; fuzzed by fuzz/fuzz_sol.cpp).
 /// @returns nothing if it is shorter than the header or its sequence numbers exceed 15.

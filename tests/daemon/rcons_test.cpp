@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +255,47 @@ TEST_F(rcons_test, ctrl_e_c_l0_sends_a_break_which_the_console_log_notes) {
   r->type("\x05"
           "c.");
   EXPECT_EQ(r->wait_exit(), 0);
+}
+
+// A terminal is read on the WebSocket's event loop (no thread of its own: one wake-up per
+// key). Boost.Asio makes the descriptor O_NONBLOCK while it waits on it (the open file
+// description, shared with stdout and with the shell): rcons's own writes wait out EAGAIN
+// and the flags are as before once it leaves. A shell on the pty shows its stdin's flags
+// before and after.
+TEST_F(rcons_test, a_terminal_is_read_on_the_event_loop_and_its_flags_are_restored_at_the_exit) {
+  up();
+  auto r = std::make_unique<pty_tool>(
+    d_->home(), std::vector<std::string>{"sh", "-c",
+                                         "grep flags /proc/$$/fdinfo/0; rcons cn1 --replay 0; "
+                                         "echo after; grep flags /proc/$$/fdinfo/0"});
+  ASSERT_TRUE(r->wait_for("[Enter `^Ec?' for help]")) << r->seen();
+  r->type("k");
+  ASSERT_TRUE(serial_gets("k"));
+  auto sh = "/proc/" + std::to_string(r->pid());
+  std::ifstream children{sh + "/task/" + std::to_string(r->pid()) + "/children"};
+  long rcons_pid = 0;
+  ASSERT_TRUE(children >> rcons_pid);
+  size_t threads = 0;
+  for ([[maybe_unused]] const auto& t :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(rcons_pid) + "/task")) {
+    ++threads;
+  }
+  EXPECT_EQ(threads, 1u);
+  r->type("\x05"
+          "c.");
+  EXPECT_EQ(r->wait_exit(), 0) << r->seen();
+  auto out = r->seen();
+  auto first = out.find("flags:");
+  auto after = out.find("after");
+  ASSERT_NE(first, std::string::npos) << out;
+  ASSERT_NE(after, std::string::npos) << out;
+  auto second = out.find("flags:", after);
+  ASSERT_NE(second, std::string::npos) << out;
+  auto value = [&](size_t at) {
+    return std::stol(out.substr(at + 6), nullptr, 8);
+  };
+  EXPECT_EQ(value(first) & O_NONBLOCK, 0) << out;
+  EXPECT_EQ(value(second), value(first)) << out;
 }
 
 TEST_F(rcons_test, a_pipe_for_input_is_typed_and_its_end_leaves) {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "../support/bmc_farm.hpp"
 #include "ipmi/console_session.hpp"
@@ -286,6 +287,45 @@ TEST_F(ipmi_sol, a_second_activation_is_already_active_and_force_takes_the_conso
   a.flush();
   drive({&a, &f}, serial_, [&] { return f.saw(kind::closed) && a.saw(kind::closed); });
   EXPECT_TRUE(f.saw(kind::closed));
+}
+
+// A session that ends with a packet of the BMC's unacknowledged (a client killed, or gone
+// with the echo of its last key in flight) leaves ipmi_sim waiting for that acknowledgement
+// across activations: the next console's first characters then waited for ipmi_sim's 1 s
+// retry timer. The console flushes the BMC's outbound side as it activates.
+TEST_F(ipmi_sol, the_first_echo_after_a_session_left_a_packet_unacknowledged_is_not_held_back) {
+  console a{farm_->port(0)};
+  ASSERT_TRUE(a.open({}));
+  ASSERT_TRUE(drive({&a}, serial_, [&] { return a.saw(kind::active); }));
+  // the BMC sends this to `a` and starts its 1 s retry timer; `a` never acknowledges it: it
+  // is read only while `a` is closing (a closing console ignores characters)
+  serial_.write("x");
+  pollfd p{a.fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 2000), 1);
+  auto sent = sol_clock::now();
+  a.c->close(sent);
+  a.flush();
+  ASSERT_TRUE(drive({&a}, serial_, [&] { return a.saw(kind::closed); }));
+  EXPECT_EQ(a.output, "");
+
+  // just after the retry timer's first tick (nothing to resend to: no session): the next tick
+  // is a second away
+  std::this_thread::sleep_until(sent + 1050ms);
+  console b{farm_->port(0)};
+  ASSERT_TRUE(b.open({}));
+  ASSERT_TRUE(drive({&b}, serial_, [&] { return b.saw(kind::active); }));
+  auto typed = sol_clock::now();
+  b.c->write(reinterpret_cast<const uint8_t*>("k"), 1, typed);
+  b.flush();
+  ASSERT_TRUE(drive({&b}, serial_, [&] { return serial_.received == "k"; }));
+  serial_.write("k"); // the serial side's echo
+  ASSERT_TRUE(drive({&b}, serial_, [&] { return b.output.find('k') != std::string::npos; }));
+  auto echo = std::chrono::duration_cast<std::chrono::milliseconds>(sol_clock::now() - typed);
+  EXPECT_LT(echo.count(), 400) << "the first echo waited for the BMC's retry";
+
+  b.c->close(sol_clock::now());
+  b.flush();
+  drive({&b}, serial_, [&] { return b.saw(kind::closed); });
 }
 
 TEST_F(ipmi_sol, a_bmc_gone_under_an_open_console_is_lost_by_the_next_keepalive) {

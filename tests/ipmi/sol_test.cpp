@@ -47,6 +47,7 @@ struct fake_bmc {
   bool answer_config = true;      ///< answers Get SOL Configuration
   std::vector<uint8_t> cmds;      ///< the IPMI commands seen, in order
   std::vector<sol_packet> from_console;
+  unsigned flushes = 0; ///< SOL packets flushing the BMC's outbound side
 
   bytes reply(const bytes& msg, uint8_t code, const bytes& data) {
     bytes r(7 + data.size());
@@ -85,6 +86,10 @@ struct fake_bmc {
       if (d->type == payload::sol) {
         auto p = parse_sol_packet(msg->data(), msg->size());
         EXPECT_TRUE(p);
+        if (p && p->ack_seq == 0 && p->status == sol_op_flush_outbound && p->data.empty()) {
+          ++flushes; // the activation's flush, kept apart from the packets the tests follow
+          continue;
+        }
         from_console.push_back(*p);
         continue;
       }
@@ -203,6 +208,24 @@ TEST(sol, payload_already_active_is_reported_distinctly_and_the_session_closed) 
   EXPECT_TRUE(b.saw(kind::already_active));
   EXPECT_FALSE(b.saw(kind::error));
   EXPECT_EQ(b.bmc.cmds.back(), 0x3c); // Close Session
+}
+
+TEST(sol, an_activated_payload_flushes_the_bmcs_outbound_side_and_a_refused_one_does_not) {
+  bench b;
+  EXPECT_EQ(b.c->at(), sol::phase::active);
+  // two (sequence numbers 14 and 15: one of them is not the BMC's last), then keystrokes from 1
+  EXPECT_EQ(b.bmc.flushes, 2u);
+  EXPECT_TRUE(b.bmc.from_console.empty());
+  b.type("k");
+  ASSERT_EQ(b.bmc.from_console.size(), 1u);
+  EXPECT_EQ(b.bmc.from_console[0].seq, 1);
+  b.from_bmc({1, 1, 1, 0, to_bytes("k")});
+  EXPECT_EQ(b.bmc.flushes, 2u);
+
+  bench refused{sol_options{}, false};
+  refused.bmc.activate_code = sol_already_active;
+  refused.open({});
+  EXPECT_EQ(refused.bmc.flushes, 0u);
 }
 
 TEST(sol, another_activation_failure_is_an_error_with_the_completion_code_in_words) {
