@@ -82,8 +82,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto dg = c.take_datagrams();
   auto a = answer(dg.at(0), {0, 0, 0, 0, 32, 0, 0, 0x40, 0x6f, 0x02, 0xff, 0xff}, seq++);
   c.feed(a.data(), a.size(), now);
-  dg = c.take_datagrams();
-  auto cfg = dg.empty() ? bytes{} : answer(dg.at(0), {0x11, 0x03, 0x05}, seq++);
+  // the activation is followed by two SOL flush packets, then the configuration request
+  bytes cfg;
+  for (const auto& d : c.take_datagrams()) {
+    if (cfg.empty()) {
+      cfg = answer(d, {0x11, 0x03, 0x05}, seq);
+    }
+  }
+  ++seq;
   c.feed(cfg.data(), cfg.size(), now);
   if (c.at() != sol::phase::active) {
     std::abort();
